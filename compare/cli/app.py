@@ -1,0 +1,27 @@
+"""The root `compare` app: global options and the command groups."""
+
+from __future__ import annotations
+
+import typer
+
+from compare.cli import cluster_cmd
+from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
+
+app = typer.Typer(
+    cls=ErrorBoundaryGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Measure whether a Helm release or an operator heals a WebApp, fault by fault.",
+)
+app.add_typer(cluster_cmd.app, name="cluster")
+
+
+@app.callback()
+def root(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextOpt = None) -> None:
+    """Without --kubeconfig/--context every command uses the embedded cluster."""
+    ctx.obj = GlobalOptions(kubeconfig, context)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,85 @@
+"""`compare cluster up|down|status|kubeconfig`: the embedded control plane."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from kubernetes import client
+
+from compare.cli.common import (
+    ContextOpt,
+    ErrorBoundaryGroup,
+    KubeconfigOpt,
+    console,
+    target_from,
+)
+from compare.cluster import EmbeddedCluster
+
+app = typer.Typer(
+    cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
+)
+
+NameOpt = Annotated[
+    str | None,
+    typer.Option("--name", help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare')."),
+]
+
+
+@app.command()
+def up(
+    name: NameOpt = None,
+    nodes: Annotated[int, typer.Option(min=1, max=50, help="kwok nodes to create.")] = 2,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="kube-apiserver port on 127.0.0.1.")
+    ] = None,
+) -> None:
+    """Start the embedded cluster (idempotent: reports a running one)."""
+    cluster = EmbeddedCluster(name)
+    before = cluster.status()
+    if before.running:
+        console.print(f"embedded cluster {cluster.name!r} is already running")
+    else:
+        with console.status(f"starting embedded cluster {cluster.name!r} ..."):
+            cluster.up(nodes=nodes, port=port)
+        console.print(f"embedded cluster {cluster.name!r} is running")
+    console.print(f"  kubeconfig: {cluster.kubeconfig}")
+    console.print(f"  use it:     kubectl --kubeconfig {cluster.kubeconfig} get nodes")
+    console.print("  stop it:    compare cluster down")
+
+
+@app.command()
+def down(name: NameOpt = None) -> None:
+    """Delete the embedded cluster and stop all of its processes."""
+    cluster = EmbeddedCluster(name)
+    if cluster.down():
+        console.print(f"embedded cluster {cluster.name!r} deleted")
+    else:
+        console.print(f"no embedded cluster {cluster.name!r}")
+
+
+@app.command()
+def status(name: NameOpt = None) -> None:
+    """Tell whether the embedded cluster exists and which processes run."""
+    console.print(EmbeddedCluster(name).status().describe(), highlight=False)
+
+
+@app.command()
+def kubeconfig(name: NameOpt = None) -> None:
+    """Print the embedded cluster's kubeconfig path."""
+    typer.echo(str(EmbeddedCluster(name).kubeconfig))
+
+
+@app.command()
+def info(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextOpt = None) -> None:
+    """Show the cluster commands would use (--kubeconfig/--context, else the embedded one)."""
+    target = target_from(ctx, kubeconfig, context)
+    api = target.api_client()
+    try:
+        version = client.VersionApi(api).get_code()
+        nodes = client.CoreV1Api(api).list_node().items
+    finally:
+        api.close()
+    console.print(target.describe(), highlight=False)
+    console.print(f"  server:  {api.configuration.host}  (Kubernetes {version.git_version})")
+    console.print(f"  nodes:   {len(nodes)}")

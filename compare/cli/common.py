@@ -1,0 +1,66 @@
+"""What every command shares: global options, the error boundary and the consoles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from compare.cluster import ClusterTarget, resolve_target
+from compare.errors import CompareError
+
+console = Console()
+err_console = Console(stderr=True)
+
+KubeconfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Use this kubeconfig instead of the embedded cluster.",
+        dir_okay=False,
+    ),
+]
+ContextOpt = Annotated[
+    str | None, typer.Option("--context", help="Context in the kubeconfig to use.")
+]
+
+
+@dataclass
+class GlobalOptions:
+    kubeconfig: Path | None = None
+    context: str | None = None
+
+
+class ErrorBoundaryGroup(TyperGroup):
+    """Turns CompareError (from any nested command) into one line on stderr and its exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CompareError as exc:
+            err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise typer.Exit(130) from None
+
+
+def target_from(
+    ctx: typer.Context,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    *,
+    start_embedded: bool = True,
+) -> ClusterTarget:
+    """Command-level --kubeconfig/--context win over the root-level ones."""
+    root = ctx.find_root().obj
+    glob = root if isinstance(root, GlobalOptions) else GlobalOptions()
+    return resolve_target(
+        kubeconfig or glob.kubeconfig,
+        context or glob.context,
+        start_embedded=start_embedded,
+    )

@@ -1,0 +1,202 @@
+"""The embedded cluster: a real control plane run by `kwokctl --runtime binary` on loopback.
+
+etcd, kube-apiserver (RBAC + admission), kube-controller-manager, kube-scheduler and the kwok
+controller run as local processes built from Go modules; kwok nodes accept pods and mark them
+Running/Ready without containers. kwokctl keeps its state under <cache>/kwok, never in ~/.kube.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from compare.cluster.binaries import ensure_binaries, tool_path
+from compare.errors import CompareError
+from compare.paths import cache_dir
+
+DEFAULT_NAME = "compare"
+DEFAULT_NODES = 2
+
+
+def default_name() -> str:
+    return os.environ.get("COMPARE_CLUSTER_NAME", DEFAULT_NAME)
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    name: str
+    exists: bool
+    running: bool
+    kubeconfig: Path
+    workdir: Path
+    processes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if not self.exists:
+            return f"embedded cluster {self.name!r}: not created"
+        state = "running" if self.running else "stopped (stale)"
+        procs = ", ".join(self.processes) or "none"
+        return (
+            f"embedded cluster {self.name!r}: {state}\n"
+            f"  kubeconfig: {self.kubeconfig}\n"
+            f"  processes:  {procs}"
+        )
+
+
+class EmbeddedCluster:
+    """One named kwokctl cluster whose state lives in the toolkit's cache directory."""
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name or default_name()
+        self.workdir = cache_dir() / "kwok"
+        self.cluster_dir = self.workdir / "clusters" / self.name
+        self.kubeconfig = self.cluster_dir / "kubeconfig.yaml"
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def status(self) -> ClusterStatus:
+        exists = self.cluster_dir.is_dir()
+        procs = self._live_processes() if exists else ()
+        running = exists and self.kubeconfig.exists() and self._api_ready()
+        return ClusterStatus(self.name, exists, running, self.kubeconfig, self.workdir, procs)
+
+    def _live_processes(self) -> tuple[str, ...]:
+        """Component names whose pid file points at a live process."""
+        pids_dir = self.cluster_dir / "pids"
+        alive = []
+        for pid_file in sorted(pids_dir.glob("*.pid")) if pids_dir.is_dir() else []:
+            try:
+                pid = int(pid_file.read_text().strip())
+                os.kill(pid, 0)
+            except (ValueError, ProcessLookupError, PermissionError, OSError):
+                continue
+            alive.append(f"{pid_file.stem}[{pid}]")
+        return tuple(alive)
+
+    def _api_ready(self) -> bool:
+        result = self._kubectl("get", "--raw", "/readyz", timeout=10, check=False)
+        return result.returncode == 0 and result.stdout.strip() == "ok"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def up(self, *, nodes: int = DEFAULT_NODES, port: int | None = None) -> ClusterStatus:
+        """Start the cluster, or report the running one (idempotent)."""
+        ensure_binaries()
+        current = self.status()
+        if current.running:
+            return current
+        if current.exists:
+            # A stopped cluster (e.g. after a reboot) is restarted; a broken one is reported.
+            result = self._kwokctl("start", "cluster", timeout=180, check=False)
+            if result.returncode != 0 or not self._api_ready():
+                raise CompareError(
+                    f"stale embedded cluster directory {self.cluster_dir} could not be restarted "
+                    f"({_last_line(result.stderr)}); run `compare cluster down` and retry"
+                )
+            return self.status()
+        if port is not None:
+            _check_port_free(port)
+        args = [
+            "create", "cluster",
+            "--runtime", "binary",
+            "--kube-authorization=true",
+            "--kube-admission=true",
+            # kwokctl would otherwise merge the cluster into ~/.kube/config.
+            "--kubeconfig", "",
+            "--wait", "2m",
+            "--timeout", "5m",
+        ]  # fmt: skip
+        if port is not None:
+            args += ["--kube-apiserver-port", str(port)]
+        result = self._kwokctl(*args, timeout=360, check=False)
+        if result.returncode != 0:
+            raise CompareError(
+                f"could not start the embedded cluster: {_last_line(result.stderr)} "
+                f"(logs in {self.cluster_dir / 'logs'})"
+            )
+        self._kwokctl("scale", "node", "--replicas", str(nodes), timeout=120)
+        return self.status()
+
+    def down(self) -> bool:
+        """Delete the cluster and its processes; False when there was none."""
+        if not self.cluster_dir.exists():
+            return False
+        ensure_binaries()
+        result = self._kwokctl("delete", "cluster", timeout=120, check=False)
+        if result.returncode != 0:
+            raise CompareError(
+                f"could not delete the embedded cluster: {_last_line(result.stderr)}"
+            )
+        return True
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                "KWOK_WORKDIR": str(self.workdir),
+                "KWOK_KUBE_VERSION": _kube_version(),
+                "KWOK_ETCD_BINARY": tool_path("etcd"),
+                "KWOK_KUBE_APISERVER_BINARY": tool_path("kube-apiserver"),
+                "KWOK_KUBE_CONTROLLER_MANAGER_BINARY": tool_path("kube-controller-manager"),
+                "KWOK_KUBE_SCHEDULER_BINARY": tool_path("kube-scheduler"),
+                "KWOK_KUBECTL_BINARY": tool_path("kubectl"),
+                "KWOK_CONTROLLER_BINARY": tool_path("kwok"),
+            }
+        )
+        return env
+
+    def _kwokctl(
+        self, *args: str, timeout: float, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        cmd = [tool_path("kwokctl"), "--name", self.name, *args]
+        try:
+            result = subprocess.run(
+                cmd, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise CompareError(
+                f"kwokctl {' '.join(args[:2])} timed out after {timeout:.0f}s"
+            ) from exc
+        if check and result.returncode != 0:
+            raise CompareError(f"kwokctl {' '.join(args[:2])} failed: {_last_line(result.stderr)}")
+        return result
+
+    def _kubectl(
+        self, *args: str, timeout: float, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        cmd = [tool_path("kubectl"), "--kubeconfig", str(self.kubeconfig), *args]
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check)
+        except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as exc:
+            if check:
+                raise CompareError(f"kubectl {' '.join(args)} failed: {exc}") from exc
+            return subprocess.CompletedProcess(cmd, 1, "", str(exc))
+
+
+def _kube_version() -> str:
+    from compare.paths import TOOLS_DIR
+
+    for line in (TOOLS_DIR / "versions.env").read_text().splitlines():
+        if line.startswith("KUBE_VERSION="):
+            return line.split("=", 1)[1].strip()
+    raise CompareError("tools/versions.env has no KUBE_VERSION line")
+
+
+def _check_port_free(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise CompareError(
+                f"port {port} on 127.0.0.1 is in use ({exc.strerror}); pick another with --port"
+            ) from exc
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"

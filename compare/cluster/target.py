@@ -1,0 +1,111 @@
+"""Resolve `--kubeconfig/--context` (or the embedded default) into a reachable cluster."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import urllib3
+import yaml
+from kubernetes import client, config
+
+from compare.cluster.embedded import EmbeddedCluster
+from compare.errors import CompareError
+
+REACH_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """A cluster every command talks to through one kubeconfig (and optional context)."""
+
+    kubeconfig: Path
+    context: str | None = None
+    embedded: bool = False
+
+    def api_client(self) -> client.ApiClient:
+        return config.new_client_from_config(config_file=str(self.kubeconfig), context=self.context)
+
+    def kubectl_args(self) -> list[str]:
+        args = ["--kubeconfig", str(self.kubeconfig)]
+        if self.context:
+            args += ["--context", self.context]
+        return args
+
+    def describe(self) -> str:
+        where = "embedded cluster" if self.embedded else "cluster"
+        ctx = f", context {self.context}" if self.context else ""
+        return f"{where} (kubeconfig {self.kubeconfig}{ctx})"
+
+
+def resolve_target(
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    *,
+    start_embedded: bool = True,
+) -> ClusterTarget:
+    """The user's cluster when --kubeconfig/--context is given, else the embedded one.
+
+    Raises CompareError (one line) for a missing or malformed kubeconfig, an unknown context
+    or an unreachable API server, before anything is deployed.
+    """
+    if kubeconfig is None and context is None:
+        cluster = EmbeddedCluster()
+        status = cluster.up() if start_embedded else cluster.status()
+        if not status.running:
+            raise CompareError(
+                "the embedded cluster is not running; start it with `compare cluster up`"
+            )
+        target = ClusterTarget(status.kubeconfig, None, embedded=True)
+    else:
+        path = kubeconfig or Path(
+            os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or Path.home() / ".kube/config"
+        )
+        _check_kubeconfig(path, context)
+        target = ClusterTarget(path, context, embedded=False)
+    check_reachable(target)
+    return target
+
+
+def _check_kubeconfig(path: Path, context: str | None) -> None:
+    if not path.is_file():
+        raise CompareError(f"kubeconfig {path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CompareError(f"kubeconfig {path}: not valid YAML ({_first_line(exc)})") from exc
+    if not isinstance(data, dict) or not data.get("clusters"):
+        raise CompareError(f"kubeconfig {path}: no clusters defined")
+    names = [c.get("name") for c in data.get("contexts") or [] if isinstance(c, dict)]
+    if context is not None and context not in names:
+        known = ", ".join(str(n) for n in names) or "none"
+        raise CompareError(f"kubeconfig {path}: no context {context!r} (known: {known})")
+
+
+def check_reachable(target: ClusterTarget) -> None:
+    """One cheap API call with a short timeout, so an unreachable cluster fails fast."""
+    try:
+        api = target.api_client()
+    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
+        raise CompareError(f"kubeconfig {target.kubeconfig}: {_first_line(exc)}") from exc
+    host = api.configuration.host
+    # Retries would multiply the timeout; one attempt decides.
+    api.configuration.retries = 0
+    try:
+        client.VersionApi(api).get_code(_request_timeout=REACH_TIMEOUT_S)
+    except client.ApiException as exc:
+        if exc.status in (401, 403):
+            return  # reachable; authorization is checked by the calls that need it
+        raise CompareError(f"cluster at {host} answered {exc.status} {exc.reason}") from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise CompareError(
+            f"cluster at {host} is unreachable (kubeconfig {target.kubeconfig}): {_first_line(exc)}"
+        ) from exc
+    finally:
+        api.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,19 @@
+"""The one error type the core raises; the CLI turns it into a one-line message and exit code."""
+
+from __future__ import annotations
+
+# Exit codes shared by every command: 0 ok, 1 the checked thing failed, 2 usage or input error.
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class CompareError(Exception):
+    """A failure the user can act on: the message is one line naming the file, field or cause."""
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message

@@ -1,0 +1,128 @@
+"""The WebApp types (the seed's `example.com/v1` WebApp), the single source of truth.
+
+The operator's CRD schema and the chart's values.schema.json are generated from these
+models, so a rule added here reaches both the Helm and the operator path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+API_GROUP = "example.com"
+API_VERSION = "v1"
+KIND = "WebApp"
+PLURAL = "webapps"
+
+DEFAULT_PORT = 8080
+MAX_REPLICAS = 50  # a ceiling the webhook enforces; the schema only says >= 0
+
+# An image reference: [registry[:port]/]path[:tag][@digest], lower-case path components.
+# This is the part of docker's reference grammar the schema cannot express.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?"
+IMAGE_PATTERN = re.compile(
+    rf"^(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*"
+    rf"(?::[\w][\w.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$"
+)
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# Env names the platform sets itself; a WebApp must not override them.
+RESERVED_ENV_PREFIXES = ("KUBERNETES_",)
+RESERVED_ENV_NAMES = frozenset({"PORT", "HOSTNAME"})
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$"
+
+Quantity = Annotated[str, Field(pattern=QUANTITY_PATTERN, max_length=32)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class EnvVar(_Strict):
+    """One environment variable of the WebApp's container."""
+
+    name: str = Field(pattern=ENV_NAME_PATTERN, min_length=1, max_length=128)
+    value: str = Field(default="", max_length=4096)
+
+
+class ResourceList(_Strict):
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+class Resources(_Strict):
+    """Container resource requests and limits, as Kubernetes quantities."""
+
+    requests: ResourceList | None = None
+    limits: ResourceList | None = None
+
+
+class WebAppSpec(_Strict):
+    """Desired state of a WebApp: what both Helm and the operator must deploy."""
+
+    replicas: int = Field(default=1, ge=0, description="Number of pods.")
+    image: str = Field(
+        min_length=1, max_length=255, description="Container image reference, e.g. myapp:v1."
+    )
+    port: int = Field(
+        default=DEFAULT_PORT, ge=1, le=65535, description="Container port and Service port."
+    )
+    env: list[EnvVar] = Field(default_factory=list, description="Container environment.")
+    resources: Resources | None = Field(default=None, description="Requests and limits.")
+
+    @field_validator("image")
+    @classmethod
+    def _image_reference(cls, value: str) -> str:
+        if not IMAGE_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not a valid image reference (e.g. registry/app:v1)")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env_rules(cls, value: list[EnvVar]) -> list[EnvVar]:
+        seen: set[str] = set()
+        for var in value:
+            if var.name in seen:
+                raise ValueError(f"duplicate env name {var.name!r}")
+            seen.add(var.name)
+        return value
+
+
+def policy_violations(spec: WebAppSpec) -> list[str]:
+    """Rules beyond the schema, enforced by the operator's admission webhook.
+
+    Kept apart from the model so an existing object that breaks a newer policy still loads.
+    """
+    problems = []
+    if spec.replicas > MAX_REPLICAS:
+        problems.append(f"spec.replicas: {spec.replicas} exceeds the ceiling of {MAX_REPLICAS}")
+    for var in spec.env:
+        if var.name in RESERVED_ENV_NAMES or var.name.startswith(RESERVED_ENV_PREFIXES):
+            problems.append(f"spec.env: {var.name!r} is reserved by the platform")
+    return problems
+
+
+class Metadata(_Strict):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str = Field(
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        max_length=53,  # Helm release names are capped at 53 characters
+    )
+    namespace: str | None = None
+
+
+class WebApp(_Strict):
+    """A WebApp manifest: the operator's CR and the source of the Helm values."""
+
+    api_version: str = Field(alias="apiVersion", pattern=rf"^{re.escape(API_GROUP)}/v1$")
+    kind: str = Field(pattern=rf"^{KIND}$")
+    metadata: Metadata
+    spec: WebAppSpec
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

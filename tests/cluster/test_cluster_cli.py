@@ -1,0 +1,138 @@
+"""`compare cluster ...` and the global --kubeconfig handling, through the real CLI."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from compare.cli import app
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from tests.conftest import TEST_CLUSTER
+
+runner = CliRunner()
+
+
+def _pids(cluster: EmbeddedCluster) -> set[int]:
+    return {int(p.read_text()) for p in (cluster.cluster_dir / "pids").glob("*.pid")}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie left for its (gone) parent is not running; /proc tells.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.cluster
+def test_up_twice_is_idempotent(cluster: ClusterTarget) -> None:
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    embedded = EmbeddedCluster(TEST_CLUSTER)
+    before = _pids(embedded)
+    result = runner.invoke(app, ["cluster", "up", "--name", TEST_CLUSTER])
+    assert result.exit_code == 0, result.output
+    assert "already running" in result.output
+    assert str(embedded.kubeconfig) in result.output
+    assert _pids(embedded) == before
+
+
+@pytest.mark.cluster
+def test_up_then_down_leaves_no_process_and_no_port() -> None:
+    name = "compare-lifecycle"
+    cluster = EmbeddedCluster(name)
+    result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1"])
+    assert result.exit_code == 0, result.output
+    status = runner.invoke(app, ["cluster", "status", "--name", name])
+    assert "running" in status.output and "kube-apiserver" in status.output
+    pids = _pids(cluster)
+    server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+    port = urlparse(server).port
+    assert port and _port_open(port) and pids
+
+    result = runner.invoke(app, ["cluster", "down", "--name", name])
+    assert result.exit_code == 0, result.output
+    assert not cluster.cluster_dir.exists()
+    assert not [pid for pid in pids if _alive(pid)]
+    assert not _port_open(port)
+    again = runner.invoke(app, ["cluster", "down", "--name", name])
+    assert again.exit_code == 0 and "no embedded cluster" in again.output
+
+
+def test_kubeconfig_prints_the_path() -> None:
+    result = runner.invoke(app, ["cluster", "kubeconfig", "--name", "x"])
+    assert result.exit_code == 0
+    assert result.output.strip().endswith("/kwok/clusters/x/kubeconfig.yaml")
+
+
+def test_port_in_use_is_reported_in_one_line() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = runner.invoke(
+            app, ["cluster", "up", "--name", "compare-port", "--port", str(port)]
+        )
+    assert result.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is in use" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        (": : not yaml [", "not valid YAML"),
+        ("apiVersion: v1\nkind: Config\n", "no clusters defined"),
+    ],
+)
+def test_bad_kubeconfig_is_one_line_error(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    if content is not None:
+        path.write_text(content)
+    result = runner.invoke(app, ["--kubeconfig", str(path), "cluster", "info"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0] and str(path) in lines[0]
+
+
+def test_unreachable_cluster_is_one_line_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
+                "users": [{"name": "u", "user": {"token": "x"}}],
+                "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "ctx",
+            }
+        )
+    )
+    result = runner.invoke(app, ["--kubeconfig", str(path), "cluster", "info"])
+    assert result.exit_code == 2, result.output
+    assert "unreachable" in result.output and f"127.0.0.1:{port}" in result.output
+    bad_ctx = runner.invoke(
+        app, ["--kubeconfig", str(path), "--context", "nope", "cluster", "info"]
+    )
+    assert bad_ctx.exit_code == 2 and "no context 'nope'" in bad_ctx.output

@@ -1,0 +1,145 @@
+"""The embedded control plane behaves like Kubernetes: scheduling, ReplicaSets, GC, RBAC."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+pytestmark = pytest.mark.cluster
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+def make_deployment(name: str, replicas: int) -> client.V1Deployment:
+    labels = {"app": name}
+    return client.V1Deployment(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1DeploymentSpec(
+            replicas=replicas,
+            selector=client.V1LabelSelector(match_labels=labels),
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels=labels),
+                spec=client.V1PodSpec(
+                    containers=[client.V1Container(name="app", image="myapp:v1")]
+                ),
+            ),
+        ),
+    )
+
+
+def ready_pods(core: client.CoreV1Api, namespace: str, selector: str) -> list[client.V1Pod]:
+    pods = core.list_namespaced_pod(namespace, label_selector=selector).items
+    return [
+        p
+        for p in pods
+        if p.metadata.deletion_timestamp is None
+        and p.status.phase == "Running"
+        and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+    ]
+
+
+def test_deployment_pods_become_ready_on_kwok_nodes(api: client.ApiClient, namespace: str) -> None:
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    apps.create_namespaced_deployment(namespace, make_deployment("web", 3))
+    pods = wait_for(
+        lambda: (
+            len(ready_pods(core, namespace, "app=web")) == 3
+            and ready_pods(core, namespace, "app=web")
+        )
+    )
+    kwok_nodes = {
+        n.metadata.name
+        for n in core.list_node().items
+        if (n.metadata.annotations or {}).get("kwok.x-k8s.io/node") == "fake"
+    }
+    assert kwok_nodes, "the embedded cluster has no kwok nodes"
+    assert {p.spec.node_name for p in pods} <= kwok_nodes
+    dep = wait_for(
+        lambda: apps.read_namespaced_deployment("web", namespace).status.ready_replicas == 3
+    )
+    assert dep
+
+
+def test_deleted_pod_is_replaced_by_a_new_pod(api: client.ApiClient, namespace: str) -> None:
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    apps.create_namespaced_deployment(namespace, make_deployment("web", 2))
+    wait_for(lambda: len(ready_pods(core, namespace, "app=web")) == 2)
+    before = {p.metadata.uid for p in ready_pods(core, namespace, "app=web")}
+    victim = ready_pods(core, namespace, "app=web")[0]
+    core.delete_namespaced_pod(victim.metadata.name, namespace, grace_period_seconds=0)
+
+    def replaced() -> bool:
+        now = ready_pods(core, namespace, "app=web")
+        uids = {p.metadata.uid for p in now}
+        return len(now) == 2 and victim.metadata.uid not in uids and bool(uids - before)
+
+    wait_for(replaced)
+
+
+def test_deleting_an_owner_cascades_to_owned_objects(api: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api)
+    owner = core.create_namespaced_config_map(
+        namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="owner"))
+    )
+    ref = client.V1OwnerReference(
+        api_version="v1", kind="ConfigMap", name="owner", uid=owner.metadata.uid
+    )
+    core.create_namespaced_config_map(
+        namespace,
+        client.V1ConfigMap(metadata=client.V1ObjectMeta(name="owned", owner_references=[ref])),
+    )
+    core.delete_namespaced_config_map("owner", namespace, propagation_policy="Background")
+
+    def owned_gone() -> bool:
+        try:
+            core.read_namespaced_config_map("owned", namespace)
+        except client.ApiException as exc:
+            return exc.status == 404
+        return False
+
+    wait_for(owned_gone, timeout=60)
+
+
+def test_rbac_denies_a_service_account_without_rights(
+    api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_service_account(
+        namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="nobody"))
+    )
+    # Impersonation goes through the real authorizer, exactly as a token would.
+    impersonating = client.ApiClient(api.configuration)
+    impersonating.set_default_header(
+        "Impersonate-User", f"system:serviceaccount:{namespace}:nobody"
+    )
+    try:
+        with pytest.raises(client.ApiException) as denied:
+            client.CoreV1Api(impersonating).list_namespaced_secret(namespace)
+        assert denied.value.status == 403
+        auth = client.AuthorizationV1Api(api)
+        review = auth.create_subject_access_review(
+            client.V1SubjectAccessReview(
+                spec=client.V1SubjectAccessReviewSpec(
+                    user=f"system:serviceaccount:{namespace}:nobody",
+                    resource_attributes=client.V1ResourceAttributes(
+                        namespace=namespace, verb="list", resource="secrets"
+                    ),
+                )
+            )
+        )
+        assert review.status.allowed is False
+    finally:
+        impersonating.close()
