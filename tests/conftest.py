@@ -18,7 +18,8 @@ from kubernetes import client
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
 
-TEST_CLUSTER = "compare-test"
+# Helpers working in parallel each set their own name.
+TEST_CLUSTER = os.environ.get("COMPARE_TEST_CLUSTER", "compare-test")
 
 
 @pytest.fixture(scope="session")

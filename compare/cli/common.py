@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from compare.cluster import ClusterTarget, resolve_target
 from compare.errors import CompareError
 
-console = Console()
+console = Console(soft_wrap=True, highlight=False)
 err_console = Console(stderr=True)
 
 KubeconfigOpt = Annotated[

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,12 @@ from compare.paths import cache_dir
 
 DEFAULT_NAME = "compare"
 DEFAULT_NODES = 2
+KWOKCTL_CONFIG = """\
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  bindAddress: 127.0.0.1
+"""
 
 
 def default_name() -> str:
@@ -65,15 +72,14 @@ class EmbeddedCluster:
 
     def _live_processes(self) -> tuple[str, ...]:
         """Component names whose pid file points at a live process."""
-        pids_dir = self.cluster_dir / "pids"
         alive = []
-        for pid_file in sorted(pids_dir.glob("*.pid")) if pids_dir.is_dir() else []:
+        for pid_file in sorted((self.cluster_dir / "pids").glob("*.pid")):
             try:
                 pid = int(pid_file.read_text().strip())
-                os.kill(pid, 0)
-            except (ValueError, ProcessLookupError, PermissionError, OSError):
+            except (OSError, ValueError):
                 continue
-            alive.append(f"{pid_file.stem}[{pid}]")
+            if _alive(pid):
+                alive.append(f"{pid_file.stem}[{pid}]")
         return tuple(alive)
 
     def _api_ready(self) -> bool:
@@ -125,12 +131,29 @@ class EmbeddedCluster:
         if not self.cluster_dir.exists():
             return False
         ensure_binaries()
+        pids = self._pids()
         result = self._kwokctl("delete", "cluster", timeout=120, check=False)
         if result.returncode != 0:
             raise CompareError(
                 f"could not delete the embedded cluster: {_last_line(result.stderr)}"
             )
+        # kwokctl signals the components and returns; wait so that "down" means gone.
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids):
+            if time.monotonic() > deadline:
+                left = ", ".join(str(pid) for pid in pids if _alive(pid))
+                raise CompareError(f"embedded cluster processes still running after down: {left}")
+            time.sleep(0.1)
         return True
+
+    def _pids(self) -> list[int]:
+        pids = []
+        for pid_file in (self.cluster_dir / "pids").glob("*.pid"):
+            try:
+                pids.append(int(pid_file.read_text().strip()))
+            except (OSError, ValueError):
+                continue
+        return pids
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -150,10 +173,18 @@ class EmbeddedCluster:
         )
         return env
 
+    def _config(self) -> Path:
+        """kwokctl configuration: every component listens on loopback only."""
+        path = self.workdir / "kwokctl.yaml"
+        if not path.exists() or path.read_text() != KWOKCTL_CONFIG:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(KWOKCTL_CONFIG)
+        return path
+
     def _kwokctl(
         self, *args: str, timeout: float, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [tool_path("kwokctl"), "--name", self.name, *args]
+        cmd = [tool_path("kwokctl"), "--name", self.name, "--config", str(self._config()), *args]
         try:
             result = subprocess.run(
                 cmd, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
@@ -185,6 +216,20 @@ def _kube_version() -> str:
         if line.startswith("KUBE_VERSION="):
             return line.split("=", 1)[1].strip()
     raise CompareError("tools/versions.env has no KUBE_VERSION line")
+
+
+def _alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _check_port_free(port: int) -> None:

@@ -1,0 +1,56 @@
+"""JSON schemas generated from the WebApp model: one source for the chart and the CRD.
+
+`spec_schema()` is the WebApp spec as a plain, self-contained JSON schema (no $refs, no
+titles, Optional fields as their inner type, `additionalProperties: false`). The chart's
+values.schema.json and the operator's CRD are both derived from it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel
+
+from compare.webapp.spec import WebAppSpec
+
+Schema = dict[str, Any]
+
+
+def plain_schema(model: type[BaseModel]) -> Schema:
+    raw = model.model_json_schema()
+    defs: dict[str, Schema] = raw.pop("$defs", {})
+    return _simplify(raw, defs)
+
+
+def spec_schema() -> Schema:
+    return plain_schema(WebAppSpec)
+
+
+def _simplify(node: Any, defs: dict[str, Schema]) -> Any:
+    if isinstance(node, list):
+        return [_simplify(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]])
+        extra = {k: v for k, v in node.items() if k != "$ref"}
+        return _simplify({**target, **extra}, defs)
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list):
+        # Optional[X] is anyOf [X, null]: absent means unset, so X alone is the schema.
+        non_null = [s for s in any_of if s.get("type") != "null"]
+        if len(non_null) == 1:
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+            return _simplify({**non_null[0], **rest}, defs)
+    out: Schema = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        if key == "default" and value is None:
+            continue
+        if key == "properties":
+            out[key] = {name: _simplify(sub, defs) for name, sub in value.items()}
+        else:
+            out[key] = _simplify(value, defs)
+    return out
