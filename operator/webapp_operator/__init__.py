@@ -1,0 +1,1 @@
+"""The WebApp operator (kopf): reconcile, status, finalizer, webhook, leader election."""
