@@ -7,7 +7,9 @@ Running/Ready without containers. kwokctl keeps its state under <cache>/kwok, ne
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -100,7 +102,8 @@ class EmbeddedCluster:
             if result.returncode != 0 or not self._api_ready():
                 raise CompareError(
                     f"stale embedded cluster directory {self.cluster_dir} could not be restarted "
-                    f"({_last_line(result.stderr)}); run `compare cluster down` and retry"
+                    f"({_last_line(result.stderr)}); "
+                    f"run `compare cluster down{self._name_flag()}` and retry"
                 )
             return self.status()
         if port is not None:
@@ -137,6 +140,9 @@ class EmbeddedCluster:
             raise CompareError(
                 f"could not delete the embedded cluster: {_last_line(result.stderr)}"
             )
+        if self.cluster_dir.exists() and not self._live_processes():
+            # A stale directory kwokctl cannot parse: nothing runs, so removing it is safe.
+            shutil.rmtree(self.cluster_dir)
         # kwokctl signals the components and returns; wait so that "down" means gone.
         deadline = time.monotonic() + 30
         while any(_alive(pid) for pid in pids):
@@ -172,6 +178,9 @@ class EmbeddedCluster:
             }
         )
         return env
+
+    def _name_flag(self) -> str:
+        return "" if self.name == DEFAULT_NAME else f" --name {self.name}"
 
     def _config(self) -> Path:
         """kwokctl configuration: every component listens on loopback only."""
@@ -243,5 +252,15 @@ def _check_port_free(port: int) -> None:
 
 
 def _last_line(text: str) -> str:
+    """The last line of a tool's stderr; kwokctl logs JSON, so take its error message."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+    if not lines:
+        return "no output"
+    last = lines[-1]
+    try:
+        record = json.loads(last)
+    except ValueError:
+        return last
+    if isinstance(record, dict):
+        return str(record.get("err") or record.get("msg") or last)
+    return last

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
+import subprocess
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.paths import TOOLS_DIR
 from tests.conftest import TEST_CLUSTER
 
 runner = CliRunner()
@@ -36,6 +39,15 @@ def _port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _listeners(port: int) -> set[int]:
+    """Pids listening on the port. Another cluster may reuse a freed port at once, so the
+    check is "none of ours listens", not "nobody listens"."""
+    out = subprocess.run(
+        ["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True, check=True
+    ).stdout
+    return {int(pid) for pid in re.findall(r"pid=(\d+)", out)}
 
 
 @pytest.mark.cluster
@@ -62,13 +74,13 @@ def test_up_then_down_leaves_no_process_and_no_port() -> None:
     pids = _pids(cluster)
     server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
     port = urlparse(server).port
-    assert port and _port_open(port) and pids
+    assert port and _port_open(port) and _listeners(port) & pids
 
     result = runner.invoke(app, ["cluster", "down", "--name", name])
     assert result.exit_code == 0, result.output
     assert not cluster.cluster_dir.exists()
     assert not [pid for pid in pids if _alive(pid)]
-    assert not _port_open(port)
+    assert not _listeners(port) & pids
     again = runner.invoke(app, ["cluster", "down", "--name", name])
     assert again.exit_code == 0 and "no embedded cluster" in again.output
 
@@ -136,3 +148,25 @@ def test_unreachable_cluster_is_one_line_error(tmp_path: Path) -> None:
         app, ["--kubeconfig", str(path), "--context", "nope", "cluster", "info"]
     )
     assert bad_ctx.exit_code == 2 and "no context 'nope'" in bad_ctx.output
+
+
+def test_stale_cluster_directory_is_reported_and_down_clears_it() -> None:
+    name = "compare-stale"
+    cluster = EmbeddedCluster(name)
+    cluster.cluster_dir.mkdir(parents=True, exist_ok=True)  # a directory kwokctl cannot use
+    result = runner.invoke(app, ["cluster", "up", "--name", name])
+    assert result.exit_code == 2
+    assert "stale embedded cluster directory" in result.output
+    assert f"compare cluster down --name {name}" in result.output
+    assert runner.invoke(app, ["cluster", "down", "--name", name]).exit_code == 0
+    assert not cluster.cluster_dir.exists()
+
+
+def test_build_without_go_names_the_missing_toolchain(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COMPARE_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run(
+        ["bash", str(TOOLS_DIR / "build.sh")], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert "no Go toolchain on PATH" in result.stderr
+    assert not (tmp_path / "bin").exists()
