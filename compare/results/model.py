@@ -1,0 +1,205 @@
+"""The typed model of results.json (schemaVersion 1): camelCase in JSON, snake_case in Python.
+
+Every model forbids unknown keys, so a typo in a hand-edited or foreign file is reported by
+name instead of silently dropped; only `Evidence` and `ObjectUids` stay open, because an
+approach may record more observations (another object kind, the CR's status) than listed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal, Self
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+SCHEMA_VERSION: Final = 1
+
+TrialStatus = Literal["healed", "not-healed", "error"]
+STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "error")
+# The approaches this toolkit deploys; results may name others (reports handle any).
+APPROACHES = ("helm", "operator")
+
+Name = Annotated[str, Field(min_length=1)]
+Seconds = Annotated[float, Field(ge=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+    )
+
+
+class _Open(_Model):
+    model_config = ConfigDict(extra="allow")
+
+
+class ClusterInfo(_Model):
+    """The cluster the run used."""
+
+    server: str
+    kubernetes_version: str | None = None
+    embedded: bool
+    context: str | None = None
+
+
+class AppInfo(_Model):
+    """The WebApp both approaches deployed; `spec` is the WebApp spec as JSON."""
+
+    name: Name
+    spec: dict[str, Any]
+
+
+class RunSettings(_Model):
+    """What the user asked for: approaches, experiments, trials and timing."""
+
+    approaches: list[Name]
+    experiments: list[Name]
+    trials: int = Field(ge=1)
+    heal_window_seconds: float = Field(gt=0)
+    parallel: int = Field(default=1, ge=1)
+    poll_interval_seconds: float = Field(gt=0)
+
+
+class ExperimentInfo(_Model):
+    """One fault of the catalogue (or a user's experiment) as it was run."""
+
+    name: Name
+    title: str
+    fault: str
+    path: str | None = None
+    approaches: list[Name]
+    builtin: bool = True
+
+
+class ObjectUids(_Open):
+    """UIDs of the WebApp's objects at one instant; None when the object did not exist."""
+
+    deployment: str | None = None
+    service: str | None = None
+    replicaset: str | None = None
+    pods: list[str] = Field(default_factory=list)
+
+
+class Evidence(_Open):
+    """What was observed around the fault; every key is optional (error trials have few)."""
+
+    target: str | None = None
+    field: str | None = None
+    before: Any = None
+    during: Any = None
+    after: Any = None
+    uids_before: ObjectUids | None = None
+    uids_after: ObjectUids | None = None
+    recreated: list[str] = Field(default_factory=list)
+    ready_pods: int | None = Field(default=None, ge=0)
+    desired_replicas: int | None = Field(default=None, ge=0)
+    mismatches_at_end: list[str] = Field(default_factory=list)
+    detected_by: str | None = None
+
+
+class TrialResult(_Model):
+    """One injection of one fault into one approach's WebApp, and its outcome."""
+
+    experiment: Name
+    approach: Name
+    trial: int = Field(ge=1)
+    namespace: str | None = None
+    status: TrialStatus
+    time_to_heal_seconds: Seconds | None = None
+    time_to_detect_seconds: Seconds | None = None
+    injected_at: AwareDatetime | None = None
+    heal_window_seconds: float = Field(gt=0)
+    poll_resolution_seconds: float | None = Field(default=None, gt=0)
+    evidence: Evidence = Field(default_factory=Evidence)
+    error: str | None = None
+    journal: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        # Reports and policies read time-to-heal as "healed, and this fast": the two must agree.
+        if self.status == "healed" and self.time_to_heal_seconds is None:
+            raise ValueError("a healed trial needs timeToHealSeconds")
+        if self.status != "healed" and self.time_to_heal_seconds is not None:
+            raise ValueError(f"timeToHealSeconds must be null when status is {self.status!r}")
+        if self.status == "error" and not self.error:
+            raise ValueError("a trial with status 'error' needs an error message")
+        return self
+
+    @field_serializer("injected_at")
+    def _iso(self, value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.experiment, self.approach, self.trial)
+
+    @property
+    def label(self) -> str:
+        """`fault/approach trial N`, for messages."""
+        return f"{self.experiment}/{self.approach} trial {self.trial}"
+
+
+class RunResults(_Model):
+    """A whole run: where, what, with which settings, and every trial's outcome."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: Name
+    started_at: AwareDatetime
+    finished_at: AwareDatetime | None = None
+    complete: bool
+    tool_version: str
+    cluster: ClusterInfo
+    app: AppInfo
+    settings: RunSettings
+    experiments: list[ExperimentInfo]
+    trials: list[TrialResult]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        names = [e.name for e in self.experiments]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate is not None:
+            raise ValueError(f"experiment {duplicate!r} is listed twice in experiments")
+        seen: set[tuple[str, str, int]] = set()
+        for trial in self.trials:
+            if trial.experiment not in names:
+                raise ValueError(
+                    f"{trial.label}: experiment {trial.experiment!r} is not in experiments"
+                )
+            if trial.key in seen:
+                raise ValueError(f"{trial.label} appears twice in trials")
+            seen.add(trial.key)
+        return self
+
+    @field_serializer("started_at", "finished_at")
+    def _iso(self, value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (camelCase keys), ready for json.dumps."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResults:
+        """Validate a parsed results.json; raises pydantic.ValidationError (see load_results)."""
+        return cls.model_validate(data)
+
+    def experiment(self, name: str) -> ExperimentInfo | None:
+        return next((e for e in self.experiments if e.name == name), None)
+
+    def trials_of(self, experiment: str, approach: str) -> list[TrialResult]:
+        """The trials of one (fault, approach) cell, in trial order."""
+        found = [t for t in self.trials if t.experiment == experiment and t.approach == approach]
+        return sorted(found, key=lambda t: t.trial)
