@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from compare.cli import cluster_cmd
+from compare.cli import cluster_cmd, deploy_helm_cmd, status_cmd
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
+from compare.cli.deploy_cmd import deploy_app, undeploy_app
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup,
@@ -15,6 +16,11 @@ app = typer.Typer(
     help="Measure whether a Helm release or an operator heals a WebApp, fault by fault.",
 )
 app.add_typer(cluster_cmd.app, name="cluster")
+# Approach modules (deploy_helm_cmd, ...) attach their subcommands to these groups on import.
+app.add_typer(deploy_app, name="deploy")
+app.add_typer(undeploy_app, name="undeploy")
+app.command("status")(status_cmd.status)
+_ = deploy_helm_cmd
 
 
 @app.callback()

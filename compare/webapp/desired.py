@@ -48,9 +48,11 @@ class Mismatch:
         return f"{self.field}: want {self.desired!r}, got {self.actual!r}"
 
 
-def desired_state(webapp: WebApp) -> DesiredState:
+def desired_state(webapp: WebApp, *, instance: str | None = None) -> DesiredState:
+    """What the WebApp implies. `instance` is the app.kubernetes.io/instance label value when
+    it is not the WebApp's name (a Helm release installed under another name)."""
     spec = webapp.spec
-    selector = selector_labels(webapp.name)
+    selector = selector_labels(instance or webapp.name)
     return DesiredState(
         name=webapp.name,
         replicas=spec.replicas,

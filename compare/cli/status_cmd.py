@@ -1,0 +1,63 @@
+"""`compare status`: every WebApp deployed through Helm or the operator, and whether it holds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
+from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
+from compare.deploy.status import DeployedApp, deployed_apps
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _table(apps: list[DeployedApp]) -> Table:
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("APPROACH", "NAME", "NAMESPACE", "READY", "IMAGE", "MANAGED", "STATE"):
+        table.add_column(column, no_wrap=column != "STATE")
+    for app in apps:
+        style = "green" if app.state == "holds" else "yellow"
+        table.add_row(
+            app.approach,
+            app.name,
+            app.namespace,
+            f"{_count(app.ready_replicas)}/{_count(app.desired_replicas)}",
+            app.image or "-",
+            app.detail,
+            f"[{style}]{app.state}[/]",
+        )
+    return table
+
+
+def status(
+    ctx: typer.Context,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="Namespace to look in.")
+    ] = DEFAULT_NAMESPACE,
+    all_namespaces: Annotated[
+        bool, typer.Option("--all-namespaces", "-A", help="Look in every namespace.")
+    ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+) -> None:
+    """List the WebApps deployed per approach: Helm releases of charts/webapp and WebApp CRs.
+
+    READY is ready/desired pods of the live Deployment; STATE compares the live Deployment and
+    Service with what the approach asked for (the release's manifest, or the CR's spec).
+    """
+    if not all_namespaces:
+        check_namespace_name(namespace)
+    target = target_from(ctx, kubeconfig, context)
+    where = "all namespaces" if all_namespaces else f"namespace {namespace}"
+    apps = deployed_apps(target, None if all_namespaces else namespace)
+    console.print(f"WebApps in {where} on {target.describe()}")
+    for approach, label in (("helm", "helm releases"), ("operator", "WebApp resources")):
+        if not any(app.approach == approach for app in apps):
+            console.print(f"  {label}: none")
+    if apps:
+        console.print(_table(apps))

@@ -1,0 +1,445 @@
+"""The Helm path: install, upgrade, render and uninstall charts/webapp through pyhelm3.
+
+The functions are synchronous: each call runs pyhelm3's coroutines on its own event loop, so
+several threads may deploy different releases at once. Helm renders and applies the chart once
+per call; nothing here watches the objects afterwards - that is the point of the comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import re
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyhelm3
+from kubernetes import client
+from pyhelm3 import errors as helm_errors
+
+from compare.cluster import ClusterTarget, tool_path
+from compare.deploy.helm_errors import helm_failure
+from compare.deploy.live import POLL_S, read_live, wait_for_desired_state
+from compare.errors import EXIT_FAILED, CompareError
+from compare.paths import CHARTS_DIR
+from compare.webapp import WebApp, desired_state, to_helm_values
+
+CHART_DIR = CHARTS_DIR / "webapp"
+CHART_NAME = "webapp"
+DEFAULT_NAMESPACE = "webapp"
+DEFAULT_TIMEOUT_S = 120.0
+# The keys `to_helm_values` sets from the WebApp; extra values must not fight over them.
+WEBAPP_KEYS = frozenset({"fullnameOverride", "replicaCount", "image", "port", "env", "resources"})
+
+_RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+# pyhelm3 logs every failed helm command as a warning; the failure is raised as a CompareError
+# instead, so without a configured logging setup the warning must not reach stderr.
+logging.getLogger("pyhelm3").addHandler(logging.NullHandler())
+
+T = TypeVar("T")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """One revision of a release of charts/webapp."""
+
+    release: str
+    namespace: str
+    revision: int
+    chart_version: str
+    app_version: str | None
+    status: str = "deployed"
+
+
+def check_release_name(release: str) -> None:
+    if len(release) > 53 or not _RELEASE_NAME.match(release):
+        raise CompareError(
+            f"release {release!r}: must be a lower-case DNS name of at most 53 characters"
+        )
+
+
+def check_namespace_name(namespace: str) -> None:
+    if len(namespace) > 63 or not _NAMESPACE_NAME.match(namespace):
+        raise CompareError(
+            f"namespace {namespace!r}: must be a lower-case DNS label of at most 63 characters"
+        )
+
+
+def chart_values(webapp: WebApp, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values of one install: the WebApp's, plus chart settings from `extra`."""
+    values = to_helm_values(webapp)
+    if extra:
+        owned = sorted(WEBAPP_KEYS.intersection(extra))
+        if owned:
+            raise CompareError(
+                f"values: {owned[0]} is set from the WebApp manifest; change it there instead"
+            )
+        values.update(extra)
+    return values
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a pyhelm3 coroutine to completion from synchronous code, in any thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # Called from inside an event loop (a kopf handler, a notebook): use a private thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _client(target: ClusterTarget) -> pyhelm3.Client:
+    return pyhelm3.Client(
+        executable=tool_path("helm"),
+        kubeconfig=target.kubeconfig,
+        kubecontext=target.context,
+    )
+
+
+def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
+    return HelmRelease(
+        release=revision.release.name,
+        namespace=revision.release.namespace,
+        revision=revision.revision,
+        chart_version=chart.version,
+        app_version=chart.app_version,
+        status=revision.status.value,
+    )
+
+
+def _seconds(timeout: float) -> str:
+    return f"{max(1, int(timeout))}s"
+
+
+def install_or_upgrade(
+    target: ClusterTarget,
+    values: Mapping[str, Any],
+    namespace: str,
+    *,
+    release: str,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    chart_dir: Path = CHART_DIR,
+) -> HelmRelease:
+    """`helm upgrade --install` with these values (no waiting for pods).
+
+    A release left pending by an interrupted helm call is rolled back or removed first
+    (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
+    is in progress". Schema violations raise `values: <field>: <problem>` (exit 2).
+    """
+    check_release_name(release)
+    check_namespace_name(namespace)
+
+    async def go() -> HelmRelease:
+        helm = _client(target)
+        chart = await helm.get_chart(chart_dir)
+        await helm.get_proceedable_revision(release, namespace=namespace, timeout=_seconds(timeout))
+        revision = await helm.install_or_upgrade_release(
+            release,
+            chart,
+            dict(values),
+            namespace=namespace,
+            create_namespace=True,
+            timeout=_seconds(timeout),
+        )
+        return _release_of(revision, chart.metadata)
+
+    try:
+        return _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure(
+            f"helm upgrade --install {release} (namespace {namespace})", exc
+        ) from exc
+
+
+def render(
+    values: Mapping[str, Any],
+    *,
+    release: str,
+    namespace: str = DEFAULT_NAMESPACE,
+    chart_dir: Path = CHART_DIR,
+) -> list[dict[str, Any]]:
+    """`helm template`: the objects the chart renders for these values (hooks included)."""
+    check_release_name(release)
+
+    async def go() -> list[dict[str, Any]]:
+        helm = _client_offline()
+        chart = await helm.get_chart(chart_dir)
+        objects = await helm.template_resources(chart, release, dict(values), namespace=namespace)
+        return [obj for obj in objects if obj]
+
+    try:
+        return _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm template {release}", exc) from exc
+
+
+def _client_offline() -> pyhelm3.Client:
+    # `helm template` and `helm show` need no cluster.
+    return pyhelm3.Client(executable=tool_path("helm"))
+
+
+def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[str, Any]]:
+    """The Deployment, Service and test hook the chart renders for this WebApp."""
+    return render(to_helm_values(webapp), release=release or webapp.name)
+
+
+def _deployment_progress(deployment: dict[str, Any] | None) -> tuple[bool, str]:
+    """Whether the rollout is complete and Available, and a short progress text."""
+    if deployment is None:
+        return False, "waiting for the Deployment"
+    spec = deployment.get("spec") or {}
+    status = deployment.get("status") or {}
+    want = spec.get("replicas", 1)
+    ready = status.get("readyReplicas") or 0
+    updated = status.get("updatedReplicas") or 0
+    total = status.get("replicas") or 0
+    generation = (deployment.get("metadata") or {}).get("generation") or 0
+    observed = status.get("observedGeneration") or 0
+    available = any(
+        cond.get("type") == "Available" and cond.get("status") == "True"
+        for cond in status.get("conditions") or []
+    )
+    # `kubectl rollout status` semantics: new pods all updated and ready, no old pod left.
+    done = (
+        available
+        and observed >= generation
+        and updated == want
+        and total == want
+        and (status.get("availableReplicas") or 0) >= want
+    )
+    text = f"{ready}/{want} pods ready, {updated} updated"
+    if total > want:
+        text += f", {total - want} old terminating"
+    return done, text
+
+
+def wait_available(
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    *,
+    timeout: float,
+    on_progress: Progress | None = None,
+) -> None:
+    """Block until Deployment `name` is Available with its rollout complete."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while True:
+        deployment = read_live(api, namespace, name).deployment
+        done, text = _deployment_progress(deployment)
+        if on_progress is not None and text != last:
+            on_progress(text)
+            last = text
+        if done:
+            return
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({text})",
+                exit_code=EXIT_FAILED,
+            )
+        time.sleep(POLL_S)
+
+
+def deploy_helm(
+    target: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    release: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    extra_values: Mapping[str, Any] | None = None,
+    on_progress: Progress | None = None,
+) -> HelmRelease:
+    """Install or upgrade the WebApp's release, then wait until its desired state holds.
+
+    The Deployment must be Available with its rollout complete, and `compare_live` must find
+    no difference (pods Ready included). `release` defaults to the WebApp's name; the objects
+    are always named after the WebApp (fullnameOverride). Raises a one-line CompareError.
+    """
+    release = release or webapp.name
+    values = chart_values(webapp, extra_values)
+    started = time.monotonic()
+    if on_progress is not None:
+        on_progress(f"helm upgrade --install {release}")
+    deployed = install_or_upgrade(target, values, namespace, release=release, timeout=timeout)
+    desired = desired_state(webapp, instance=release)
+    api = target.api_client()
+    try:
+        remaining = timeout - (time.monotonic() - started)
+        wait_available(api, namespace, desired.name, timeout=remaining, on_progress=on_progress)
+        remaining = timeout - (time.monotonic() - started)
+        wait_for_desired_state(
+            api, namespace, desired, timeout=max(remaining, 0.0), what=f"helm release {release}"
+        )
+    finally:
+        api.close()
+    return deployed
+
+
+def get_release(target: ClusterTarget, namespace: str, release: str) -> HelmRelease | None:
+    """The current revision of a release, or None when there is no such release."""
+    check_release_name(release)
+    check_namespace_name(namespace)
+
+    async def go() -> HelmRelease | None:
+        helm = _client(target)
+        try:
+            revision = await helm.get_current_revision(release, namespace=namespace)
+        except helm_errors.ReleaseNotFoundError:
+            return None
+        return _release_of(revision, await revision.chart_metadata())
+
+    try:
+        return _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm status {release}", exc) from exc
+
+
+def release_objects(
+    target: ClusterTarget, namespace: str, release: str
+) -> list[dict[str, Any]] | None:
+    """The objects the release's current revision applied (its manifest), None if no release."""
+
+    async def go() -> list[dict[str, Any]] | None:
+        helm = _client(target)
+        try:
+            revision = await helm.get_current_revision(release, namespace=namespace)
+        except helm_errors.ReleaseNotFoundError:
+            return None
+        return [obj for obj in await revision.resources() if obj]
+
+    try:
+        return _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm get manifest {release}", exc) from exc
+
+
+def list_releases(target: ClusterTarget, namespace: str | None = None) -> list[HelmRelease]:
+    """Releases of charts/webapp in `namespace` (every namespace when None), any status."""
+
+    async def go() -> Iterable[dict[str, Any]]:
+        helm = _client(target)
+        return await helm.list_release_definitions(
+            all_namespaces=namespace is None,
+            namespace=namespace,
+            include_deployed=True,
+            include_failed=True,
+            include_pending=True,
+            include_uninstalling=True,
+        )
+
+    try:
+        found = _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure("helm list", exc) from exc
+    releases = []
+    for item in found:
+        chart, _, version = str(item.get("chart", "")).rpartition("-")
+        if chart != CHART_NAME:
+            continue
+        releases.append(
+            HelmRelease(
+                release=item["name"],
+                namespace=item["namespace"],
+                revision=int(item["revision"]),
+                chart_version=version,
+                app_version=item.get("app_version") or None,
+                status=str(item.get("status", "unknown")),
+            )
+        )
+    return sorted(releases, key=lambda r: (r.namespace, r.release))
+
+
+def _exists(api: client.ApiClient, obj: Mapping[str, Any], namespace: str) -> bool:
+    kind = obj.get("kind")
+    name = (obj.get("metadata") or {}).get("name")
+    readers = {
+        "Deployment": client.AppsV1Api(api).read_namespaced_deployment,
+        "Service": client.CoreV1Api(api).read_namespaced_service,
+        "ReplicaSet": client.AppsV1Api(api).read_namespaced_replica_set,
+        "Pod": client.CoreV1Api(api).read_namespaced_pod,
+    }
+    reader = readers.get(str(kind))
+    if reader is None or not name:
+        return False
+    try:
+        reader(name, namespace)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise CompareError(f"reading {kind} {namespace}/{name} failed: {exc.reason}") from exc
+    return True
+
+
+def _leftover_pods(api: client.ApiClient, namespace: str, selector: Mapping[str, str]) -> int:
+    label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=label_selector)
+    return len(pods.items)
+
+
+def undeploy_helm(
+    target: ClusterTarget,
+    namespace: str,
+    *,
+    release: str,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_progress: Progress | None = None,
+) -> None:
+    """`helm uninstall`, then wait until every object of the release and its pods are gone.
+
+    Removing a release that does not exist is not an error (there is nothing to wait for).
+    """
+    check_release_name(release)
+    check_namespace_name(namespace)
+    objects = release_objects(target, namespace, release)
+    if objects is None:
+        return
+    if on_progress is not None:
+        on_progress(f"helm uninstall {release}")
+    started = time.monotonic()
+
+    async def go() -> None:
+        helm = _client(target)
+        await helm.uninstall_release(release, namespace=namespace, timeout=_seconds(timeout))
+
+    try:
+        _run(go())
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm uninstall {release} (namespace {namespace})", exc) from exc
+    selectors = [
+        ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        for obj in objects
+        if obj.get("kind") == "Deployment"
+    ]
+    api = target.api_client()
+    try:
+        while True:
+            left = [
+                f"{obj['kind']} {obj['metadata']['name']}"
+                for obj in objects
+                if _exists(api, obj, namespace)
+            ]
+            pods = sum(_leftover_pods(api, namespace, sel) for sel in selectors if sel)
+            if pods:
+                left.append(f"{pods} pod(s)")
+            if not left:
+                return
+            if on_progress is not None:
+                on_progress(f"waiting for {', '.join(left)} to go")
+            if time.monotonic() - started > timeout:
+                raise CompareError(
+                    f"helm release {namespace}/{release}: {', '.join(left)} still present "
+                    f"{timeout:.0f}s after uninstall",
+                    exit_code=EXIT_FAILED,
+                )
+            time.sleep(POLL_S)
+    finally:
+        api.close()
