@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import re
 import time
@@ -96,12 +97,21 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+@functools.cache
+def _helm(kubeconfig: Path | None, context: str | None) -> pyhelm3.Client:
+    # A client holds no event loop or connection, only the helm command line; sharing one per
+    # cluster saves the `helm version` call its constructor makes.
+    return pyhelm3.Client(executable=tool_path("helm"), kubeconfig=kubeconfig, kubecontext=context)
+
+
 def _client(target: ClusterTarget) -> pyhelm3.Client:
-    return pyhelm3.Client(
-        executable=tool_path("helm"),
-        kubeconfig=target.kubeconfig,
-        kubecontext=target.context,
-    )
+    return _helm(target.kubeconfig, target.context)
+
+
+@functools.cache
+def _chart(chart_dir: Path) -> pyhelm3.Chart:
+    """The chart and its metadata (`helm show chart`), read once per process."""
+    return _run(_helm(None, None).get_chart(chart_dir))
 
 
 def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
@@ -128,7 +138,7 @@ def install_or_upgrade(
     timeout: float = DEFAULT_TIMEOUT_S,
     chart_dir: Path = CHART_DIR,
 ) -> HelmRelease:
-    """`helm upgrade --install` with these values (no waiting for pods).
+    """`helm upgrade --install --force-conflicts` with these values (no waiting for pods).
 
     A release left pending by an interrupted helm call is rolled back or removed first
     (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
@@ -137,9 +147,8 @@ def install_or_upgrade(
     check_release_name(release)
     check_namespace_name(namespace)
 
-    async def go() -> HelmRelease:
+    async def go(chart: pyhelm3.Chart) -> HelmRelease:
         helm = _client(target)
-        chart = await helm.get_chart(chart_dir)
         await helm.get_proceedable_revision(release, namespace=namespace, timeout=_seconds(timeout))
         revision = await helm.install_or_upgrade_release(
             release,
@@ -147,12 +156,16 @@ def install_or_upgrade(
             dict(values),
             namespace=namespace,
             create_namespace=True,
+            # Helm 4 applies server-side: fields another manager changed (a `kubectl scale`,
+            # a chaos action) would make the upgrade fail with a conflict. Re-deploying means
+            # re-asserting the chart's desired state, so the release takes those fields back.
+            force_conflicts=True,
             timeout=_seconds(timeout),
         )
         return _release_of(revision, chart.metadata)
 
     try:
-        return _run(go())
+        return _run(go(_chart(chart_dir)))
     except helm_errors.Error as exc:
         raise helm_failure(
             f"helm upgrade --install {release} (namespace {namespace})", exc
@@ -169,21 +182,15 @@ def render(
     """`helm template`: the objects the chart renders for these values (hooks included)."""
     check_release_name(release)
 
-    async def go() -> list[dict[str, Any]]:
-        helm = _client_offline()
-        chart = await helm.get_chart(chart_dir)
+    async def go(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
+        helm = _helm(None, None)  # `helm template` needs no cluster
         objects = await helm.template_resources(chart, release, dict(values), namespace=namespace)
         return [obj for obj in objects if obj]
 
     try:
-        return _run(go())
+        return _run(go(_chart(chart_dir)))
     except helm_errors.Error as exc:
         raise helm_failure(f"helm template {release}", exc) from exc
-
-
-def _client_offline() -> pyhelm3.Client:
-    # `helm template` and `helm show` need no cluster.
-    return pyhelm3.Client(executable=tool_path("helm"))
 
 
 def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[str, Any]]:

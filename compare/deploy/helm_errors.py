@@ -50,6 +50,8 @@ _REWORDS: list[tuple[re.Pattern[str], str]] = [
     ),
     (re.compile(r"^got (?P<got>\S+), want (?P<want>\S+)$"), "must be {want}, got {got}"),
     (re.compile(r"^(?P<got>'.*') does not match pattern '.*'$"), "{got} has an invalid format"),
+    # A `false` subschema: a key the chart reserves for itself.
+    (re.compile(r"^false schema$"), "not allowed (the chart sets it)"),
 ]
 _MISSING = re.compile(r"^missing propert(?:y|ies) (?P<names>.+)$")
 _EXTRA = re.compile(r"^additional propert(?:y|ies) (?P<names>.+) not allowed$")

@@ -195,7 +195,8 @@ def values_schema() -> Schema:
         "podLabels": {
             "type": "object",
             "additionalProperties": {"type": "string", "maxLength": 63, "pattern": _LABEL_VALUE},
-            "propertyNames": {"maxLength": 316, "not": {"pattern": _OWNED_LABELS}},
+            # A `false` schema for the chart's own keys (helm misplaces propertyNames errors).
+            "patternProperties": {_OWNED_LABELS: False},
             "description": "Extra labels on the pods; app.kubernetes.io/* is the chart's own.",
         },
         "podSecurityContext": pod_security,
