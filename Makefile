@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean
+.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium sample-report
 
 $(STAMP): pyproject.toml
 	@echo ">> creating $(VENV) and installing the toolkit (pip install -e '.[dev]')"
@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: setup lint
+test: setup lint chromium
 	$(BIN)/pytest
 
 demo: setup
@@ -41,3 +41,20 @@ cluster-down: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# The HTML report test opens the report in a real headless browser; a fresh CI machine (root,
+# Debian/Ubuntu) gets Debian's chromium here. Set COMPARE_CHROMIUM to use another binary.
+chromium:
+	@if [ -n "$$COMPARE_CHROMIUM" ] || [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo ">> /usr/bin/chromium is missing: apt-get install chromium (for the HTML report test)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+	  echo ">> /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get);"; \
+	  echo ">> install chromium or set COMPARE_CHROMIUM, or the HTML report test fails"; \
+	fi
+
+# Regenerates the committed sample (reports/sample/) from the newest run under reports/.
+sample-report: $(STAMP)
+	$(BIN)/compare report --format md -o reports/sample/report.md
+	$(BIN)/compare report --format html -o reports/sample/report.html

@@ -103,6 +103,18 @@ def format_validation_error(exc: ValidationError) -> str:
     return f"{loc or '(top level)'}: {msg}{more}"
 
 
+def resolve_results(run: Path | None, reports_dir: Path) -> Path:
+    """The results file a command means: the given run dir / file, else the latest run's."""
+    if run is None:
+        return latest_run(reports_dir) / RESULTS_FILE
+    if not run.exists():
+        raise CompareError(f"{run}: no such run directory or results file")
+    file = results_path(run)
+    if not file.is_file():
+        raise CompareError(f"no {RESULTS_FILE} in {run}")
+    return file
+
+
 def latest_run(reports_dir: Path) -> Path:
     """The newest run directory (by its results.json's modification time) in reports_dir."""
     reports_dir = Path(reports_dir)

@@ -1,0 +1,187 @@
+"""The policy file: per approach, which faults it must heal (how fast) or must not heal.
+
+version: 1
+requireComplete: true            # an interrupted/partial run breaks the policy
+expectations:
+  - approach: operator
+    faults: all                  # or a list of fault (experiment) names
+    except: [operator-down-drift]   # only with `faults: all`
+    expect: heals                # or does-not-heal
+    within: 5                    # seconds, optional, heals only
+    statistic: max               # max (default) | p95 | p50 of the healed trials' times
+    optional: false              # true: a fault missing from the run is not a violation
+    reason: why this is expected (shown with violations)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal, Self
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from compare.errors import CompareError
+from compare.paths import EXPERIMENTS_DIR
+from compare.results import Statistic, format_validation_error
+
+DEFAULT_POLICY = EXPERIMENTS_DIR / "policy.yaml"
+POLICY_VERSION = 1
+
+Name = Annotated[str, Field(min_length=1)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+class Expectation(_Model):
+    """One rule: `approach` is expected to heal (or not) each of `faults`."""
+
+    approach: Name
+    faults: Literal["all"] | Annotated[list[Name], Field(min_length=1)]
+    except_: list[Name] = Field(default_factory=list, alias="except")
+    expect: Literal["heals", "does-not-heal"]
+    within: float | None = Field(default=None, gt=0)
+    statistic: Statistic = "max"
+    optional: bool = False
+    reason: str | None = None
+
+    @field_validator("faults", mode="before")
+    @classmethod
+    def _all_or_list(cls, value: object) -> object:
+        # A lone name is the likely slip; say what is accepted instead of pydantic's union noise.
+        if isinstance(value, str) and value != "all":
+            raise ValueError(f"must be `all` or a list of fault names (got {value!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.expect == "does-not-heal" and self.within is not None:
+            raise ValueError("`within` only applies to `expect: heals`")
+        if self.except_ and self.faults != "all":
+            raise ValueError("`except` only applies to `faults: all`")
+        if isinstance(self.faults, list) and len(set(self.faults)) != len(self.faults):
+            raise ValueError("`faults` lists a fault twice")
+        return self
+
+    def covers(self, fault: str) -> bool:
+        """Whether this rule names the fault (`all` covers every fault not in `except`)."""
+        if self.faults == "all":
+            return fault not in self.except_
+        return fault in self.faults
+
+    @property
+    def wording(self) -> str:
+        """`to heal within 5 s (max)` / `not to heal`, for messages."""
+        if self.expect == "does-not-heal":
+            return "not to heal"
+        if self.within is None:
+            return "to heal"
+        return f"to heal within {self.within:g} s ({self.statistic})"
+
+
+class Policy(_Model):
+    """A validated policy file."""
+
+    version: Literal[1]
+    require_complete: bool = True
+    expectations: Annotated[list[Expectation], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _no_contradictions(self) -> Self:
+        # Two rules that demand opposite outcomes of the same cell can never both hold.
+        rules = self.expectations
+        for i, first in enumerate(rules):
+            for j in range(i + 1, len(rules)):
+                second = rules[j]
+                if first.approach != second.approach or first.expect == second.expect:
+                    continue
+                overlap = _overlap(first, second)
+                if overlap is not None:
+                    raise ValueError(
+                        f"expectations[{i}] and expectations[{j}] contradict each other"
+                        f" ({first.approach}: {overlap} both heals and does-not-heal)"
+                    )
+        return self
+
+
+def _overlap(a: Expectation, b: Expectation) -> str | None:
+    """A fault both rules cover, or 'every fault' when both say `all`; None when disjoint."""
+    if a.faults == "all" and b.faults == "all":
+        return "every fault"
+    listed = a.faults if isinstance(a.faults, list) else b.faults
+    other = b if listed is a.faults else a
+    assert isinstance(listed, list)
+    return next((f for f in listed if other.covers(f)), None)
+
+
+def load_policy(path: Path | None = None) -> Policy:
+    """Read and validate a policy file; every problem is one CompareError line."""
+    path = path or DEFAULT_POLICY
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CompareError(f"policy file {path}: not found") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CompareError(f"policy file {path}: cannot read ({reason})") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise CompareError(f"{path}: not valid YAML{where} ({problem})") from exc
+    return parse_policy(data, source=str(path))
+
+
+def parse_policy(data: object, *, source: str = "policy") -> Policy:
+    """Validate a parsed policy; the version is checked first so a newer file says so."""
+    if not isinstance(data, dict):
+        raise CompareError(f"{source}: expected a mapping with version and expectations")
+    if "version" not in data:
+        raise CompareError(f"{source}: version: required field is missing (use version: 1)")
+    if data["version"] != POLICY_VERSION or isinstance(data["version"], bool):
+        raise CompareError(
+            f"{source}: version {data['version']!r} is not supported"
+            f" (this toolkit reads version {POLICY_VERSION})"
+        )
+    # YAML 1.1 reads a bare `on`/`yes`/`no` key as a boolean; name it instead of "True".
+    bad_keys = _non_string_keys(data)
+    if bad_keys:
+        raise CompareError(f"{source}: {bad_keys}: keys must be strings")
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        raise CompareError(f"{source}: {format_validation_error(exc)}") from exc
+
+
+def _non_string_keys(data: object, loc: str = "") -> str | None:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                return f"{loc or '(top level)'}.{key!r}"
+            found = _non_string_keys(value, f"{loc}.{key}" if loc else key)
+            if found:
+                return found
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found = _non_string_keys(item, f"{loc}[{i}]")
+            if found:
+                return found
+    return None

@@ -1,0 +1,48 @@
+"""`compare check [RUN] --policy FILE`: the CI gate. Exit 0 all hold, 1 any broken, 2 bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.cli.report_cmd import RunArg
+from compare.errors import EXIT_FAILED
+from compare.paths import REPORTS_DIR
+from compare.results import load_results, resolve_results, summarize
+
+
+def check(
+    run: RunArg = None,
+    policy: Annotated[
+        Path,
+        typer.Option(
+            "--policy", help="Policy file (expectations per approach and fault).", dir_okay=False
+        ),
+    ] = DEFAULT_POLICY,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list the expectations that hold.")
+    ] = False,
+) -> None:
+    """Check a run against a policy; every broken expectation is one line."""
+    source = resolve_results(run, REPORTS_DIR)
+    rules = load_policy(policy)
+    result = evaluate(rules, summarize(load_results(source)))
+    typer.echo(f"policy {policy} on {source}")
+    for line in result.run_problems:
+        typer.echo(f"FAIL {line}")
+    for verdict in result.verdicts:
+        if not verdict.ok:
+            typer.echo(f"FAIL {verdict.line}")
+        elif verbose:
+            typer.echo(f"ok   {verdict.line}")
+    for note in result.notes:
+        typer.echo(f"note {note}")
+    total = len(result.verdicts) + len(result.run_problems)
+    if result.holds:
+        typer.echo(f"policy holds: {total} checks passed")
+        return
+    typer.echo(f"policy broken: {len(result.violations)} of {total} checks failed")
+    raise typer.Exit(EXIT_FAILED)

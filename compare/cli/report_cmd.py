@@ -1,0 +1,72 @@
+"""`compare report [RUN] --format ...`: a run's report, regenerated from its results.json."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.paths import REPORTS_DIR
+from compare.report import ReportData, ReportFormat, render
+from compare.results import load_results, resolve_results, summarize, write_text_atomic
+
+RunArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Run directory or results.json (default: the newest run under reports/).",
+        show_default=False,
+    ),
+]
+PolicyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy",
+        help=f"Policy file to judge the run by (junit: default {DEFAULT_POLICY.name}).",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+
+
+def report(
+    run: RunArg = None,
+    fmt: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.table,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to FILE ('-' for stdout). Default: stdout; html: RUN/report.html.",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    policy: PolicyOpt = None,
+) -> None:
+    """Report which approach healed which fault, how fast, and on what evidence."""
+    source = resolve_results(run, REPORTS_DIR)
+    summary = summarize(load_results(source))
+    if policy is None and fmt is ReportFormat.junit:
+        policy = DEFAULT_POLICY
+    check = evaluate(load_policy(policy), summary) if policy is not None else None
+    if output is None and fmt is ReportFormat.html:
+        output = source.parent / "report.html"
+    to_stdout = output is None or str(output) == "-"
+    data = ReportData(
+        summary=summary,
+        source=source,
+        check=check,
+        policy_path=policy,
+        output_dir=None if to_stdout or output is None else output.parent,
+    )
+    text = render(fmt, data)
+    if to_stdout or output is None:
+        sys.stdout.write(text)
+        return
+    written = write_text_atomic(output, text)
+    typer.echo(f"{fmt.value} report written to {written}", err=True)

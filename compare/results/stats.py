@@ -1,0 +1,272 @@
+"""Aggregates over trials: one `Cell` per (fault, approach), one verdict per approach.
+
+Reports and policy checks both read these, so "healed", "p95" and "median" mean the same thing
+in every format and in `compare check`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from compare.results.model import ExperimentInfo, RunResults, TrialResult
+
+# healed / not-healed / error: every recorded trial agrees; mixed: they do not;
+# missing: planned but no trial recorded (interrupted run); n/a: fault not for this approach.
+Outcome = Literal["healed", "not-healed", "error", "mixed", "missing", "n/a"]
+Statistic = Literal["p50", "p95", "max"]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default; `inclusive` quantiles)."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    low, high = math.floor(pos), math.ceil(pos)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+@dataclass(frozen=True)
+class Times:
+    """Distribution of a duration over trials, in seconds."""
+
+    count: int
+    min: float
+    p50: float
+    p95: float
+    max: float
+    mean: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Times | None:
+        if not values:
+            return None
+        return cls(
+            count=len(values),
+            min=min(values),
+            p50=percentile(values, 50),
+            p95=percentile(values, 95),
+            max=max(values),
+            mean=statistics.fmean(values),
+        )
+
+    def get(self, statistic: Statistic) -> float:
+        return {"p50": self.p50, "p95": self.p95, "max": self.max}[statistic]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The trials of one fault under one approach, and what they add up to."""
+
+    experiment: ExperimentInfo
+    approach: str
+    applicable: bool
+    planned: int
+    trials: tuple[TrialResult, ...]
+
+    def _count(self, status: str) -> int:
+        return sum(1 for t in self.trials if t.status == status)
+
+    @property
+    def recorded(self) -> int:
+        return len(self.trials)
+
+    @property
+    def healed(self) -> int:
+        return self._count("healed")
+
+    @property
+    def not_healed(self) -> int:
+        return self._count("not-healed")
+
+    @property
+    def errors(self) -> int:
+        return self._count("error")
+
+    @property
+    def missing_trials(self) -> int:
+        """Planned trials without a result (a partial or interrupted run)."""
+        return max(self.planned - self.recorded, 0)
+
+    @property
+    def heal_times(self) -> Times | None:
+        values = [t.time_to_heal_seconds for t in self.trials]
+        return Times.of([v for v in values if v is not None])
+
+    @property
+    def detect_times(self) -> Times | None:
+        values = [t.time_to_detect_seconds for t in self.trials]
+        return Times.of([v for v in values if v is not None])
+
+    @property
+    def window_seconds(self) -> float:
+        return max((t.heal_window_seconds for t in self.trials), default=0.0)
+
+    @property
+    def error_messages(self) -> list[str]:
+        return [f"trial {t.trial}: {t.error}" for t in self.trials if t.status == "error"]
+
+    @property
+    def outcome(self) -> Outcome:
+        if not self.applicable:
+            return "n/a"
+        if not self.trials:
+            return "missing"
+        statuses = {t.status for t in self.trials}
+        if len(statuses) > 1:
+            return "mixed"
+        return next(iter(statuses))
+
+
+@dataclass(frozen=True)
+class ApproachVerdict:
+    """How one approach fared over all faults that apply to it."""
+
+    approach: str
+    faults: int
+    healed: int
+    not_healed: int
+    mixed: int
+    errors: int
+    missing: int
+    median_seconds: float | None
+
+    @property
+    def text(self) -> str:
+        """`operator healed 11/11 faults, median 0.40 s` plus what else happened."""
+        line = f"{self.approach} healed {self.healed}/{self.faults} faults"
+        if self.median_seconds is not None:
+            line += f", median {seconds(self.median_seconds)}"
+        others = [
+            (self.not_healed, "not healed"),
+            (self.mixed, "mixed"),
+            (self.errors, "error" if self.errors == 1 else "errors"),
+            (self.missing, "not run"),
+        ]
+        rest = ", ".join(f"{n} {label}" for n, label in others if n)
+        return f"{line}; {rest}" if rest else line
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Cells and verdicts of one run, in the run's fault and approach order."""
+
+    results: RunResults
+    faults: list[ExperimentInfo]
+    approaches: list[str]
+    cells: dict[tuple[str, str], Cell] = field(repr=False)
+    verdicts: dict[str, ApproachVerdict]
+
+    def cell(self, experiment: str, approach: str) -> Cell | None:
+        return self.cells.get((experiment, approach))
+
+    @property
+    def planned_trials(self) -> int:
+        return sum(c.planned for c in self.cells.values())
+
+    @property
+    def recorded_trials(self) -> int:
+        return len(self.results.trials)
+
+
+def summarize(results: RunResults) -> RunSummary:
+    """Group the trials into cells; faults asked for but never described still get a row."""
+    faults = list(results.experiments)
+    known = {e.name for e in faults}
+    for name in results.settings.experiments:
+        if name not in known:
+            # Asked for, then interrupted before the run recorded what it is.
+            faults.append(
+                ExperimentInfo(
+                    name=name,
+                    title=name,
+                    fault="",
+                    approaches=list(results.settings.approaches),
+                    builtin=False,
+                )
+            )
+            known.add(name)
+    approaches = list(dict.fromkeys(results.settings.approaches))
+    for trial in results.trials:
+        if trial.approach not in approaches:
+            approaches.append(trial.approach)
+
+    cells: dict[tuple[str, str], Cell] = {}
+    for exp in faults:
+        for approach in approaches:
+            applicable = approach in exp.approaches
+            cells[(exp.name, approach)] = Cell(
+                experiment=exp,
+                approach=approach,
+                applicable=applicable,
+                planned=results.settings.trials if applicable else 0,
+                trials=tuple(results.trials_of(exp.name, approach)),
+            )
+    verdicts = {a: _verdict(a, [c for (_, ap), c in cells.items() if ap == a]) for a in approaches}
+    return RunSummary(results, faults, approaches, cells, verdicts)
+
+
+def _verdict(approach: str, cells: list[Cell]) -> ApproachVerdict:
+    applicable = [c for c in cells if c.applicable or c.trials]
+    outcomes = [c.outcome for c in applicable]
+    times = [
+        t.time_to_heal_seconds
+        for c in applicable
+        for t in c.trials
+        if t.time_to_heal_seconds is not None
+    ]
+    return ApproachVerdict(
+        approach=approach,
+        faults=len(applicable),
+        healed=outcomes.count("healed"),
+        not_healed=outcomes.count("not-healed"),
+        mixed=outcomes.count("mixed"),
+        errors=outcomes.count("error"),
+        missing=outcomes.count("missing"),
+        median_seconds=statistics.median(times) if times else None,
+    )
+
+
+def seconds(value: float) -> str:
+    """Durations as people read them: two decimals below 10 s, one above."""
+    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+
+
+def window(value: float) -> str:
+    return f"{value:g} s"
+
+
+def cell_text(cell: Cell) -> str:
+    """The one-line cell of the table: `healed p50 0.42 s, p95 0.61 s`, `NOT healed ...`."""
+    outcome = cell.outcome
+    if outcome == "n/a":
+        return "n/a"
+    if outcome == "missing":
+        return "not run"
+    n = cell.recorded
+    heal = cell.heal_times
+    if outcome == "healed" and heal is not None:
+        text = (
+            f"healed p50 {seconds(heal.p50)}, p95 {seconds(heal.p95)}"
+            if n > 1
+            else f"healed in {seconds(heal.p50)}"
+        )
+    elif outcome == "not-healed":
+        text = f"NOT healed within {window(cell.window_seconds)}"
+    elif outcome == "error":
+        text = f"error ({n}/{n} trials)" if n > 1 else "error"
+    else:
+        text = f"healed {cell.healed}/{n}"
+        if heal is not None:
+            text += f", p50 {seconds(heal.p50)}"
+        if cell.not_healed:
+            text += f"; {cell.not_healed} NOT healed"
+        if cell.errors:
+            text += f"; {cell.errors} error" + ("s" if cell.errors > 1 else "")
+    if cell.missing_trials:
+        text += f" [{n} of {cell.planned} trials run]"
+    return text
