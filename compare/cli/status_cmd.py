@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
@@ -60,4 +61,6 @@ def status(
         if not any(app.approach == approach for app in apps):
             console.print(f"  {label}: none")
     if apps:
-        console.print(_table(apps))
+        # Piped output (scripts, CI logs) keeps whole rows instead of cutting them to 80 columns.
+        out = console if console.is_terminal else Console(width=400, highlight=False)
+        out.print(_table(apps))
