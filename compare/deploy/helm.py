@@ -234,10 +234,15 @@ def wait_available(
     name: str,
     *,
     timeout: float,
+    started: float | None = None,
     on_progress: Progress | None = None,
 ) -> None:
-    """Block until Deployment `name` is Available with its rollout complete."""
-    deadline = time.monotonic() + timeout
+    """Block until Deployment `name` is Available with its rollout complete.
+
+    `timeout` counts from `started` (a `time.monotonic()` value, default now), so a caller
+    that already spent part of its budget reports the whole budget when it runs out.
+    """
+    deadline = (time.monotonic() if started is None else started) + timeout
     last = ""
     while True:
         deployment = read_live(api, namespace, name).deployment
@@ -280,11 +285,14 @@ def deploy_helm(
     desired = desired_state(webapp, instance=release)
     api = target.api_client()
     try:
-        remaining = timeout - (time.monotonic() - started)
-        wait_available(api, namespace, desired.name, timeout=remaining, on_progress=on_progress)
-        remaining = timeout - (time.monotonic() - started)
+        wait_available(
+            api, namespace, desired.name, timeout=timeout, started=started, on_progress=on_progress
+        )
+        # Available with the rollout done, the desired state normally holds at once; the floor
+        # leaves a moment for a last status update when the budget is nearly spent.
+        remaining = max(timeout - (time.monotonic() - started), 1.0)
         wait_for_desired_state(
-            api, namespace, desired, timeout=max(remaining, 0.0), what=f"helm release {release}"
+            api, namespace, desired, timeout=remaining, what=f"helm release {release}"
         )
     finally:
         api.close()
