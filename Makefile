@@ -58,3 +58,9 @@ chromium:
 sample-report: $(STAMP)
 	$(BIN)/compare report --format md -o reports/sample/report.md
 	$(BIN)/compare report --format html -o reports/sample/report.html
+
+# Regenerates charts/webapp/values.schema.json from the WebApp model and lints the chart.
+.PHONY: chart
+chart: $(STAMP)
+	$(BIN)/python -m compare.webapp.values_schema
+	"$$($(BIN)/python -c 'from compare.cluster import tool_path; print(tool_path("helm"))')" lint --strict charts/webapp
