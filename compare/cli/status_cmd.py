@@ -19,7 +19,7 @@ def _count(value: int | None) -> str:
 
 def _table(apps: list[DeployedApp]) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("APPROACH", "NAME", "NAMESPACE", "READY", "IMAGE", "MANAGED", "STATE"):
+    for column in ("APPROACH", "NAME", "NAMESPACE", "READY", "IMAGE", "STATUS", "STATE"):
         table.add_column(column, no_wrap=column != "STATE")
     for app in apps:
         style = "green" if app.state == "holds" else "yellow"
@@ -48,8 +48,9 @@ def status(
 ) -> None:
     """List the WebApps deployed per approach: Helm releases of charts/webapp and WebApp CRs.
 
-    READY is ready/desired pods of the live Deployment; STATE compares the live Deployment and
-    Service with what the approach asked for (the release's manifest, or the CR's spec).
+    READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
+    status, or the CR's status.phase; STATE compares the live Deployment and Service with what
+    the approach asked for (the release's applied manifest, or the CR's spec).
     """
     if not all_namespaces:
         check_namespace_name(namespace)

@@ -119,6 +119,13 @@ def test_helm_install_rejects_bad_values_and_creates_nothing(
     assert err.value.exit_code == 2
     assert list_releases(cluster, namespace) == []
     assert read_live(api, namespace, "shop").deployment is None
+    # Helm validates before it creates anything, the namespace included.
+    fresh = f"{namespace[:50]}-new"
+    with pytest.raises(CompareError):
+        install_or_upgrade(cluster, values, fresh, release="shop")
+    with pytest.raises(client.ApiException) as missing:
+        client.CoreV1Api(api).read_namespace(fresh)
+    assert missing.value.status == 404
 
 
 def test_redeploy_takes_back_drifted_fields(
