@@ -69,9 +69,7 @@ def test_bad_app_file_is_one_line_exit_2_and_changes_nothing(
     assert result.exit_code == 2, result.output
     lines = _lines(result.output)
     assert len(lines) == 1, result.output
-    assert lines[0] == f"error: {path}: {expected}" or lines[0].startswith(
-        f"error: {path}: {expected}"
-    )
+    assert lines[0].startswith(f"error: {path}: {expected}"), lines[0]
     assert "Traceback" not in result.output
     with pytest.raises(client.ApiException) as missing:
         client.CoreV1Api(api).read_namespace(namespace)

@@ -78,6 +78,16 @@ def test_upgrade_with_a_new_image_rolls_out(
     assert sizes == [0, 3]
 
 
+def test_scale_to_zero_and_back(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    for replicas in (0, 2, 0):
+        webapp = make_webapp(replicas=replicas)
+        deploy_helm(cluster, webapp, namespace, timeout=60)
+        assert mismatches(api, namespace, desired_state(webapp)) == []
+        assert len(pods_of(api, namespace, "shop")) == replicas
+
+
 def test_uninstall_removes_every_object_of_the_release(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
