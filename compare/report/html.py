@@ -47,6 +47,8 @@ td.mixed { background: var(--bg-warn); } td.missing, td.na { background: var(--b
 td a { color: inherit; }
 .status-healed { color: var(--ok); font-weight: 600; }
 .status-not-healed, .status-error { color: var(--bad); font-weight: 600; }
+.status-mixed { color: var(--warn); font-weight: 600; } .status-missing, .status-na {
+  color: var(--muted); }
 .problem { color: var(--bad); } .holds { color: var(--ok); } .note { color: var(--muted); }
 code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 pre { background: var(--bg-muted); padding: 6px 8px; margin: 0; white-space: pre-wrap;
@@ -308,10 +310,8 @@ def _trial_details(t: TrialResult) -> str:
     if t.error:
         body.append(f'<p class="problem">error: {escape(t.error)}</p>')
     if ev.target or ev.field:
-        body.append(
-            f"<p>target <b>{escape(ev.target or '-')}</b>, field"
-            f" <code>{escape(ev.field or '(whole object)')}</code></p>"
-        )
+        field = f", field <code>{escape(ev.field)}</code>" if ev.field else ""
+        body.append(f"<p>target <b>{escape(ev.target or '-')}</b>{field}</p>")
     fields = ev.model_fields_set
     if fields & {"before", "during", "after"}:
         body.append('<div class="grid">')

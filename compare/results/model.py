@@ -15,7 +15,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_serializer,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -107,6 +109,15 @@ class Evidence(_Open):
     desired_replicas: int | None = Field(default=None, ge=0)
     mismatches_at_end: list[str] = Field(default_factory=list)
     detected_by: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Write back only what was recorded: an error trial's `{}` stays `{}`, and a missing
+        # `before` is not turned into an observed null. A default list filled in place
+        # (`evidence.recreated.append(...)`) is not "set" for pydantic, so values count too.
+        data: dict[str, Any] = handler(self)
+        keep = {to_camel(name) for name in self.model_fields_set} | set(self.model_extra or {})
+        return {k: v for k, v in data.items() if k in keep or v not in (None, [])}
 
 
 class TrialResult(_Model):

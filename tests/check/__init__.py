@@ -1,0 +1,1 @@
+"""Tests of policies and `compare check`: schema, semantics and exit codes."""

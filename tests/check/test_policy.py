@@ -1,0 +1,241 @@
+"""The policy schema and what each expectation means, judged on recorded runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from compare.check import DEFAULT_POLICY, evaluate, load_policy, parse_policy
+from compare.errors import CompareError
+from compare.results import RunResults, load_results, summarize
+from tests.results.helpers import fixture, fixture_json
+
+
+def _policy(*rules: dict[str, Any], require_complete: bool = True) -> Any:
+    return parse_policy(
+        {"version": 1, "requireComplete": require_complete, "expectations": list(rules)}
+    )
+
+
+def _violations(policy: Any, run: str | RunResults) -> list[str]:
+    results = load_results(fixture(run)) if isinstance(run, str) else run
+    return evaluate(policy, summarize(results)).violations
+
+
+def test_default_policy_holds_on_the_full_run() -> None:
+    policy = load_policy(DEFAULT_POLICY)
+    result = evaluate(policy, summarize(load_results(fixture("full-run"))))
+    assert result.holds, result.violations
+    # 12 operator faults + operator-down-drift + 3 helm heals + 9 helm does-not-heal.
+    assert len(result.verdicts) == 25
+    assert result.notes == []
+
+
+def test_heals_within_max_and_p95() -> None:
+    # with-errors: operator pod-delete-one took 0.4x, 0.4x and 7.84 s.
+    rule = {"approach": "operator", "faults": ["pod-delete-one"], "expect": "heals"}
+    assert _violations(_policy({**rule, "within": 8}), "with-errors") == []
+    broken = _violations(_policy({**rule, "within": 5}), "with-errors")
+    assert broken == [
+        "operator/pod-delete-one: expected to heal within 5 s (max):"
+        " max time-to-heal 7.84 s exceeds 5 s"
+    ]
+    assert _violations(_policy({**rule, "within": 5, "statistic": "p50"}), "with-errors") == []
+    p95 = _violations(_policy({**rule, "within": 5, "statistic": "p95"}), "with-errors")
+    assert len(p95) == 1
+    assert "p95 time-to-heal 7.10 s exceeds 5 s" in p95[0]
+
+
+def test_error_trial_breaks_heals_and_says_so() -> None:
+    rule = {"approach": "operator", "faults": ["image-change"], "expect": "heals"}
+    (line,) = _violations(_policy(rule), "with-errors")
+    assert (
+        "1/3 trials ended in error (an error counts as not healed; trial 2: inject failed" in line
+    )
+
+
+def test_not_healed_trial_breaks_heals() -> None:
+    rule = {"approach": "operator", "faults": ["service-selector-change"], "expect": "heals"}
+    (line,) = _violations(_policy(rule), "with-errors")
+    assert line.endswith("1/3 trials NOT healed within the 8 s window")
+
+
+def test_does_not_heal() -> None:
+    rule = {"approach": "helm", "faults": ["image-change"], "expect": "does-not-heal"}
+    assert _violations(_policy(rule), "full-run") == []
+    healed = {"approach": "helm", "faults": ["pod-delete-one"], "expect": "does-not-heal"}
+    (line,) = _violations(_policy(healed), "full-run")
+    assert line.startswith("helm/pod-delete-one: expected not to heal: healed in 3/3 trials")
+    errored = {"approach": "helm", "faults": ["deployment-delete"], "expect": "does-not-heal"}
+    (line,) = _violations(_policy(errored), "with-errors")
+    assert "an error proves nothing either way" in line
+
+
+def test_all_with_except_covers_the_run_faults_of_the_approach() -> None:
+    rule = {
+        "approach": "operator",
+        "faults": "all",
+        "except": ["operator-down-drift"],
+        "expect": "heals",
+    }
+    result = evaluate(_policy(rule), summarize(load_results(fixture("full-run"))))
+    assert len(result.verdicts) == 12
+    assert "operator-down-drift" not in {v.fault for v in result.verdicts}
+    helm_all = {"approach": "helm", "faults": "all", "expect": "heals"}
+    result = evaluate(_policy(helm_all), summarize(load_results(fixture("full-run"))))
+    # operator-down-drift does not apply to helm, so `all` leaves it out.
+    assert len(result.verdicts) == 12
+    assert len(result.violations) == 9
+
+
+def test_missing_fault_and_approach_are_violations_unless_optional() -> None:
+    rule = {"approach": "helm", "faults": ["pod-delete-all"], "expect": "heals"}
+    (line,) = _violations(_policy(rule), "single-trial")
+    assert line == (
+        "helm/pod-delete-all: expected to heal: fault 'pod-delete-all' is not in this run,"
+        " and the expectation is not optional"
+    )
+    assert _violations(_policy({**rule, "optional": True}), "single-trial") == []
+    other = {"approach": "kustomize", "faults": ["pod-delete-one"], "expect": "heals"}
+    (line,) = _violations(_policy(other), "full-run")
+    assert "approach 'kustomize' is not in this run" in line
+
+
+def test_incomplete_run() -> None:
+    rule = {"approach": "helm", "faults": ["pod-delete-one"], "expect": "heals"}
+    lines = _violations(_policy(rule), "interrupted")
+    assert len(lines) == 1
+    assert lines[0].startswith("run 20261204T093000Z-e5f6 is incomplete (complete=false")
+    assert "17 of 50 planned trials recorded" in lines[0]
+    assert _violations(_policy(rule, require_complete=False), "interrupted") == []
+    never = {"approach": "helm", "faults": ["service-delete"], "expect": "does-not-heal"}
+    (line,) = _violations(_policy(never, require_complete=False), "interrupted")
+    assert "no trial was recorded (the run was cut short)" in line
+
+
+def test_uncovered_error_cells_are_noted_not_judged() -> None:
+    rule = {"approach": "operator", "faults": "all", "expect": "heals", "optional": True}
+    data = fixture_json("with-errors")
+    result = evaluate(_policy(rule), summarize(RunResults.from_json(data)))
+    assert any("helm/deployment-delete: 3/3 trials ended in error" in n for n in result.notes)
+    assert all(v.approach == "operator" for v in result.verdicts)
+
+
+BAD: list[tuple[str, Any, str]] = [
+    ("not-mapping", ["x"], "expected a mapping with version and expectations"),
+    ("no-version", {"expectations": []}, "version: required field is missing"),
+    ("new-version", {"version": 2, "expectations": []}, "version 2 is not supported"),
+    ("no-rules", {"version": 1, "expectations": []}, "expectations: List should have at least 1"),
+    (
+        "bad-expect",
+        {"version": 1, "expectations": [{"approach": "helm", "faults": "all", "expect": "heal"}]},
+        "expectations[0].expect: Input should be 'heals' or 'does-not-heal'",
+    ),
+    (
+        "lone-fault",
+        {
+            "version": 1,
+            "expectations": [{"approach": "helm", "faults": "pod-delete-one", "expect": "heals"}],
+        },
+        "expectations[0].faults: must be `all` or a list of fault names (got 'pod-delete-one')",
+    ),
+    (
+        "unknown-key",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "expect": "heals", "whithin": 3}
+            ],
+        },
+        "expectations[0].whithin: unknown field",
+    ),
+    (
+        "within-on-does-not-heal",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "expect": "does-not-heal", "within": 3}
+            ],
+        },
+        "expectations[0]: `within` only applies to `expect: heals`",
+    ),
+    (
+        "negative-within",
+        {
+            "version": 1,
+            "expectations": [{"approach": "helm", "faults": "all", "expect": "heals", "within": 0}],
+        },
+        "expectations[0].within: Input should be greater than 0",
+    ),
+    (
+        "except-with-list",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": ["a"], "except": ["a"], "expect": "heals"}
+            ],
+        },
+        "`except` only applies to `faults: all`",
+    ),
+    (
+        "contradiction",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "except": ["x"], "expect": "heals"},
+                {"approach": "helm", "faults": ["x", "image-change"], "expect": "does-not-heal"},
+            ],
+        },
+        "expectations[0] and expectations[1] contradict each other (helm: image-change",
+    ),
+    (
+        "statistic",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "expect": "heals", "statistic": "p99"}
+            ],
+        },
+        "expectations[0].statistic: Input should be 'p50', 'p95' or 'max'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "data", "message"), BAD, ids=[b[0] for b in BAD])
+def test_malformed_policies(case: str, data: Any, message: str) -> None:
+    with pytest.raises(CompareError) as caught:
+        parse_policy(data, source="p.yaml")
+    assert str(caught.value).startswith("p.yaml: ")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_yaml_problems_name_the_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "policy.yaml"
+    bad.write_text("version: 1\nexpectations:\n  - approach: [helm\n")
+    with pytest.raises(CompareError, match=r"policy\.yaml: not valid YAML at line \d+, column"):
+        load_policy(bad)
+    with pytest.raises(CompareError, match=r"policy file .*absent\.yaml: not found"):
+        load_policy(tmp_path / "absent.yaml")
+    # YAML 1.1 reads `on:` as the boolean true; the message says where instead of 'True'.
+    bad.write_text(
+        "version: 1\nexpectations:\n  - {approach: helm, faults: all, expect: heals, on: p95}\n"
+    )
+    with pytest.raises(CompareError, match=r"expectations\[0\]\.True: keys must be strings"):
+        load_policy(bad)
+
+
+def test_default_policy_file_is_valid_yaml_with_every_builtin_fault() -> None:
+    data = yaml.safe_load(DEFAULT_POLICY.read_text())
+    named = {
+        f
+        for rule in data["expectations"]
+        if isinstance(rule["faults"], list)
+        for f in rule["faults"]
+    }
+    results = load_results(fixture("full-run"))
+    helm_faults = {e.name for e in results.experiments if "helm" in e.approaches}
+    assert helm_faults <= named  # every helm fault has an explicit expectation

@@ -1,0 +1,116 @@
+"""Cells, percentiles and verdicts computed from the recorded fixtures."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from compare.results import RunResults, cell_text, load_results, percentile, summarize
+from compare.results.stats import Times
+from tests.results.helpers import fixture, fixture_json
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    assert percentile([3.0], 95) == 3.0
+    assert percentile([1.0, 2.0, 3.0], 50) == 2.0
+    assert percentile([1.0, 2.0, 3.0], 95) == pytest.approx(2.9)
+    assert percentile([4.0, 1.0, 3.0, 2.0], 50) == pytest.approx(2.5)
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_full_run_cells_match_the_recorded_trials() -> None:
+    results = load_results(fixture("full-run"))
+    s = summarize(results)
+    assert s.approaches == ["helm", "operator"]
+    assert [f.name for f in s.faults] == results.settings.experiments
+    cell = s.cell("pod-delete-one", "helm")
+    assert cell is not None
+    times = [
+        t.time_to_heal_seconds
+        for t in results.trials
+        if t.experiment == "pod-delete-one" and t.approach == "helm"
+    ]
+    assert cell.outcome == "healed"
+    assert cell.heal_times == Times.of([t for t in times if t is not None])
+    assert cell.heal_times is not None
+    assert cell.heal_times.p50 == statistics.median(t for t in times if t is not None)
+    drift = s.cell("image-change", "helm")
+    assert drift is not None
+    assert drift.outcome == "not-healed"
+    assert cell_text(drift) == "NOT healed within 10 s"
+    na = s.cell("operator-down-drift", "helm")
+    assert na is not None
+    assert na.outcome == "n/a"
+    assert na.planned == 0
+    assert s.planned_trials == s.recorded_trials == 75
+
+
+def test_verdicts_count_faults_and_median() -> None:
+    results = load_results(fixture("full-run"))
+    s = summarize(results)
+    operator = s.verdicts["operator"]
+    helm = s.verdicts["helm"]
+    assert (operator.faults, operator.healed) == (13, 13)
+    assert (helm.faults, helm.healed, helm.not_healed) == (12, 3, 9)
+    op_times = [
+        t.time_to_heal_seconds
+        for t in results.trials
+        if t.approach == "operator" and t.time_to_heal_seconds is not None
+    ]
+    assert operator.median_seconds == statistics.median(op_times)
+    assert operator.text.startswith("operator healed 13/13 faults, median ")
+    assert helm.text.endswith("; 9 not healed")
+
+
+def test_errors_and_mixed_outcomes() -> None:
+    s = summarize(load_results(fixture("with-errors")))
+    image = s.cell("image-change", "operator")
+    assert image is not None
+    assert (image.outcome, image.healed, image.errors) == ("mixed", 2, 1)
+    assert cell_text(image).startswith("healed 2/3, p50 ")
+    assert cell_text(image).endswith("; 1 error")
+    selector = s.cell("service-selector-change", "operator")
+    assert selector is not None
+    assert cell_text(selector).endswith("; 1 NOT healed")
+    deleted = s.cell("deployment-delete", "helm")
+    assert deleted is not None
+    assert deleted.outcome == "error"
+    assert cell_text(deleted) == "error (3/3 trials)"
+    assert deleted.error_messages[0].startswith("trial 1: helm install failed")
+    custom = next(f for f in s.faults if f.name == "configmap-drift")
+    assert custom.builtin is False
+    assert s.verdicts["helm"].text == "helm healed 1/6 faults, median 0.35 s; 4 not healed, 1 error"
+
+
+def test_interrupted_run_marks_missing_and_partial_cells() -> None:
+    s = summarize(load_results(fixture("interrupted")))
+    partial = s.cell("env-add", "helm")
+    assert partial is not None
+    assert (partial.recorded, partial.planned, partial.missing_trials) == (1, 2, 1)
+    assert cell_text(partial) == "NOT healed within 10 s [1 of 2 trials run]"
+    missing = s.cell("service-delete", "operator")
+    assert missing is not None
+    assert missing.outcome == "missing"
+    assert cell_text(missing) == "not run"
+    assert s.recorded_trials == 17
+    assert s.planned_trials == 50
+    assert s.verdicts["operator"].missing == 9
+
+
+def test_single_trial_cells_have_no_p95() -> None:
+    s = summarize(load_results(fixture("single-trial")))
+    cell = s.cell("pod-delete-one", "operator")
+    assert cell is not None
+    assert cell_text(cell).startswith("healed in ")
+    assert "p95" not in cell_text(cell)
+
+
+def test_fault_asked_for_but_never_described_gets_a_row() -> None:
+    data = fixture_json("interrupted")
+    data["settings"]["experiments"].append("my-own-fault")
+    s = summarize(RunResults.from_json(data))
+    cell = s.cell("my-own-fault", "operator")
+    assert cell is not None
+    assert cell.outcome == "missing"
