@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from compare.cli import check_cmd, cluster_cmd, deploy_helm_cmd, report_cmd, status_cmd
+from compare.cli import check_cmd, cluster_cmd, deploy_helm_cmd, report_cmd, run_cmd, status_cmd
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 
@@ -20,6 +20,7 @@ app.add_typer(cluster_cmd.app, name="cluster")
 app.add_typer(deploy_app, name="deploy")
 app.add_typer(undeploy_app, name="undeploy")
 app.command("status")(status_cmd.status)
+app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
 _ = deploy_helm_cmd

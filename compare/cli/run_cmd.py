@@ -1,0 +1,217 @@
+"""`compare run`: every experiment against every approach, with progress and a summary table."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from compare.cli.common import ContextOpt, KubeconfigOpt, console, err_console, target_from
+from compare.errors import EXIT_FAILED
+from compare.paths import REPORTS_DIR
+from compare.report.data import ReportData
+from compare.report.text import render_table
+from compare.results import RESULTS_FILE, RunResults, TrialResult, summarize
+from compare.run import (
+    DEFAULT_HEAL_WINDOW_S,
+    DEFAULT_PARALLEL,
+    DEFAULT_POLL_INTERVAL_S,
+    Run,
+    RunInterrupted,
+    RunRequest,
+    TrialPlan,
+    load_experiments,
+    plan_trials,
+)
+from compare.webapp import DEFAULT_APP, load_webapp
+
+EXIT_INTERRUPTED = 130
+
+
+class ApproachName(StrEnum):
+    helm = "helm"
+    operator = "operator"
+
+
+def run(
+    ctx: typer.Context,
+    approach: Annotated[
+        list[ApproachName] | None,
+        typer.Option("--approach", "-a", help="Approach to test (repeatable; default both)."),
+    ] = None,
+    experiment: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--experiment",
+            "-e",
+            help="Built-in experiment name or a path to your own experiment file"
+            " (repeatable; default the whole catalogue).",
+        ),
+    ] = None,
+    trials: Annotated[
+        int, typer.Option("--trials", "-n", min=1, help="Trials per experiment and approach.")
+    ] = 1,
+    heal_window: Annotated[
+        float,
+        typer.Option(
+            "--heal-window",
+            min=0.1,
+            help="Seconds each trial waits, from the injection, for the desired state.",
+        ),
+    ] = DEFAULT_HEAL_WINDOW_S,
+    parallel: Annotated[
+        int, typer.Option("--parallel", "-p", min=1, max=32, help="Trials run at once.")
+    ] = DEFAULT_PARALLEL,
+    poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--poll-interval", min=0.01, max=5.0, help="Seconds between readings of the state."
+        ),
+    ] = DEFAULT_POLL_INTERVAL_S,
+    app: Annotated[
+        Path | None,
+        typer.Option(
+            "--app", help=f"WebApp manifest (default examples/{DEFAULT_APP.name}).", dir_okay=False
+        ),
+    ] = None,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Directory of the run directories.", file_okay=False),
+    ] = REPORTS_DIR,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep each trial's namespace (and what is in it).")
+    ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+) -> None:
+    """Deploy, inject every fault, measure healing; write results.json and the journals."""
+    # Everything the user gave is checked before the cluster is touched.
+    app_path = app or DEFAULT_APP
+    webapp = load_webapp(app_path)
+    specs = load_experiments(experiment or ())
+    approaches = tuple(dict.fromkeys(a.value for a in approach or list(ApproachName)))
+    request = RunRequest(
+        approaches=approaches,
+        experiments=tuple(specs),
+        webapp=webapp,
+        app_path=app_path,
+        output_dir=output,
+        trials=trials,
+        heal_window=heal_window,
+        parallel=parallel,
+        poll_interval=poll_interval,
+        keep=keep,
+    )
+    plans = plan_trials(request)
+    target = target_from(ctx, kubeconfig, context)
+
+    with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
+        engine = Run(target, request, listener)
+        listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
+        try:
+            results = engine.execute()
+        except RunInterrupted as stop:
+            listener.stop()
+            _summary(stop.results, stop.run_dir)
+            err_console.print(
+                f"interrupted: {len(stop.results.trials)} finished trials saved in"
+                f" {stop.run_dir / RESULTS_FILE} (complete: false); namespaces removed"
+            )
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    _summary(results, engine.run_dir)
+    for line in engine.cleanup_errors:
+        err_console.print(f"warning: could not remove namespace {line}")
+    console.print(f"results: {engine.run_dir / RESULTS_FILE}")
+    console.print(f"journals: {engine.run_dir / 'journals'}/")
+    if any(t.status == "error" for t in results.trials):
+        # The measurements stand; errors are listed in the summary above.
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _summary(results: RunResults, run_dir: Path) -> None:
+    data = ReportData(summarize(results), source=run_dir / RESULTS_FILE)
+    console.print(render_table(data), end="", markup=False)
+
+
+class _ProgressListener:
+    """Rich progress: one bar for the run, one line per trial under way."""
+
+    def __init__(self, total: int) -> None:
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self.overall = self.progress.add_task("trials", total=total)
+        self.lines: dict[str, TaskID] = {}
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> _ProgressListener:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+    def note(self, text: str) -> None:
+        self.progress.console.print(text)
+
+    def phase(self, plan: TrialPlan, phase: str) -> None:
+        with self.lock:
+            task = self.lines.get(plan.slug)
+            text = f"  {plan.label}: {phase}"
+            if task is None:
+                self.lines[plan.slug] = self.progress.add_task(text, total=None)
+            else:
+                self.progress.update(task, description=text)
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None:
+        with self.lock:
+            task = self.lines.pop(plan.slug, None)
+            if task is not None:
+                self.progress.remove_task(task)
+            self.progress.advance(self.overall)
+        took = (
+            f" in {result.time_to_heal_seconds:.2f} s"
+            if result.time_to_heal_seconds is not None
+            else ""
+        )
+        detail = f": {result.error}" if result.error else took
+        self.progress.console.print(f"{plan.label}: {result.status}{detail}", highlight=False)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM is handled like Ctrl-C: save, clean up, exit non-zero."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,34 @@
+"""The trial engine behind `compare run`: plan, deploy, inject, observe, judge, record.
+
+`experiments` loads and validates the catalogue (or a user's files) before anything is
+deployed; `trial` carries out one trial in its own namespace; `runner` plays the chaostoolkit
+experiment in the trial's thread and timestamps the injection; `observe` polls the live state
+around it; `evidence` and `detect` turn the readings into a verdict; `engine` schedules the
+trials and saves results.json. Nothing here prints: the CLI renders progress and the summary.
+"""
+
+from compare.run.engine import (
+    DEFAULT_HEAL_WINDOW_S,
+    DEFAULT_PARALLEL,
+    DEFAULT_POLL_INTERVAL_S,
+    Run,
+    RunInterrupted,
+    RunRequest,
+    plan_trials,
+)
+from compare.run.experiments import CATALOGUE, ExperimentSpec, load_experiments
+from compare.run.trial import TrialPlan
+
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_HEAL_WINDOW_S",
+    "DEFAULT_PARALLEL",
+    "DEFAULT_POLL_INTERVAL_S",
+    "ExperimentSpec",
+    "Run",
+    "RunInterrupted",
+    "RunRequest",
+    "TrialPlan",
+    "load_experiments",
+    "plan_trials",
+]

@@ -1,0 +1,89 @@
+"""The two approaches behind one interface: prepare once, deploy into a namespace, remove.
+
+`remove` runs before the trial's namespace is deleted: the operator's WebApp carries a
+finalizer only the running operator clears, so its CR goes first; a Helm release needs
+nothing (its objects and release record live in the namespace).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import deploy_helm
+from compare.errors import CompareError
+from compare.webapp import WebApp
+
+
+@dataclass(frozen=True)
+class Approach:
+    name: str
+    prepare: Callable[[ClusterTarget], None]
+    deploy: Callable[[ClusterTarget, WebApp, str], None]
+    remove: Callable[[ClusterTarget, WebApp, str], None]
+    # Whether the approach announces corrections with Events (time-to-detect observable).
+    posts_events: bool
+
+
+def _operator_module() -> Any:
+    # The operator path lands separately; imported on use so helm-only runs never need it.
+    return importlib.import_module("compare.deploy.operator")
+
+
+def _nothing(target: ClusterTarget) -> None:
+    return None
+
+
+def _helm_deploy(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    deploy_helm(target, webapp, namespace)
+
+
+def _helm_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    return None
+
+
+def _operator_prepare(target: ClusterTarget) -> None:
+    operator_path = _operator_module()
+
+    operator_path.install_operator(target)
+
+
+def _operator_deploy(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    operator_path = _operator_module()
+
+    operator_path.deploy_operator(target, webapp, namespace)
+
+
+def _operator_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    operator_path = _operator_module()
+
+    ensure_operator_running(target)
+    operator_path.undeploy_operator(target, namespace, name=webapp.name)
+
+
+def ensure_operator_running(target: ClusterTarget) -> None:
+    """Start the shared operator when it is not running (after operator-down-drift)."""
+    operator_path = _operator_module()
+
+    if not operator_path.operator_status(target).running:
+        operator_path.start_operator(target)
+
+
+APPROACHES: dict[str, Approach] = {
+    "helm": Approach("helm", _nothing, _helm_deploy, _helm_remove, posts_events=False),
+    "operator": Approach(
+        "operator", _operator_prepare, _operator_deploy, _operator_remove, posts_events=True
+    ),
+}
+
+
+def approach(name: str) -> Approach:
+    try:
+        return APPROACHES[name]
+    except KeyError:
+        raise CompareError(
+            f"--approach {name!r}: unknown approach (known: {', '.join(APPROACHES)})"
+        ) from None

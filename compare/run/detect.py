@@ -1,0 +1,68 @@
+"""Time-to-detect: when the operator announced a correction with an Event on the WebApp.
+
+The operator posts `DriftCorrected` (an existing child changed back) or `Created` (a child
+recreated) on every correction. The first such Event after the injection is the detection;
+its `eventTime` (microseconds, stamped by the operator on this machine's clock) gives the
+time. Events with second-precision timestamps only cannot time a sub-second detection, so they
+name the detector without a time. Helm posts nothing: detection is not observable there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes import client
+
+from compare.webapp import KIND
+
+REASONS = ("DriftCorrected", "Created")
+
+
+@dataclass(frozen=True)
+class Detection:
+    reason: str
+    at: float | None  # time.time() seconds; None without a precise timestamp
+
+    @property
+    def detected_by(self) -> str:
+        return f"Event {self.reason}"
+
+
+def first_detection(events: list[dict[str, Any]], since: float) -> Detection | None:
+    """The earliest correction Event stamped at or after `since` (pure, for tests)."""
+    found: list[tuple[float, Detection]] = []
+    for event in events:
+        reason = event.get("reason")
+        if reason not in REASONS:
+            continue
+        precise = _time(event.get("eventTime"))
+        if precise is not None:
+            if precise >= since:
+                found.append((precise, Detection(str(reason), precise)))
+            continue
+        coarse = _time(event.get("lastTimestamp") or event.get("firstTimestamp"))
+        # Whole seconds: only the second of the injection or later can be a correction of it.
+        if coarse is not None and coarse >= int(since):
+            found.append((coarse, Detection(str(reason), None)))
+    return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def read_events(api: client.ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
+    selector = f"involvedObject.kind={KIND},involvedObject.name={name}"
+    response = client.CoreV1Api(api).list_namespaced_event(
+        namespace, field_selector=selector, _preload_content=False
+    )
+    items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
+    return items
+
+
+def _time(value: Any) -> float | None:
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()

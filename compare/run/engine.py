@@ -1,0 +1,304 @@
+"""The run: every (experiment, approach, trial) in its own namespace, results saved as they land.
+
+Trials run `parallel` at a time in worker threads. An experiment marked `exclusive` (the
+operator-down-drift one stops the shared operator) runs alone after the others, and the
+operator is running again before anything else happens. results.json is rewritten
+atomically after every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM
+(a KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
+`complete: false`, removes the namespaces it made (operator CRs first, operator running) and
+raises RunInterrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kubernetes import client
+
+from compare import __version__
+from compare.chaos import probes
+from compare.chaos.cluster import pointed_at
+from compare.cluster import ClusterTarget
+from compare.errors import EXIT_USAGE, CompareError
+from compare.results import (
+    AppInfo,
+    ClusterInfo,
+    RunResults,
+    RunSettings,
+    TrialResult,
+    save_results,
+)
+from compare.run.approaches import approach as approach_of
+from compare.run.approaches import ensure_operator_running
+from compare.run.experiments import ExperimentSpec
+from compare.run.trial import (
+    Cancelled,
+    Ledger,
+    Listener,
+    TrialContext,
+    TrialPlan,
+    remove_namespace,
+    run_trial,
+)
+from compare.webapp import WebApp, desired_state
+
+DEFAULT_HEAL_WINDOW_S = 10.0
+DEFAULT_POLL_INTERVAL_S = 0.05
+DEFAULT_PARALLEL = 4
+# How often the main thread wakes while trials run, so Ctrl-C is handled promptly.
+WAIT_TICK_S = 0.2
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    approaches: tuple[str, ...]
+    experiments: tuple[ExperimentSpec, ...]
+    webapp: WebApp
+    app_path: Path
+    output_dir: Path
+    trials: int = 1
+    heal_window: float = DEFAULT_HEAL_WINDOW_S
+    parallel: int = DEFAULT_PARALLEL
+    poll_interval: float = DEFAULT_POLL_INTERVAL_S
+    keep: bool = False
+
+
+class RunInterrupted(Exception):
+    """Ctrl-C or SIGTERM: the finished trials were saved, the namespaces removed."""
+
+    def __init__(self, results: RunResults, run_dir: Path) -> None:
+        super().__init__(f"run {results.run_id} interrupted")
+        self.results = results
+        self.run_dir = run_dir
+
+
+class _Quiet:
+    def phase(self, plan: TrialPlan, phase: str) -> None:
+        return None
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None:
+        return None
+
+
+def plan_trials(request: RunRequest) -> list[TrialPlan]:
+    """Experiments x approaches (where the experiment applies) x trials, in catalogue order."""
+    plans = [
+        TrialPlan(spec, approach, trial)
+        for spec in request.experiments
+        for approach in request.approaches
+        if approach in spec.approaches
+        for trial in range(1, request.trials + 1)
+    ]
+    if not plans:
+        names = ", ".join(s.name for s in request.experiments)
+        raise CompareError(
+            f"nothing to run: {names} apply to none of --approach {', '.join(request.approaches)}",
+            exit_code=EXIT_USAGE,
+        )
+    return plans
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+
+
+@dataclass
+class Run:
+    """One `compare run`: build it, then `execute()` in the main thread."""
+
+    target: ClusterTarget
+    request: RunRequest
+    listener: Listener = field(default_factory=_Quiet)
+
+    def __post_init__(self) -> None:
+        self.plans = plan_trials(self.request)
+        started = datetime.now(UTC)
+        self.run_id = new_run_id(started)
+        self.run_dir = self.request.output_dir / self.run_id
+        self.cancel = threading.Event()
+        self.results = RunResults(
+            run_id=self.run_id,
+            started_at=started,
+            finished_at=None,
+            complete=False,
+            tool_version=__version__,
+            cluster=cluster_info(self.target),
+            app=AppInfo(
+                name=self.request.webapp.name,
+                spec=self.request.webapp.spec.model_dump(mode="json", exclude_none=True),
+            ),
+            settings=RunSettings(
+                approaches=list(self.request.approaches),
+                experiments=[s.name for s in self.request.experiments],
+                trials=self.request.trials,
+                heal_window_seconds=self.request.heal_window,
+                parallel=self.request.parallel,
+                poll_interval_seconds=self.request.poll_interval,
+            ),
+            experiments=[s.info() for s in self.request.experiments],
+            trials=[],
+        )
+        self._lock = threading.Lock()
+        self.ctx = TrialContext(
+            run_id=self.run_id,
+            run_dir=self.run_dir,
+            target=self.target,
+            webapp=self.request.webapp,
+            desired=desired_state(self.request.webapp),
+            app_path=self.request.app_path,
+            heal_window=self.request.heal_window,
+            poll_interval=self.request.poll_interval,
+            keep=self.request.keep,
+            cancel=self.cancel,
+            ledger=Ledger(),
+            listener=self.listener,
+        )
+
+    def execute(self) -> RunResults:
+        """Run every planned trial; raises RunInterrupted on KeyboardInterrupt."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._save()
+        probes.cancelled.clear()
+        with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
+            try:
+                for name in self.request.approaches:
+                    approach_of(name).prepare(self.target)
+                shared = [p for p in self.plans if not p.experiment.exclusive]
+                alone = [p for p in self.plans if p.experiment.exclusive]
+                with ThreadPoolExecutor(
+                    max_workers=self.request.parallel, thread_name_prefix="trial"
+                ) as pool:
+                    self._run_all(pool, shared, self.request.parallel)
+                    for plan in alone:
+                        self._run_all(pool, [plan], 1)
+                        if "operator" in self.request.approaches:
+                            ensure_operator_running(self.target)
+            except KeyboardInterrupt:
+                self._interrupted()
+                raise RunInterrupted(self.results, self.run_dir) from None
+            finally:
+                self._remove_leftovers()
+        with self._lock:
+            self.results.complete = True
+            self.results.finished_at = datetime.now(UTC)
+            self._save()
+        return self.results
+
+    def _run_all(self, pool: ThreadPoolExecutor, plans: Sequence[TrialPlan], width: int) -> None:
+        queue = list(plans)
+        running: dict[Future[TrialResult], TrialPlan] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < width:
+                    plan = queue.pop(0)
+                    running[pool.submit(run_trial, self.ctx, plan)] = plan
+                done, _ = wait(running, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._record(running.pop(future), future)
+        except KeyboardInterrupt:
+            # Cancel first, then wait: trials under way stop at their next check and clean up
+            # their namespaces; one that had already finished measuring is still recorded.
+            self.cancel.set()
+            probes.cancelled.set()
+            for future in running:
+                future.cancel()
+            for future, plan in running.items():
+                if not future.cancelled():
+                    wait([future])
+                    self._record(plan, future)
+            raise
+
+    def _record(self, plan: TrialPlan, future: Future[TrialResult]) -> None:
+        try:
+            result = future.result()
+        except Cancelled:
+            return
+        except Exception as exc:  # run_trial turns failures into error results; belt and braces
+            result = TrialResult(
+                experiment=plan.experiment.name,
+                approach=plan.approach,
+                trial=plan.trial,
+                status="error",
+                heal_window_seconds=self.request.heal_window,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        with self._lock:
+            self.results.trials.append(result)
+            order = {(p.experiment.name, p.approach, p.trial): i for i, p in enumerate(self.plans)}
+            self.results.trials.sort(key=lambda t: order.get(t.key, len(order)))
+            self._save()
+        self.listener.finished(plan, result)
+
+    def _interrupted(self) -> None:
+        """Save what finished as an incomplete run."""
+        self.cancel.set()
+        probes.cancelled.set()
+        with self._lock:
+            self.results.complete = False
+            self.results.finished_at = None
+            self._save()
+
+    def _remove_leftovers(self) -> None:
+        leftovers = self.ctx.ledger.items()
+        if self.request.keep or not leftovers:
+            return
+        if "operator" in self.request.approaches:
+            # A WebApp's finalizer needs the operator: never delete its namespace without it.
+            ensure_operator_running(self.target)
+        api = self.target.api_client()
+        try:
+            for namespace, approach in leftovers:
+                try:
+                    remove_namespace(self.target, api, self.request.webapp, namespace, approach)
+                    self.ctx.ledger.discard(namespace)
+                except Exception as exc:
+                    self.ctx.cleanup_errors.append(f"{namespace}: {exc}")
+        finally:
+            api.close()
+
+    def _save(self) -> None:
+        save_results(self.results, self.run_dir)
+
+    @property
+    def cleanup_errors(self) -> list[str]:
+        return list(self.ctx.cleanup_errors)
+
+
+def cluster_info(target: ClusterTarget) -> ClusterInfo:
+    api = target.api_client()
+    try:
+        version = client.VersionApi(api).get_code().git_version
+        server = api.configuration.host
+    finally:
+        api.close()
+    return ClusterInfo(
+        server=server,
+        kubernetes_version=version,
+        embedded=target.embedded,
+        context=target.context,
+    )
+
+
+@contextmanager
+def _chaostoolkit_log(path: Path) -> Iterator[None]:
+    """chaoslib's log of every trial in the run directory (as `chaos run` keeps its own)."""
+    logger = logging.getLogger("chaostoolkit")
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(message)s"))
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+        handler.close()

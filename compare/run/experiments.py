@@ -1,0 +1,205 @@
+"""The experiment catalogue: built-in names or a user's files, validated before anything runs.
+
+Every file is loaded and validated by chaoslib itself (`load_experiment`,
+`ensure_experiment_is_valid`: syntax, configuration, that each Python activity exists with
+those arguments), then our `compare` extension block is read: the fault it represents, the
+approaches it applies to, the target/field its evidence tracks and which method activity is
+the injection. Any problem is one CompareError line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chaoslib.exceptions import ChaosException
+from chaoslib.experiment import ensure_experiment_is_valid
+from chaoslib.loader import load_experiment
+
+from compare.chaos.fields import parse_path
+from compare.errors import CompareError
+from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
+from compare.results import APPROACHES, ExperimentInfo
+
+# Run order of the built-in catalogue (the report lists faults in this order too).
+CATALOGUE = (
+    "pod-delete-one",
+    "pod-delete-all",
+    "deployment-scale-zero",
+    "image-change",
+    "env-add",
+    "label-change",
+    "container-add",
+    "service-port-change",
+    "service-selector-change",
+    "deployment-delete",
+    "service-delete",
+    "replicaset-delete",
+    "operator-down-drift",
+)
+EXTENSION = "compare"
+TARGETS = ("deployment", "service", "pod", "replicaset", "operator")
+SUFFIXES = (".json", ".yaml", ".yml")
+
+# chaoslib logs validation chatter at INFO; without a handler Python would print warnings.
+logging.getLogger("chaostoolkit").addHandler(logging.NullHandler())
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """One validated experiment and what our extension block says about it."""
+
+    name: str
+    path: Path
+    title: str
+    fault: str
+    approaches: tuple[str, ...]
+    target: str | None
+    field: str | None
+    injection: str
+    exclusive: bool
+    builtin: bool
+    document: dict[str, Any]
+
+    def info(self) -> ExperimentInfo:
+        return ExperimentInfo(
+            name=self.name,
+            title=self.title,
+            fault=self.fault,
+            path=_display(self.path),
+            approaches=list(self.approaches),
+            builtin=self.builtin,
+        )
+
+    def fresh_document(self) -> dict[str, Any]:
+        """A deep copy to run: chaoslib mutates the experiment it runs."""
+        return copy.deepcopy(self.document)
+
+
+def builtin_path(name: str) -> Path:
+    return EXPERIMENTS_DIR / f"{name}.json"
+
+
+def resolve(ref: str) -> tuple[str, Path, bool]:
+    """A built-in name or a file path -> (name, path, builtin)."""
+    if ref in CATALOGUE:
+        return ref, builtin_path(ref), True
+    path = Path(ref)
+    if path.suffix in SUFFIXES or os.sep in ref or path.exists():
+        if not path.is_file():
+            raise CompareError(f"experiment {ref}: no such file")
+        builtin = path.resolve() == builtin_path(path.stem).resolve()
+        return path.stem, path, builtin
+    raise CompareError(
+        f"experiment {ref!r}: not a built-in experiment (known: {', '.join(CATALOGUE)})"
+        " and not a file"
+    )
+
+
+def load_experiments(refs: Sequence[str] = ()) -> list[ExperimentSpec]:
+    """Load and validate every experiment (the whole catalogue when `refs` is empty)."""
+    specs: list[ExperimentSpec] = []
+    for ref in refs or CATALOGUE:
+        spec = load_spec(ref)
+        if any(s.name == spec.name for s in specs):
+            raise CompareError(f"experiment {spec.name!r} is given twice")
+        specs.append(spec)
+    return specs
+
+
+def load_spec(ref: str) -> ExperimentSpec:
+    name, path, builtin = resolve(ref)
+    document = _load_valid(path)
+    ext = _extension(document, path)
+    method = document.get("method") or []
+    actions = [a.get("name") for a in method if isinstance(a, dict) and a.get("type") == "action"]
+    injection = ext.get("injection", actions[0] if actions else None)
+    if injection is None:
+        raise CompareError(f"{path}: method: no action to inject")
+    names = [a.get("name") for a in method if isinstance(a, dict)]
+    if injection not in names:
+        raise CompareError(
+            f"{path}: extensions[{EXTENSION}].injection: no method activity named {injection!r}"
+        )
+    evidence = ext.get("evidence") or {}
+    target, field = evidence.get("target"), evidence.get("field")
+    if target is not None and target not in TARGETS:
+        raise CompareError(
+            f"{path}: extensions[{EXTENSION}].evidence.target: {target!r} is not one of"
+            f" {', '.join(TARGETS)}"
+        )
+    if field is not None:
+        try:
+            parse_path(str(field))
+        except CompareError as exc:
+            raise CompareError(f"{path}: extensions[{EXTENSION}].evidence.field: {exc}") from exc
+    approaches = ext.get("approaches", list(APPROACHES))
+    if not isinstance(approaches, list) or not approaches:
+        raise CompareError(f"{path}: extensions[{EXTENSION}].approaches: must be a non-empty list")
+    unknown = [a for a in approaches if a not in APPROACHES]
+    if unknown:
+        raise CompareError(
+            f"{path}: extensions[{EXTENSION}].approaches: unknown approach {unknown[0]!r}"
+            f" (known: {', '.join(APPROACHES)})"
+        )
+    title = str(document["title"])
+    return ExperimentSpec(
+        name=name,
+        path=path,
+        title=title,
+        fault=str(ext.get("fault") or title),
+        approaches=tuple(approaches),
+        target=target,
+        field=field,
+        injection=str(injection),
+        exclusive=bool(ext.get("exclusive", False)),
+        builtin=builtin,
+        document=document,
+    )
+
+
+def _load_valid(path: Path) -> dict[str, Any]:
+    try:
+        document = load_experiment(str(path))
+    except json.JSONDecodeError as exc:
+        raise CompareError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from exc
+    except (ChaosException, OSError, UnicodeDecodeError) as exc:
+        raise CompareError(f"{path}: {_first_line(exc)}") from exc
+    if not isinstance(document, dict):
+        raise CompareError(
+            f"{path}: an experiment must be a mapping, got {type(document).__name__}"
+        )
+    try:
+        ensure_experiment_is_valid(document)
+    except ChaosException as exc:
+        raise CompareError(f"{path}: {_first_line(exc)}") from exc
+    return document
+
+
+def _extension(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    for ext in document.get("extensions") or []:
+        if isinstance(ext, dict) and ext.get("name") == EXTENSION:
+            return ext
+    return {}
+
+
+def _display(path: Path) -> str:
+    """Relative to the repository when inside it (portable in results), else absolute."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(resolved)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,348 @@
+"""One trial: its own namespace, deploy, check the steady state, inject, measure, clean up.
+
+chaostoolkit plays the experiment (hypothesis, method with the injection and the wait,
+hypothesis again, rollbacks) and writes the journal; the observer, in parallel, reads the live
+state around the injection and the judge decides from those readings alone. A failure anywhere
+becomes an `error` trial with one line; only a cancelled run (Ctrl-C) drops a trial.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from kubernetes import client
+
+from compare.chaos.state import problems, read_snapshot
+from compare.cluster import ClusterTarget
+from compare.errors import CompareError
+from compare.results import TrialResult
+from compare.run.approaches import approach as approach_of
+from compare.run.detect import Detection, first_detection, read_events
+from compare.run.evidence import Judge, build_evidence, measure
+from compare.run.experiments import ExperimentSpec
+from compare.run.observe import Observer
+from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
+from compare.webapp import DesiredState, WebApp
+
+MANAGED_BY = "compare-run"
+RUN_LABEL = "compare.example.com/run-id"
+# How long to look for the operator's Event once the fault healed (it is posted asynchronously).
+EVENT_GRACE_S = 2.0
+
+
+class Cancelled(Exception):
+    """The run was interrupted while this trial was under way: it has no result."""
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    experiment: ExperimentSpec
+    approach: str
+    trial: int
+
+    @property
+    def slug(self) -> str:
+        return f"{self.experiment.name}-{self.approach}-{self.trial}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.experiment.name}/{self.approach} #{self.trial}"
+
+
+class Listener(Protocol):
+    """Progress of the run, called from worker threads."""
+
+    def phase(self, plan: TrialPlan, phase: str) -> None: ...
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None: ...
+
+
+@dataclass
+class Ledger:
+    """Namespaces this run created and has not removed yet (thread-safe)."""
+
+    _items: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, namespace: str, approach: str) -> None:
+        with self._lock:
+            self._items[namespace] = approach
+
+    def discard(self, namespace: str) -> None:
+        with self._lock:
+            self._items.pop(namespace, None)
+
+    def items(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._items.items())
+
+
+@dataclass
+class TrialContext:
+    """What every trial of one run shares."""
+
+    run_id: str
+    run_dir: Path
+    target: ClusterTarget
+    webapp: WebApp
+    desired: DesiredState
+    app_path: Path
+    heal_window: float
+    poll_interval: float
+    keep: bool
+    cancel: threading.Event
+    ledger: Ledger
+    listener: Listener
+    cleanup_errors: list[str] = field(default_factory=list)
+
+
+def namespace_for(run_id: str, plan: TrialPlan) -> str:
+    short = {"operator": "op"}.get(plan.approach, plan.approach)
+    name = re.sub(r"[^a-z0-9-]+", "-", plan.experiment.name.lower()).strip("-")
+    suffix = secrets.token_hex(2)
+    head = f"cmp-{short}-{name}"[: 63 - len(f"-{plan.trial}-{suffix}")].rstrip("-")
+    return f"{head}-{plan.trial}-{suffix}"
+
+
+def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
+    """Carry out one trial; raises Cancelled when the run is interrupted meanwhile."""
+    namespace = namespace_for(ctx.run_id, plan)
+    api = ctx.target.api_client()
+    recorder = _Recorder(plan, namespace, ctx.heal_window)
+    try:
+        return _carry_out(ctx, plan, namespace, api, recorder)
+    except (Cancelled, KeyboardInterrupt):
+        raise
+    except CompareError as exc:
+        return recorder.error(exc.message)
+    except client.ApiException as exc:
+        return recorder.error(f"Kubernetes API: {exc.status} {exc.reason}")
+    except Exception as exc:
+        return recorder.error(_first_line(exc))
+    finally:
+        if not ctx.keep:
+            ctx.listener.phase(plan, "cleaning up")
+            try:
+                remove_namespace(ctx.target, api, ctx.webapp, namespace, plan.approach)
+                ctx.ledger.discard(namespace)
+            except Exception as exc:  # the result stands; the engine retries at the end
+                ctx.cleanup_errors.append(f"{namespace}: {_first_line(exc)}")
+        api.close()
+
+
+def _carry_out(
+    ctx: TrialContext,
+    plan: TrialPlan,
+    namespace: str,
+    api: client.ApiClient,
+    recorder: _Recorder,
+) -> TrialResult:
+    spec = plan.experiment
+    ctx.listener.phase(plan, "deploying")
+    create_namespace(api, namespace, ctx.run_id)
+    ctx.ledger.add(namespace, plan.approach)
+    approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace)
+    _check(ctx)
+
+    baseline = read_snapshot(api, namespace, ctx.desired)
+    before = problems(baseline, ctx.desired)
+    if before:
+        return recorder.error(f"the desired state did not hold before the injection: {before[0]}")
+    judge = Judge(ctx.desired, spec.target, spec.field, baseline)
+    observer = Observer(
+        api,
+        namespace,
+        ctx.desired,
+        judge,
+        interval=ctx.poll_interval,
+        window=ctx.heal_window,
+        cancel=ctx.cancel,
+    )
+    clock = InjectionClock(spec.injection, lambda run: observer.injected(epoch(run["end"])))
+    ctx.listener.phase(plan, "injecting")
+    observer.start()
+    try:
+        journal = run_experiment_in_thread(
+            experiment_for(spec, ctx, plan.approach, namespace), [clock]
+        )
+    finally:
+        observer.experiment_over()
+        observer.join()
+    journal_name = f"journals/{plan.slug}.json"
+    write_journal(journal, ctx.run_dir / journal_name)
+    recorder.journal = journal_name
+    _check(ctx)
+
+    run = clock.run
+    if run is None:
+        return recorder.error(
+            f"the injection {spec.injection!r} did not run"
+            f" (experiment ended {_verdict(journal)}{_failure(journal)})"
+        )
+    if run.get("status") != "succeeded":
+        return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
+    injected_at = epoch(run["end"])
+    recorder.injected_at = injected_at
+    if observer.errors and not any(o.started >= injected_at for o in observer.observations):
+        return recorder.error(f"reading the live state failed: {observer.errors[-1]}")
+    # Our drift actions return the value the API server stored: the evidence's `during`.
+    output = run.get("output")
+    reported = output if isinstance(output, dict) and "value" in output else None
+    measurement = measure(
+        judge,
+        observer.observations,
+        injected_at,
+        ctx.heal_window,
+        reported=reported["value"] if reported is not None else None,
+        has_reported=reported is not None,
+    )
+    detection = None
+    if approach_of(plan.approach).posts_events:
+        detection = _detect(api, namespace, ctx, injected_at, measurement.status == "healed")
+    evidence = build_evidence(
+        judge,
+        measurement,
+        detected_by=detection.detected_by if detection else None,
+        extra={
+            "injection": spec.injection,
+            "readings": sum(1 for o in observer.observations if o.started >= injected_at),
+            "chaosVerdict": _verdict(journal),
+        },
+    )
+    detect_s = None
+    if detection is not None and detection.at is not None:
+        detect_s = round(max(detection.at - injected_at, 0.0), 4)
+    return TrialResult(
+        experiment=spec.name,
+        approach=plan.approach,
+        trial=plan.trial,
+        namespace=namespace,
+        status=measurement.status,
+        time_to_heal_seconds=(
+            round(measurement.time_to_heal, 4) if measurement.time_to_heal is not None else None
+        ),
+        time_to_detect_seconds=detect_s,
+        injected_at=datetime.fromtimestamp(injected_at, UTC),
+        heal_window_seconds=ctx.heal_window,
+        poll_resolution_seconds=round(measurement.resolution, 4) or 1e-4,
+        evidence=evidence,
+        journal=journal_name,
+    )
+
+
+def experiment_for(
+    spec: ExperimentSpec, ctx: TrialContext, approach: str, namespace: str
+) -> dict[str, Any]:
+    """The experiment with this trial's values in its configuration (as `chaos run --var`)."""
+    document = spec.fresh_document()
+    configuration = document.setdefault("configuration", {})
+    configuration.update(
+        {
+            "webapp_namespace": namespace,
+            "webapp_name": ctx.webapp.name,
+            "webapp_approach": approach,
+            "webapp_app_file": str(ctx.app_path.resolve()),
+            "heal_window": ctx.heal_window,
+        }
+    )
+    return document
+
+
+def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None:
+    labels = {"app.kubernetes.io/managed-by": MANAGED_BY, RUN_LABEL: run_id}
+    body = client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels))
+    client.CoreV1Api(api).create_namespace(body)
+
+
+def remove_namespace(
+    target: ClusterTarget,
+    api: client.ApiClient,
+    webapp: WebApp,
+    namespace: str,
+    approach: str,
+) -> None:
+    """Remove what the approach deployed (the operator's CR first), then the namespace.
+
+    The namespace is deleted in the background: nothing later depends on it being gone.
+    """
+    approach_of(approach).remove(target, webapp, namespace)
+    try:
+        client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def _detect(
+    api: client.ApiClient,
+    namespace: str,
+    ctx: TrialContext,
+    injected_at: float,
+    healed: bool,
+) -> Detection | None:
+    # The Event is posted asynchronously: once healed, give it a moment to appear.
+    deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
+    while True:
+        found = first_detection(read_events(api, namespace, ctx.webapp.name), injected_at)
+        if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
+            return found
+        ctx.cancel.wait(ctx.poll_interval)
+
+
+def _check(ctx: TrialContext) -> None:
+    if ctx.cancel.is_set():
+        raise Cancelled
+
+
+@dataclass
+class _Recorder:
+    """Builds the error result with whatever the trial had reached."""
+
+    plan: TrialPlan
+    namespace: str
+    heal_window: float
+    journal: str | None = None
+    injected_at: float | None = None
+
+    def error(self, message: str) -> TrialResult:
+        return TrialResult(
+            experiment=self.plan.experiment.name,
+            approach=self.plan.approach,
+            trial=self.plan.trial,
+            namespace=self.namespace,
+            status="error",
+            injected_at=(
+                datetime.fromtimestamp(self.injected_at, UTC) if self.injected_at else None
+            ),
+            heal_window_seconds=self.heal_window,
+            error=message,
+            journal=self.journal,
+        )
+
+
+def _verdict(journal: dict[str, Any]) -> str:
+    return "deviated" if journal.get("deviated") else str(journal.get("status"))
+
+
+def _failure(journal: dict[str, Any]) -> str:
+    before = (journal.get("steady_states") or {}).get("before") or {}
+    if before and not before.get("steady_state_met", True):
+        return ": the steady-state hypothesis did not hold before the method"
+    return ""
+
+
+def _exception(run: dict[str, Any]) -> str:
+    lines = [line.strip() for line in run.get("exception") or [] if str(line).strip()]
+    return lines[-1] if lines else str(run.get("status"))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
