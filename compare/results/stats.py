@@ -198,13 +198,15 @@ def summarize(results: RunResults) -> RunSummary:
     cells: dict[tuple[str, str], Cell] = {}
     for exp in faults:
         for approach in approaches:
-            applicable = approach in exp.approaches
+            planned = approach in exp.approaches and approach in results.settings.approaches
+            trials = tuple(results.trials_of(exp.name, approach))
             cells[(exp.name, approach)] = Cell(
                 experiment=exp,
                 approach=approach,
-                applicable=applicable,
-                planned=results.settings.trials if applicable else 0,
-                trials=tuple(results.trials_of(exp.name, approach)),
+                # Recorded trials count even where the experiment did not list the approach.
+                applicable=planned or bool(trials),
+                planned=results.settings.trials if planned else 0,
+                trials=trials,
             )
     verdicts = {a: _verdict(a, [c for (_, ap), c in cells.items() if ap == a]) for a in approaches}
     return RunSummary(results, faults, approaches, cells, verdicts)

@@ -12,8 +12,8 @@ import pytest
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
 from compare.report import ReportData, ReportFormat, render
-from compare.results import load_results, summarize
-from tests.results.helpers import NAMES, fixture
+from compare.results import RunResults, load_results, summarize
+from tests.results.helpers import NAMES, fixture, fixture_json
 
 
 def _data(name: str, *, policy: bool = False, output_dir: Path | None = None) -> ReportData:
@@ -196,3 +196,16 @@ def test_html_shows_evidence_chart_and_journal_links(tmp_path: Path) -> None:
     assert f'href="{rel}"' in text
     assert "<b>before</b>" in text and "<b>during</b>" in text and "<b>after</b>" in text
     assert "1 cells not covered by the policy" in text
+
+
+def test_a_run_interrupted_before_any_trial_renders_every_format(tmp_path: Path) -> None:
+    data = fixture_json("interrupted")
+    data["trials"] = []
+    results = RunResults.from_json(data)
+    summary = summarize(results)
+    check = evaluate(load_policy(DEFAULT_POLICY), summary)
+    report = ReportData(summary, fixture("interrupted"), check, DEFAULT_POLICY, tmp_path)
+    for fmt in ReportFormat:
+        assert render(fmt, report)
+    assert "helm healed 0/12 faults; 12 not run" in render(ReportFormat.table, report)
+    assert "run is complete" in render(ReportFormat.junit, report)

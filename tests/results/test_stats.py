@@ -114,3 +114,16 @@ def test_fault_asked_for_but_never_described_gets_a_row() -> None:
     cell = s.cell("my-own-fault", "operator")
     assert cell is not None
     assert cell.outcome == "missing"
+
+
+def test_trials_of_an_unlisted_approach_still_count() -> None:
+    data = fixture_json("single-trial")
+    drift = next(e for e in data["experiments"] if e["name"] == "operator-down-drift")
+    assert drift["approaches"] == ["operator"]
+    drift["approaches"] = ["helm"]  # the file disagrees with its own trials
+    s = summarize(RunResults.from_json(data))
+    cell = s.cell("operator-down-drift", "operator")
+    assert cell is not None
+    assert (cell.outcome, cell.planned, cell.recorded) == ("healed", 0, 1)
+    assert s.cell("operator-down-drift", "helm") is not None
+    assert s.verdicts["operator"].faults == 4
