@@ -1,0 +1,175 @@
+"""The operator process: health endpoints, leader election, then kopf (kubebuilder's manager).
+
+    standby --(Lease acquired)--> leading: kopf runs --(SIGTERM)--> stop kopf, release Lease, 0
+                                               `--(renewal lost)--> stop kopf, exit 1
+
+A replica that loses its lease exits rather than trying to lead again, as controller-runtime
+does: its in-memory state may be stale, and the Deployment (or the local runner) restarts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+import kopf
+from kubernetes import client
+
+from webapp_operator.config import OperatorConfig, parse_args
+from webapp_operator.handlers import Backoff, Controller, register
+from webapp_operator.health import HealthServer, HealthState
+from webapp_operator.kube import api_client, load_configuration
+from webapp_operator.leader import LeaderElector
+from webapp_operator.reconciler import Reconciler
+from webapp_operator.registry import Registry
+from webapp_operator.settings import operator_settings
+
+__all__ = ["Manager", "main"]
+
+logger = logging.getLogger("webapp_operator")
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+READY_TIMEOUT_S = 30.0
+POLL_S = 0.05
+
+
+class Manager:
+    """One operator process."""
+
+    def __init__(self, config: OperatorConfig) -> None:
+        self.config = config
+        self.configuration = load_configuration(config.kubeconfig, config.context)
+        self.api = api_client(self.configuration)
+        identity = config.lease.identity if config.lease else "standalone"
+        self.state = HealthState(identity)
+        self.health = HealthServer(self.state, config.health_addr, config.health_port)
+        self.elector = LeaderElector(self.api, config.lease) if config.lease else None
+        self.stop = asyncio.Event()
+
+    def _install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._on_signal, signum)
+
+    def _on_signal(self, signum: int) -> None:
+        logger.info("received %s: stopping", signal.Signals(signum).name)
+        self.stop.set()
+
+    async def run(self) -> int:
+        self._install_signal_handlers()
+        if self.config.health_port:
+            await self.health.start()
+        try:
+            if self.elector is not None and not await self.elector.acquire(self.stop):
+                return EXIT_OK  # stopped while standing by
+            self.state.leading = True
+            return await self._lead()
+        finally:
+            self.state.leading = self.state.ready = False
+            if self.elector is not None:
+                # Graceful stop: hand the Lease over now instead of making the next leader
+                # wait out the lease duration. (After a lost lease, release() is a no-op.)
+                await asyncio.to_thread(self.elector.release)
+            await self.health.stop()
+            self.api.close()
+
+    async def _lead(self) -> int:
+        config = self.config
+        registry = kopf.OperatorRegistry()
+        reconciler = Reconciler(self.api, Registry(self.api, config.operator_namespace,
+                                                   config.registry_name))  # fmt: skip
+        controller = Controller(
+            reconciler, config.resync_seconds, Backoff(config.backoff_base, config.backoff_cap)
+        )
+        register(registry, controller, self.configuration, webhooks=config.webhook is not None)
+        kopf_stop, kopf_ready = asyncio.Event(), asyncio.Event()
+        operator = asyncio.create_task(
+            kopf.operator(
+                registry=registry,
+                settings=operator_settings(config, self.state.identity),
+                clusterwide=not config.namespaces,
+                namespaces=config.namespaces,
+                standalone=True,
+                stop_flag=kopf_stop,
+                ready_flag=kopf_ready,
+            ),
+            name="kopf",
+        )
+        renewing = asyncio.create_task(
+            self.elector.hold() if self.elector else asyncio.Event().wait(), name="lease"
+        )
+        stopping = asyncio.create_task(self.stop.wait(), name="stop")
+        readiness = asyncio.create_task(self._become_ready(kopf_ready), name="readiness")
+        try:
+            done, _ = await asyncio.wait(
+                {operator, renewing, stopping}, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            kopf_stop.set()
+            for task in (renewing, stopping, readiness):
+                task.cancel()
+            self.state.ready = False
+        try:
+            await operator
+        except Exception:
+            logger.exception("kopf failed")
+            return EXIT_FAILED
+        if renewing in done:
+            logger.error("leadership lost: exiting so that a fresh process stands by")
+            return EXIT_FAILED
+        return EXIT_OK
+
+    async def _become_ready(self, kopf_ready: asyncio.Event) -> None:
+        """Ready = kopf started (watching) and, if configured, the webhook accepts TLS
+        connections: the first WebApp applied after readiness must reach the webhook."""
+        await kopf_ready.wait()
+        # kopf installs its own SIGINT/SIGTERM handlers when it starts; take them back so
+        # every shutdown goes through one path (stop kopf, then release the Lease).
+        self._install_signal_handlers()
+        webhook = self.config.webhook
+        if webhook is not None:
+            host = "127.0.0.1" if webhook.addr in ("0.0.0.0", "") else webhook.addr
+            deadline = asyncio.get_running_loop().time() + READY_TIMEOUT_S
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection(host, webhook.port)
+                except OSError:
+                    if asyncio.get_running_loop().time() > deadline:
+                        logger.error("webhook not listening on %s:%s", host, webhook.port)
+                        return
+                    await asyncio.sleep(POLL_S)
+                    continue
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+                break
+        self.state.ready = True
+        logger.info("ready: leading and watching as %s", self.state.identity)
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = parse_args(argv)
+    logging.basicConfig(
+        level=config.log_level,
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # The client logs every retried connection at WARNING; kopf reports what matters.
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+    # kopf logs every handler call at INFO ("Handler ... succeeded"): one line per watch event.
+    # The operator logs its own actions (webapp_operator.*); kopf speaks up for problems.
+    if config.log_level != "DEBUG":
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    try:
+        return asyncio.run(_main(config))
+    except client.exceptions.ApiException as exc:
+        logger.error("cannot start: %s %s", exc.status, exc.reason)
+        return EXIT_FAILED
+
+
+async def _main(config: OperatorConfig) -> int:
+    return await Manager(config).run()
