@@ -65,6 +65,10 @@ def evaluate(policy: Policy, summary: RunSummary) -> CheckResult:
         )
     verdicts: list[Verdict] = []
     for index, rule in enumerate(policy.expectations):
+        if rule.faults == "all" and rule.approach not in summary.approaches:
+            # One line for the whole approach, not one per fault it would have covered.
+            verdicts.append(_judge(index, rule, "all", None, summary))
+            continue
         for fault in _faults_of(rule, summary):
             cell = summary.cell(fault, rule.approach)
             verdicts.append(_judge(index, rule, fault, cell, summary))

@@ -19,10 +19,13 @@ RESULTS_FILE = "results.json"
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write via a temp file in the same directory and os.replace: readers never see half."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates 0600; a report is meant to be read (served, uploaded) like any file.
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

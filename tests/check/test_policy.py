@@ -239,3 +239,14 @@ def test_default_policy_file_is_valid_yaml_with_every_builtin_fault() -> None:
     results = load_results(fixture("full-run"))
     helm_faults = {e.name for e in results.experiments if "helm" in e.approaches}
     assert helm_faults <= named  # every helm fault has an explicit expectation
+
+
+def test_missing_approach_under_all_is_one_violation() -> None:
+    rule = {"approach": "operator", "faults": "all", "expect": "heals"}
+    data = fixture_json("full-run")
+    data["settings"]["approaches"] = ["helm"]
+    data["trials"] = [t for t in data["trials"] if t["approach"] == "helm"]
+    assert _violations(_policy(rule), RunResults.from_json(data)) == [
+        "operator/all: expected to heal: approach 'operator' is not in this run,"
+        " and the expectation is not optional"
+    ]

@@ -206,3 +206,11 @@ def test_evidence_writes_what_was_recorded_only() -> None:
         "before": None,
         "recreated": ["deployment"],
     }
+
+
+def test_saved_files_are_readable_by_others(tmp_path: Path) -> None:
+    path = save_results(load_results(fixture("single-trial")), tmp_path)
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o600)  # a mode the user chose is kept when the file is replaced
+    save_results(load_results(fixture("single-trial")), tmp_path)
+    assert path.stat().st_mode & 0o777 == 0o600
