@@ -29,6 +29,20 @@ class ReportData:
     def run_dir(self) -> Path:
         return self.source.parent
 
+    @property
+    def resolution_seconds(self) -> float:
+        """How precise the times are: the coarsest trial's poll resolution (else the interval)."""
+        values = [t.poll_resolution_seconds for t in self.results.trials]
+        recorded = [v for v in values if v is not None]
+        return max(recorded) if recorded else self.results.settings.poll_interval_seconds
+
+    def precision_note(self) -> str:
+        return (
+            "Time to heal is measured from the injection instant to the first poll that saw the"
+            " desired state again (p50/p95 over the trials); times are precise to about"
+            f" {self.resolution_seconds:.2g} s, the coarsest poll resolution of the trials."
+        )
+
     def journal_href(self, trial: TrialResult) -> str | None:
         """The trial's journal as a link that works from where the report is written."""
         if not trial.journal:

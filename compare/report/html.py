@@ -177,11 +177,7 @@ def _table(data: ReportData) -> list[str]:
             )
         out.append("</tr>")
     out.append("</tbody></table>")
-    out.append(
-        '<p class="note">Time to heal is measured from the injection instant to the first poll'
-        " that saw the desired state again (p50/p95 over the trials, precise to the"
-        f" {data.results.settings.poll_interval_seconds:g} s poll interval).</p>"
-    )
+    out.append(f'<p class="note">{escape(data.precision_note())}</p>')
     errors = data.error_lines()
     if errors:
         out.append("<h3>Errors</h3><ul>")

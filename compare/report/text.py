@@ -97,8 +97,7 @@ def render_markdown(data: ReportData) -> str:
     out.append(tabulate(rows, headers=["fault", *s.approaches], tablefmt="github"))
     out += [
         "",
-        "Times are time-to-heal from the injection instant (p50/p95 over the trials, precise to"
-        f" the {r.settings.poll_interval_seconds:g} s poll interval).",
+        _md(data.precision_note()),
         "",
         "## Verdict",
         "",

@@ -10,8 +10,9 @@ from typing import Any
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 # full-run: 13 faults x 2 approaches x 3 trials, as the mission predicts;
 # with-errors: error trials, mixed outcomes, a user experiment; interrupted: complete=false
-# with trials missing; single-trial: one trial per cell.
-NAMES = ("full-run", "with-errors", "interrupted", "single-trial")
+# with trials missing; single-trial: one trial per cell. Those four are hand-made;
+# recorded-helm is a real `compare run` (helm only, 1 trial, 3 s window) on the embedded cluster.
+NAMES = ("full-run", "with-errors", "interrupted", "single-trial", "recorded-helm")
 
 
 def fixture(name: str) -> Path:

@@ -127,3 +127,11 @@ def test_trials_of_an_unlisted_approach_still_count() -> None:
     assert (cell.outcome, cell.planned, cell.recorded) == ("healed", 0, 1)
     assert s.cell("operator-down-drift", "helm") is not None
     assert s.verdicts["operator"].faults == 4
+
+
+def test_real_recording_shows_helm_heals_only_what_kubernetes_heals() -> None:
+    s = summarize(load_results(fixture("recorded-helm")))
+    assert s.approaches == ["helm"]
+    healed = {f.name for f in s.faults if (c := s.cell(f.name, "helm")) and c.outcome == "healed"}
+    assert healed == {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
+    assert s.verdicts["helm"].text.startswith("helm healed 3/12 faults, median ")
