@@ -19,7 +19,10 @@ def check(
     policy: Annotated[
         Path,
         typer.Option(
-            "--policy", help="Policy file (expectations per approach and fault).", dir_okay=False
+            "--policy",
+            help="Policy file (expectations per approach and fault).",
+            dir_okay=False,
+            show_default="experiments/policy.yaml",
         ),
     ] = DEFAULT_POLICY,
     verbose: Annotated[

@@ -24,7 +24,7 @@ PolicyOpt = Annotated[
     Path | None,
     typer.Option(
         "--policy",
-        help=f"Policy file to judge the run by (junit: default {DEFAULT_POLICY.name}).",
+        help="Policy file to judge the run by (junit: default experiments/policy.yaml).",
         dir_okay=False,
         show_default=False,
     ),
