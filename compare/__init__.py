@@ -14,7 +14,17 @@ Layers (lower never import higher):
   cli                      thin Typer commands over all of the above
 """
 
+from typing import Any
+
 from compare.errors import CompareError
 
 __version__ = "0.1.0"
-__all__ = ["CompareError", "__version__"]
+__all__ = ["CompareError", "__version__", "discover"]
+
+
+def discover(discover_system: bool = True) -> Any:
+    """`chaos discover --no-install helm-vs-operator` imports this package and calls this:
+    the activities of our chaostoolkit extension, `compare.chaos`."""
+    from compare.chaos import discover as discover_extension
+
+    return discover_extension(discover_system)

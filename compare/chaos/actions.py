@@ -1,4 +1,5 @@
-"""Actions chaostoolkit-kubernetes lacks: drift of the WebApp's Deployment and Service.
+"""Actions chaostoolkit-kubernetes lacks: drift of the WebApp's Deployment and Service, and
+stopping/starting the operator.
 
 Each drift action patches one owned field and returns what the API server stored, as
 `{"object", "name", "uid", "field", "value"}`: the field's value right after the injection
@@ -8,14 +9,16 @@ terminations and scaling use chaosk8s's own actions.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
-from compare.chaos.cluster import api_client
+from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import read_path
+from compare.errors import CompareError
 from compare.webapp import CONTAINER_NAME, PORT_NAME
 
 __all__ = [
@@ -25,6 +28,8 @@ __all__ = [
     "set_service_port",
     "set_service_selector",
     "set_template_label",
+    "start_operator",
+    "stop_operator",
 ]
 
 
@@ -179,3 +184,30 @@ def set_service_selector(
         lambda api: client.CoreV1Api(api).patch_namespaced_service(name, ns, body),
         secrets,
     )
+
+
+def _operator() -> Any:
+    # Imported on use: the drift actions must work where the operator path is not installed.
+    return importlib.import_module("compare.deploy.operator")
+
+
+def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:
+    """Stop the shared WebApp operator: SIGTERM (graceful), or SIGKILL with `kill`.
+
+    Nothing reconciles WebApps until `start_operator`; do not delete a namespace holding a
+    WebApp meanwhile (its finalizer needs the operator).
+    """
+    try:
+        _operator().stop_operator(cluster_target(secrets), kill=bool(kill))
+    except CompareError as exc:
+        raise ActivityFailed(exc.message) from exc
+    return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
+
+
+def start_operator(secrets: Any = None) -> dict[str, Any]:
+    """Start the shared WebApp operator again (nothing happens when it runs already)."""
+    try:
+        _operator().start_operator(cluster_target(secrets))
+    except CompareError as exc:
+        raise ActivityFailed(exc.message) from exc
+    return {"operator": "running"}

@@ -17,7 +17,7 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.config import kube_config
 
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, EmbeddedCluster
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_CONTEXT = "KUBERNETES_CONTEXT"
@@ -34,7 +34,11 @@ def kube_context(secrets: Mapping[str, Any] | None = None) -> str | None:
 
 
 def cluster_target(secrets: Mapping[str, Any] | None = None) -> ClusterTarget:
-    return ClusterTarget(kubeconfig_path(), kube_context(secrets))
+    """The target as `compare` would name it: an embedded cluster is recognised by where its
+    kubeconfig lives, so that the operator's per-cluster state (pid, log) is the same one."""
+    path = kubeconfig_path()
+    embedded = path.resolve() == EmbeddedCluster(path.parent.name).kubeconfig.resolve()
+    return ClusterTarget(path, kube_context(secrets), embedded=embedded)
 
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:

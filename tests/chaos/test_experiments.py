@@ -1,0 +1,236 @@
+"""The experiment catalogue: valid for chaostoolkit itself, complete metadata, clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from compare.chaos import discover
+from compare.chaos.fields import parse_path
+from compare.cli import app
+from compare.errors import CompareError
+from compare.paths import EXPERIMENTS_DIR
+from compare.run.experiments import CATALOGUE, TARGETS, load_experiments, load_spec
+
+CHAOS = str(Path(sys.executable).parent / "chaos")
+CONTRACT = ("webapp_namespace", "webapp_name", "webapp_approach", "webapp_app_file", "heal_window")
+OWN = ("compare.chaos.actions", "compare.chaos.probes")
+DELETIONS = ("deployment-delete", "service-delete", "replicaset-delete")
+
+
+def test_the_catalogue_is_exactly_the_files() -> None:
+    files = {p.stem for p in EXPERIMENTS_DIR.glob("*.json")}
+    assert files == set(CATALOGUE)
+    assert len(CATALOGUE) == 13
+
+
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_chaos_validate_accepts_every_experiment(name: str) -> None:
+    done = subprocess.run(
+        [CHAOS, "--no-log-file", "validate", str(EXPERIMENTS_DIR / f"{name}.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "experiment syntax and semantic look valid" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_every_experiment_states_its_fault_approaches_and_evidence(name: str) -> None:
+    spec = load_spec(name)
+    doc = spec.document
+    assert spec.builtin and spec.name == name
+    assert spec.fault and spec.title == doc["title"]
+    assert spec.target in TARGETS
+    if spec.field is not None:
+        parse_path(spec.field)
+    # Deletions track the object itself (a new uid), drifts a field.
+    assert (spec.field is None) == (name in DELETIONS)
+    method = doc["method"]
+    injection = next(a for a in method if a["name"] == spec.injection)
+    assert injection["type"] == "action"
+    # The contract every experiment receives, each overridable from the environment.
+    for key in CONTRACT:
+        assert doc["configuration"][key]["type"] == "env", key
+        assert "default" in doc["configuration"][key], key
+    probe = doc["steady-state-hypothesis"]["probes"][0]
+    assert probe["provider"]["func"] == "desired_state_holds"
+    assert probe["tolerance"] is True
+    wait = method[-1]["provider"]
+    assert wait["func"] == "wait_for_desired_state"
+    assert wait["arguments"]["timeout"] == "${heal_window}"
+
+
+def test_chaosk8s_activities_are_used_where_they_fit() -> None:
+    modules = {
+        name: load_spec(name).document["method"][0]["provider"]["module"]
+        for name in (
+            "pod-delete-one",
+            "pod-delete-all",
+            "deployment-scale-zero",
+            "deployment-delete",
+            "service-delete",
+            "replicaset-delete",
+        )
+    }
+    assert all(module.startswith("chaosk8s.") for module in modules.values()), modules
+
+
+def test_operator_down_drift_is_operator_only_and_exclusive() -> None:
+    spec = load_spec("operator-down-drift")
+    assert spec.approaches == ("operator",)
+    assert spec.exclusive
+    names = [a["name"] for a in spec.document["method"]]
+    assert names[: names.index(spec.injection) + 2] == [
+        "stop-operator",
+        "scale-to-one",
+        "start-operator",
+    ]
+    # Even when the method breaks off, the rollback starts the operator again.
+    assert [a["name"] for a in spec.document["rollbacks"]] == ["start-operator"]
+    assert all(not s.exclusive for s in load_experiments() if s.name != spec.name)
+
+
+def _write(tmp_path: Path, name: str, content: object) -> Path:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def _valid() -> dict[str, object]:
+    return json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("method"), "an experiment requires a method"),
+        (lambda d: d.pop("description"), "experiment requires a description"),
+        (
+            lambda d: d["method"][0]["provider"].update(func="nope"),
+            "does not expose a function called 'nope'",
+        ),
+        (
+            lambda d: d["method"][0]["provider"]["arguments"].update(colour="red"),
+            "argument 'colour' is not part of the function signature",
+        ),
+        (
+            lambda d: d["extensions"][0]["evidence"].update(target="cluster"),
+            "extensions[compare].evidence.target: 'cluster' is not one of",
+        ),
+        (
+            lambda d: d["extensions"][0]["evidence"].update(field="spec.replicas"),
+            "extensions[compare].evidence.field: field path 'spec.replicas'",
+        ),
+        (
+            lambda d: d["extensions"][0].update(approaches=["kustomize"]),
+            "extensions[compare].approaches: unknown approach 'kustomize'",
+        ),
+        (
+            lambda d: d["extensions"][0].update(injection="nothing"),
+            "extensions[compare].injection: no method activity named 'nothing'",
+        ),
+    ],
+)
+def test_a_malformed_experiment_is_one_line_naming_the_file(
+    tmp_path: Path, change: object, message: str
+) -> None:
+    doc = _valid()
+    change(doc)  # type: ignore[operator]
+    path = _write(tmp_path, "mine.json", doc)
+    with pytest.raises(CompareError) as info:
+        load_spec(str(path))
+    text = str(info.value)
+    assert text.startswith(f"{path}: ")
+    assert message in text
+    assert "\n" not in text
+
+
+def test_broken_json_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "broken.json", '{\n  "title": "x",\n  oops\n}')
+    with pytest.raises(CompareError, match=r"broken.json: not valid JSON \(line 3, column 3"):
+        load_spec(str(path))
+
+
+def test_unknown_names_and_files() -> None:
+    with pytest.raises(CompareError, match=r"not a built-in experiment .*known: pod-delete-one"):
+        load_spec("pod-delete-some")
+    with pytest.raises(CompareError, match=r"experiment /nowhere/x\.json: no such file"):
+        load_spec("/nowhere/x.json")
+    with pytest.raises(CompareError, match="'env-add' is given twice"):
+        load_experiments(["env-add", str(EXPERIMENTS_DIR / "env-add.json")])
+
+
+def test_compare_run_rejects_a_malformed_experiment_before_touching_a_cluster(
+    tmp_path: Path,
+) -> None:
+    # The kubeconfig does not exist: reaching the cluster would fail with another message.
+    path = _write(tmp_path, "bad.json", {"title": "t", "description": "d"})
+    result = CliRunner().invoke(
+        app,
+        ["run", "--experiment", str(path), "--kubeconfig", str(tmp_path / "none.yaml")],
+    )
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert f"{path}: an experiment requires a method" in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_compare_run_rejects_an_unreachable_cluster_in_one_line(tmp_path: Path) -> None:
+    kubeconfig = _write(
+        tmp_path,
+        "kubeconfig.yaml",
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+                "users": [{"name": "u", "user": {"token": "t"}}],
+            }
+        ),
+    )
+    result = CliRunner().invoke(app, ["run", "--kubeconfig", str(kubeconfig)])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert "unreachable" in lines[0]
+
+
+def test_discover_lists_the_extension_activities() -> None:
+    found = discover(discover_system=False)
+    listed = {(a["mod"], a["name"], a["type"]) for a in found["activities"]}
+    assert ("compare.chaos.actions", "set_container_image", "action") in listed
+    assert ("compare.chaos.actions", "stop_operator", "action") in listed
+    assert ("compare.chaos.probes", "desired_state_holds", "probe") in listed
+    assert {mod for mod, _, _ in listed} == set(OWN)
+
+
+def test_chaos_discover_finds_the_extension(tmp_path: Path) -> None:
+    out = tmp_path / "discovery.json"
+    done = subprocess.run(
+        [
+            CHAOS,
+            "--no-log-file",
+            "discover",
+            "--no-install",
+            "--no-system-info",
+            "--discovery-path",
+            str(out),
+            "helm-vs-operator",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = {a["name"] for a in json.loads(out.read_text())["activities"]}
+    assert {"set_service_selector", "wait_for_desired_state", "start_operator"} <= names
