@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from compare.cluster import ClusterTarget, resolve_target
-from compare.errors import CompareError
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 
 console = Console(soft_wrap=True, highlight=False)
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 KubeconfigOpt = Annotated[
     Path | None,
@@ -36,7 +39,42 @@ class GlobalOptions:
 
 
 class ErrorBoundaryGroup(TyperGroup):
-    """Turns CompareError (from any nested command) into one line on stderr and its exit code."""
+    """Turns CompareError (from any nested command) into one line on stderr and its exit code,
+    and usage errors (a wrong flag or value) into one line too, instead of click's usage box."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            result = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+            code = result if isinstance(result, int) else 0
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            code = EXIT_USAGE
+        except UsageError as exc:
+            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            err_console.print(f"[bold red]error:[/] {exc.format_message()}{where}", markup=True)
+            code = exc.exit_code
+        except ClickException as exc:
+            err_console.print(f"[bold red]error:[/] {exc.format_message()}", markup=True)
+            code = exc.exit_code
+        except Abort:
+            err_console.print("aborted")
+            code = EXIT_FAILED
+        if standalone_mode:
+            sys.exit(code)
+        return code
 
     def invoke(self, ctx: Any) -> Any:
         try:

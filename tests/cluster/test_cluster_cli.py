@@ -170,3 +170,18 @@ def test_build_without_go_names_the_missing_toolchain(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "no Go toolchain on PATH" in result.stderr
     assert not (tmp_path / "bin").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["cluster", "up", "--bogus"], "No such option: --bogus"),
+        (["cluster", "up", "--nodes", "0"], "Invalid value for '--nodes'"),
+        (["no-such-command"], "No such command 'no-such-command'"),
+    ],
+)
+def test_usage_errors_are_one_line(args: list[str], expected: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0] and lines[0].startswith("error:")
