@@ -27,6 +27,7 @@ import kopf
 from kubernetes import client
 
 from webapp_operator.admission import admission_problems, scale_problems
+from webapp_operator.health import Counters
 from webapp_operator.kube import connection_info
 from webapp_operator.names import (
     API_GROUP,
@@ -67,6 +68,7 @@ class Controller:
     reconciler: Reconciler
     resync_seconds: float = 30.0
     backoff: Backoff = field(default_factory=Backoff)
+    counters: Counters = field(default_factory=Counters)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     _generations: dict[Key, int] = field(default_factory=dict)
     _failures: dict[Key, int] = field(default_factory=dict)
@@ -152,7 +154,7 @@ def register(
     webhook server); the CRD schema and CEL rules still apply.
     """
 
-    @kopf.on.login(registry=registry)
+    @kopf.on.login(id="login", registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
         return connection_info(configuration)
 
@@ -179,10 +181,13 @@ def register(
                 outcome = await asyncio.to_thread(controller.reconciler.reconcile, namespace, name)
                 if not outcome.found:
                     return
+                controller.counters.reconciles += 1
+                controller.counters.changes += len(outcome.changes)
                 for change in outcome.changes:
                     log.info("%s/%s %s: %s", namespace, name, change.reason, change.message)
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
                 if outcome.failure is not None:
+                    controller.counters.failures += 1
                     failure = outcome.failure
                     kopf.event(body, type="Warning", reason=failure.reason, message=failure.message)
                     if outcome.retry:

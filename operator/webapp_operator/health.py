@@ -9,11 +9,20 @@ webhook sends admission requests to the leader only.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from aiohttp import web
 
-__all__ = ["HealthServer", "HealthState"]
+__all__ = ["Counters", "HealthServer", "HealthState"]
+
+
+@dataclass
+class Counters:
+    """What this process did since it started leading (tests and benchmarks read them)."""
+
+    reconciles: int = 0
+    changes: int = 0
+    failures: int = 0
 
 
 @dataclass
@@ -21,10 +30,17 @@ class HealthState:
     identity: str
     leading: bool = False
     ready: bool = False
-    detail: dict[str, str] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
 
     def as_json(self) -> str:
-        return json.dumps({"identity": self.identity, "leading": self.leading, "ready": self.ready})
+        return json.dumps(
+            {
+                "identity": self.identity,
+                "leading": self.leading,
+                "ready": self.ready,
+                **asdict(self.counters),
+            }
+        )
 
 
 class HealthServer:

@@ -80,10 +80,13 @@ class Manager:
     async def _lead(self) -> int:
         config = self.config
         registry = kopf.OperatorRegistry()
-        reconciler = Reconciler(self.api, Registry(self.api, config.operator_namespace,
-                                                   config.registry_name))  # fmt: skip
+        registry_map = Registry(self.api, config.operator_namespace, config.registry_name)
+        reconciler = Reconciler(self.api, registry_map)
         controller = Controller(
-            reconciler, config.resync_seconds, Backoff(config.backoff_base, config.backoff_cap)
+            reconciler,
+            config.resync_seconds,
+            Backoff(config.backoff_base, config.backoff_cap),
+            counters=self.state.counters,
         )
         register(registry, controller, self.configuration, webhooks=config.webhook is not None)
         kopf_stop, kopf_ready = asyncio.Event(), asyncio.Event()

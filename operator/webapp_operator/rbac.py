@@ -72,13 +72,18 @@ CLUSTER_RULES: tuple[Rule, ...] = (
         ("update",),
     ),
     Rule(
-        "the children: watch every event, server-side apply and JSON patch (never delete: "
-        "the garbage collector does)",
+        "the children: watch every event; server-side apply (create when absent, patch) and "
+        "JSON patch. Never delete: the garbage collector does, through owner references",
         ("apps",),
         ("deployments",),
-        ("get", "list", "watch", "patch"),
+        ("get", "list", "watch", "create", "patch"),
     ),
-    Rule("the children, as above", ("",), ("services",), ("get", "list", "watch", "patch")),
+    Rule(
+        "the children, as above",
+        ("",),
+        ("services",),
+        ("get", "list", "watch", "create", "patch"),
+    ),
     Rule(
         "Created / DriftCorrected / ReconcileFailed events on WebApps",
         ("",),

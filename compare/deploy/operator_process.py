@@ -1,0 +1,217 @@
+"""The local operator process: kubebuilder's `make run`, with a pid, a log and a readiness wait.
+
+Each process of a cluster is an *instance* (the default one is "operator"; tests add standby
+replicas). Its state file `<instance>.json` in the cluster's state directory records the pid
+and the health port; its output goes to `<instance>.log`. Processes start in their own session
+so that they outlive the command that started them, and only a pid whose command line is
+`python -m webapp_operator` counts as alive (pids get reused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from compare.errors import EXIT_FAILED, CompareError
+
+__all__ = [
+    "DEFAULT_INSTANCE",
+    "OperatorOptions",
+    "ProcessInfo",
+    "is_ready",
+    "is_running",
+    "read_process",
+    "spawn",
+    "terminate",
+    "wait_ready",
+]
+
+DEFAULT_INSTANCE = "operator"
+POLL_S = 0.05
+STOP_TIMEOUT_S = 20.0
+# Popen objects of the processes this Python process started: polling them reaps zombies.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+_CHILDREN_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class OperatorOptions:
+    """Flags of the local operator; the defaults are the operator's own."""
+
+    resync_seconds: float = 30.0
+    lease_duration: float = 15.0
+    lease_renew_deadline: float = 10.0
+    lease_retry_period: float = 2.0
+    log_level: str = "INFO"
+
+    def args(self) -> list[str]:
+        return [
+            f"--resync-seconds={self.resync_seconds}",
+            f"--lease-duration={self.lease_duration}",
+            f"--lease-renew-deadline={self.lease_renew_deadline}",
+            f"--lease-retry-period={self.lease_retry_period}",
+            f"--log-level={self.log_level}",
+        ]
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    instance: str
+    pid: int
+    health_port: int
+    log: str
+    started: float
+
+    @property
+    def log_path(self) -> Path:
+        return Path(self.log)
+
+
+def _state_file(directory: Path, instance: str) -> Path:
+    return directory / f"{instance}.json"
+
+
+def _alive(pid: int) -> bool:
+    """A live, non-zombie process running the operator module."""
+    with _CHILDREN_LOCK:
+        child = _CHILDREN.get(pid)
+        if child is not None and child.poll() is not None:
+            del _CHILDREN[pid]
+            return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[-1].split()[0]
+    return state != "Z" and b"webapp_operator" in cmdline
+
+
+def read_process(directory: Path, instance: str = DEFAULT_INSTANCE) -> ProcessInfo | None:
+    """The recorded process of an instance, whether or not it still runs (None: never ran)."""
+    try:
+        data = json.loads(_state_file(directory, instance).read_text())
+        return ProcessInfo(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def is_running(info: ProcessInfo | None) -> bool:
+    return info is not None and _alive(info.pid)
+
+
+def is_ready(info: ProcessInfo) -> bool:
+    """The operator's /readyz: leading, kopf started, webhook listening."""
+    url = f"http://127.0.0.1:{info.health_port}/readyz"
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def spawn(
+    directory: Path,
+    *,
+    instance: str,
+    kubeconfig: Path,
+    health_port: int,
+    webhook_port: int | None,
+    cert_dir: Path,
+    options: OperatorOptions,
+    identity: str | None = None,
+) -> ProcessInfo:
+    """Start one operator process (all namespaces, loopback only) and record it."""
+    log = directory / f"{instance}.log"
+    args = [
+        sys.executable, "-m", "webapp_operator", "--all-namespaces",
+        f"--kubeconfig={kubeconfig}",
+        "--health-addr=127.0.0.1", f"--health-port={health_port}",
+        *options.args(),
+    ]  # fmt: skip
+    if webhook_port:
+        args += [
+            "--webhook-addr=127.0.0.1",
+            f"--webhook-port={webhook_port}",
+            f"--webhook-cert-dir={cert_dir}",
+        ]
+    else:
+        args.append("--webhook-port=0")
+    if identity:
+        args.append(f"--identity={identity}")
+    directory.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
+        out.flush()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # A session of its own: the operator outlives the command that started it and does
+        # not receive the terminal's Ctrl-C.
+        child = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+    with _CHILDREN_LOCK:
+        _CHILDREN[child.pid] = child
+    info = ProcessInfo(instance, child.pid, health_port, str(log), time.time())
+    state = _state_file(directory, instance)
+    tmp = state.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(info)))
+    tmp.replace(state)
+    return info
+
+
+def wait_ready(info: ProcessInfo, *, timeout: float) -> None:
+    """Block until the process is ready, or raise naming the log when it died or timed out."""
+    deadline = time.monotonic() + timeout
+    while not is_ready(info):
+        if not _alive(info.pid):
+            raise CompareError(
+                f"the operator process {info.pid} exited during start-up: "
+                f"{_last_line(info.log_path)} (log: {info.log_path})",
+                exit_code=EXIT_FAILED,
+            )
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"the operator process {info.pid} was not ready within {timeout:.0f}s "
+                f"(log: {info.log_path})",
+                exit_code=EXIT_FAILED,
+            )
+        time.sleep(POLL_S)
+
+
+def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM (graceful: the operator releases its Lease) or SIGKILL, then wait until gone.
+    A graceful stop that overruns the timeout is finished with SIGKILL."""
+    if not _alive(info.pid):
+        return
+    sig = signal.SIGKILL if kill else signal.SIGTERM
+    try:
+        os.kill(info.pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while _alive(info.pid):
+        if time.monotonic() > deadline:
+            if kill:
+                raise CompareError(f"operator process {info.pid} survived SIGKILL")
+            os.kill(info.pid, signal.SIGKILL)
+            kill, deadline = True, time.monotonic() + timeout
+        time.sleep(POLL_S)
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+    except OSError:
+        return "no log"
+    lines = [line for line in lines if line]
+    return lines[-1] if lines else "no output"
