@@ -98,6 +98,14 @@ def generated_files() -> dict[Path, Callable[[], str]]:
     }
 
 
+def _shown(path: Path) -> str:
+    """Relative to the repository when inside it."""
+    try:
+        return str(path.relative_to(OPERATOR_DIR.parent))
+    except ValueError:
+        return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m webapp_operator.manifests", description=__doc__
@@ -114,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.check:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)
-            print(f"wrote {path.relative_to(OPERATOR_DIR.parent)}")
+            print(f"wrote {_shown(path)}")
     if args.check and stale:
         for path in stale:
-            print(f"out of date: {path.relative_to(OPERATOR_DIR.parent)}", file=sys.stderr)
+            print(f"out of date: {_shown(path)}", file=sys.stderr)
         print("run `make manifests` and commit the result", file=sys.stderr)
         return 1
     return 0

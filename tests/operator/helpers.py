@@ -1,0 +1,87 @@
+"""Shared by the operator tests: WebApps, the CR API, and polling with deadlines."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubernetes import client
+
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
+
+T = TypeVar("T")
+POLL_S = 0.05
+
+
+def make_webapp(name: str = "shop", **spec: Any) -> WebApp:
+    body = {"replicas": 2, "image": "shop:v1", "port": 8080, **spec}
+    return parse_webapp(
+        {"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": name}, "spec": body}
+    )
+
+
+def eventually(
+    probe: Callable[[], T | None],
+    *,
+    timeout: float = 30.0,
+    what: str = "condition",
+) -> T:
+    """Poll `probe` until it returns something truthy; fail naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(POLL_S)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+def raw(call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """An API call's JSON (camelCase), None on 404."""
+    try:
+        response = call(*args, _preload_content=False, **kwargs)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    data: dict[str, Any] = json.loads(response.data)
+    return data
+
+
+def get_webapp(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    return raw(
+        client.CustomObjectsApi(api).get_namespaced_custom_object,
+        API_GROUP, API_VERSION, namespace, PLURAL, name,
+    )  # fmt: skip
+
+
+def get_deployment(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    return raw(client.AppsV1Api(api).read_namespaced_deployment, name, namespace)
+
+
+def get_service(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    return raw(client.CoreV1Api(api).read_namespaced_service, name, namespace)
+
+
+def condition(body: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    if body is None:
+        return None
+    for cond in (body.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            found: dict[str, Any] = cond
+            return found
+    return None
+
+
+def webapp_events(api: client.ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
+    """Events on the WebApp, oldest first."""
+    listing = raw(
+        client.CoreV1Api(api).list_namespaced_event,
+        namespace,
+        field_selector=f"involvedObject.kind=WebApp,involvedObject.name={name}",
+    )
+    items = (listing or {}).get("items") or []
+    return sorted(items, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
