@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from compare.cli import check_cmd, cluster_cmd, deploy_helm_cmd, report_cmd, run_cmd, status_cmd
+from compare.cli import (
+    check_cmd,
+    cluster_cmd,
+    deploy_helm_cmd,
+    deploy_operator_cmd,
+    report_cmd,
+    run_cmd,
+    status_cmd,
+)
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 
@@ -23,7 +31,7 @@ app.command("status")(status_cmd.status)
 app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
-_ = deploy_helm_cmd
+_ = (deploy_helm_cmd, deploy_operator_cmd)
 
 
 @app.callback()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from webapp_operator.certs import CertFiles, ensure_tls, generate_tls, needs_renewal
 
@@ -23,7 +24,7 @@ def test_leaf_is_signed_by_the_ca_for_the_given_hosts() -> None:
     assert san.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
     assert san.get_values_for_type(x509.DNSName) == ["webhook.webapp-system.svc"]
     usage = leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
-    assert x509.ExtendedKeyUsageOID.SERVER_AUTH in usage
+    assert ExtendedKeyUsageOID.SERVER_AUTH in usage
     assert isinstance(leaf.public_key(), ec.EllipticCurvePublicKey)
 
 
