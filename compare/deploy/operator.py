@@ -257,10 +257,17 @@ def apply_webapp(api: client.ApiClient, webapp: WebApp, namespace: str) -> dict[
     """Server-side apply the CR; a rejection (schema, CEL, webhook) is a one-line error."""
     try:
         raw = client.CustomObjectsApi(api).patch_namespaced_custom_object(
-            API_GROUP, API_VERSION, namespace, PLURAL, webapp.name, to_cr(webapp, namespace),
-            field_manager=FIELD_MANAGER, force=True,
-            _content_type="application/apply-patch+yaml", _preload_content=False,
-        )  # fmt: skip
+            API_GROUP,
+            API_VERSION,
+            namespace,
+            PLURAL,
+            webapp.name,
+            to_cr(webapp, namespace),
+            field_manager=FIELD_MANAGER,
+            force=True,
+            _content_type="application/apply-patch+yaml",
+            _preload_content=False,
+        )
     except client.ApiException as exc:
         raise CompareError(
             f"{KIND} {namespace}/{webapp.name} rejected: {_api_message(exc)}"

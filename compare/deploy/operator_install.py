@@ -75,9 +75,13 @@ def _kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str
     cmd = [tool_path("kubectl"), *target.kubectl_args(), *args]
     try:
         result = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=KUBECTL_TIMEOUT_S,
+            cmd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=KUBECTL_TIMEOUT_S,
             check=False,
-        )  # fmt: skip
+        )
     except subprocess.TimeoutExpired as exc:
         raise CompareError(f"kubectl {args[0]} timed out after {KUBECTL_TIMEOUT_S:.0f}s") from exc
     if result.returncode != 0:
@@ -105,10 +109,15 @@ def apply_cluster_objects(
     if webhook_url is not None:
         docs.append(webhook_configuration(certs.ca.read_bytes(), url=webhook_url))
     _kubectl(
-        target, "apply", "--server-side", "--force-conflicts",
-        f"--field-manager={FIELD_MANAGER}", "-f", "-",
+        target,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        f"--field-manager={FIELD_MANAGER}",
+        "-f",
+        "-",
         stdin=yaml.safe_dump_all(docs, sort_keys=False),
-    )  # fmt: skip
+    )
     _kubectl(target, "wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=30s")
 
 

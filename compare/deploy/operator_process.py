@@ -133,11 +133,15 @@ def spawn(
     """Start one operator process (all namespaces, loopback only) and record it."""
     log = directory / f"{instance}.log"
     args = [
-        sys.executable, "-m", "webapp_operator", "--all-namespaces",
+        sys.executable,
+        "-m",
+        "webapp_operator",
+        "--all-namespaces",
         f"--kubeconfig={kubeconfig}",
-        "--health-addr=127.0.0.1", f"--health-port={health_port}",
+        "--health-addr=127.0.0.1",
+        f"--health-port={health_port}",
         *options.args(),
-    ]  # fmt: skip
+    ]
     if webhook_port:
         args += [
             "--webhook-addr=127.0.0.1",
@@ -156,9 +160,13 @@ def spawn(
         # A session of its own: the operator outlives the command that started it and does
         # not receive the terminal's Ctrl-C.
         child = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
             start_new_session=True,
-        )  # fmt: skip
+        )
     with _CHILDREN_LOCK:
         _CHILDREN[child.pid] = child
     info = ProcessInfo(instance, child.pid, health_port, str(log), time.time())

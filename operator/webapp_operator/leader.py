@@ -115,9 +115,11 @@ class LeaderElector:
             }
             try:
                 raw = self._leases.create_namespaced_lease(
-                    self.config.namespace, body, field_manager=FIELD_MANAGER,
+                    self.config.namespace,
+                    body,
+                    field_manager=FIELD_MANAGER,
                     _preload_content=False,
-                )  # fmt: skip
+                )
             except client.ApiException as exc:
                 if exc.status == 409:  # another candidate created it first
                     return False
@@ -137,9 +139,12 @@ class LeaderElector:
         lease["spec"] = self._spec(spec)
         try:
             raw = self._leases.replace_namespaced_lease(
-                self.config.name, self.config.namespace, lease, field_manager=FIELD_MANAGER,
+                self.config.name,
+                self.config.namespace,
+                lease,
+                field_manager=FIELD_MANAGER,
                 _preload_content=False,
-            )  # fmt: skip
+            )
         except client.ApiException as exc:
             if exc.status == 409:  # someone wrote it since we read it
                 return False
@@ -159,8 +164,10 @@ class LeaderElector:
         """Wait until this replica leads (True) or `stop` is set (False)."""
         logger.info(
             "waiting for the lease %s/%s as %s",
-            self.config.namespace, self.config.name, self.config.identity,
-        )  # fmt: skip
+            self.config.namespace,
+            self.config.name,
+            self.config.identity,
+        )
         while not stop.is_set():
             try:
                 if await asyncio.to_thread(self.try_acquire_or_renew):
@@ -206,9 +213,12 @@ class LeaderElector:
                 {"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": now}
             )
             self._leases.replace_namespaced_lease(
-                self.config.name, self.config.namespace, lease, field_manager=FIELD_MANAGER,
+                self.config.name,
+                self.config.namespace,
+                lease,
+                field_manager=FIELD_MANAGER,
                 _preload_content=False,
-            )  # fmt: skip
+            )
         except _TRANSIENT as exc:
             logger.warning("could not release the lease: %s", _describe(exc))
             return False

@@ -17,6 +17,9 @@ FIELD_MANAGER: Final = OPERATOR_NAME
 FINALIZER: Final = f"{API_GROUP}/cleanup"
 # kopf keeps its handler progress and last-handled spec in annotations with this prefix.
 ANNOTATION_PREFIX: Final = f"operator.{API_GROUP}"
+# On each child: the WebApp generation it was last converged to. A difference found while it
+# matches is drift (someone changed the child); otherwise the spec moved (an update).
+GENERATION_ANNOTATION: Final = f"{ANNOTATION_PREFIX}/generation"
 
 CRD_NAME: Final = f"{PLURAL}.{API_GROUP}"
 API_GROUP_VERSION: Final = f"{API_GROUP}/{API_VERSION}"
@@ -56,6 +59,7 @@ __all__ = [
     "DEFAULT_WEBHOOK_PORT",
     "FIELD_MANAGER",
     "FINALIZER",
+    "GENERATION_ANNOTATION",
     "INSTANCE_LABEL",
     "KIND",
     "LEASE_NAME",

@@ -8,7 +8,8 @@ the whole live state and acts only on differences. Each child goes through the s
   2. entries someone else added to a collection the operator owns whole are removed with a
      guarded JSON patch (server-side apply never removes fields it does not own);
   3. owned fields that differ are restored by server-side apply, field manager
-     "webapp-operator", force (event "DriftCorrected" naming the fields);
+     "webapp-operator", force (event "DriftCorrected" naming the fields, or "Updated" when
+     the WebApp's spec moved since the child was last converged);
 
 then the status is computed from the live Deployment and written only when it changed.
 This module is synchronous and knows nothing of kopf: the handlers run it in a thread and turn
@@ -30,7 +31,14 @@ from compare.webapp import WebApp
 from compare.webapp.load import format_validation_error
 from webapp_operator.builders import build_deployment, build_service, owner_reference
 from webapp_operator.drift import correction_patch, foreign_additions, owned_differences
-from webapp_operator.names import API_GROUP, API_VERSION, FIELD_MANAGER, KIND, PLURAL
+from webapp_operator.names import (
+    API_GROUP,
+    API_VERSION,
+    FIELD_MANAGER,
+    GENERATION_ANNOTATION,
+    KIND,
+    PLURAL,
+)
 from webapp_operator.registry import Registry
 from webapp_operator.status import Failure, compute_status
 from webapp_operator.types import Phase
@@ -53,7 +61,7 @@ _CHILD_APIS = {
 class Change:
     """One child the reconcile created or corrected: what the measurement events report."""
 
-    reason: str  # "Created" | "DriftCorrected"
+    reason: str  # "Created" | "DriftCorrected" | "Updated" (the spec moved)
     kind: str
     namespace: str
     name: str
@@ -64,7 +72,8 @@ class Change:
         what = f"{self.kind} {self.namespace}/{self.name}"
         if self.reason == "Created":
             return f"created {what}"
-        return f"corrected {what}: {', '.join(self.fields)}"
+        verb = "updated" if self.reason == "Updated" else "corrected"
+        return f"{verb} {what}: {', '.join(self.fields) or 'metadata only'}"
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,10 @@ def api_error(exc: client.ApiException) -> str:
     return f"{exc.status} {message or exc.reason}"
 
 
+def _stamp_changed(fields: tuple[str, ...] | list[str]) -> bool:
+    return any(f.endswith(GENERATION_ANNOTATION) for f in fields)
+
+
 class Reconciler:
     """Converges WebApps; one instance is shared by every reconcile thread."""
 
@@ -135,10 +148,12 @@ class Reconciler:
                 body["metadata"]["uid"],
             )
             owner = owner_reference(body)
+            generation = str(body["metadata"].get("generation") or 0)
             for desired in (
                 build_deployment(webapp, namespace, owner),
                 build_service(webapp, namespace, owner),
             ):
+                desired["metadata"]["annotations"] = {GENERATION_ANNOTATION: generation}
                 change = self._converge(desired, live)
                 if change is not None:
                     changes.append(change)
@@ -194,9 +209,16 @@ class Reconciler:
 
         def apply(action: str) -> dict[str, Any]:
             return self._json(
-                "ApplyFailed", f"{action} {where}", patch, name, namespace, desired,
-                field_manager=FIELD_MANAGER, force=True, _content_type=APPLY,
-            )  # fmt: skip
+                "ApplyFailed",
+                f"{action} {where}",
+                patch,
+                name,
+                namespace,
+                desired,
+                field_manager=FIELD_MANAGER,
+                force=True,
+                _content_type=APPLY,
+            )
 
         current = self._json("ReadFailed", f"reading {where}", read, name, namespace, missing=True)
         if current is None:
@@ -212,7 +234,11 @@ class Reconciler:
         if not fields and not foreign:
             return None
         removed = tuple(f"-{entry.field}" for entry in foreign)
-        return Change("DriftCorrected", kind, namespace, name, (*fields, *removed))
+        # The generation stamp differs when the spec moved since the last convergence: then
+        # the change is an update, not a correction of drift.
+        reason = "Updated" if _stamp_changed(fields) else "DriftCorrected"
+        changed = tuple(f for f in fields if not f.endswith(GENERATION_ANNOTATION))
+        return Change(reason, kind, namespace, name, (*changed, *removed))
 
     def _remove_foreign(
         self,
@@ -224,10 +250,14 @@ class Reconciler:
         meta = desired["metadata"]
         try:
             raw = patch(
-                meta["name"], meta["namespace"], correction_patch(desired, current),
-                field_manager=FIELD_MANAGER, _content_type=JSON_PATCH,
-                _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S,
-            )  # fmt: skip
+                meta["name"],
+                meta["namespace"],
+                correction_patch(desired, current),
+                field_manager=FIELD_MANAGER,
+                _content_type=JSON_PATCH,
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
         except client.ApiException as exc:
             if exc.status == 422:
                 # The patch's `test` failed: someone changed the object since it was read.
@@ -269,10 +299,16 @@ class Reconciler:
 
     def _read_webapp(self, namespace: str, name: str) -> dict[str, Any] | None:
         body: dict[str, Any] | None = self._json(
-            "ReadFailed", f"reading {KIND} {namespace}/{name}",
+            "ReadFailed",
+            f"reading {KIND} {namespace}/{name}",
             self._custom.get_namespaced_custom_object,
-            API_GROUP, API_VERSION, namespace, PLURAL, name, missing=True,
-        )  # fmt: skip
+            API_GROUP,
+            API_VERSION,
+            namespace,
+            PLURAL,
+            name,
+            missing=True,
+        )
         return body
 
     def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
@@ -284,11 +320,18 @@ class Reconciler:
 
     def _patch_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         self._json(
-            "StatusFailed", f"writing the status of {namespace}/{name}",
+            "StatusFailed",
+            f"writing the status of {namespace}/{name}",
             self._custom.patch_namespaced_custom_object_status,
-            API_GROUP, API_VERSION, namespace, PLURAL, name, {"status": status},
-            field_manager=FIELD_MANAGER, _content_type=MERGE_PATCH,
-        )  # fmt: skip
+            API_GROUP,
+            API_VERSION,
+            namespace,
+            PLURAL,
+            name,
+            {"status": status},
+            field_manager=FIELD_MANAGER,
+            _content_type=MERGE_PATCH,
+        )
 
     # -- deletion ----------------------------------------------------------------------------
 

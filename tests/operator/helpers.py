@@ -54,8 +54,12 @@ def raw(call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any] |
 def get_webapp(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
     return raw(
         client.CustomObjectsApi(api).get_namespaced_custom_object,
-        API_GROUP, API_VERSION, namespace, PLURAL, name,
-    )  # fmt: skip
+        API_GROUP,
+        API_VERSION,
+        namespace,
+        PLURAL,
+        name,
+    )
 
 
 def get_deployment(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:

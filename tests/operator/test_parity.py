@@ -83,8 +83,11 @@ def test_helm_and_operator_build_the_same_workload(webapp: WebApp, tmp_path: Pat
     assert h_dep["spec"]["selector"] == o_dep["spec"]["selector"]
     h_labels = h_dep["spec"]["template"]["metadata"]["labels"]
     o_labels = o_dep["spec"]["template"]["metadata"]["labels"]
-    for key in ("app.kubernetes.io/name", "app.kubernetes.io/instance",
-                "app.kubernetes.io/component"):  # fmt: skip
+    for key in (
+        "app.kubernetes.io/name",
+        "app.kubernetes.io/instance",
+        "app.kubernetes.io/component",
+    ):
         assert h_labels[key] == o_labels[key], key
 
     h_pod, o_pod = h_dep["spec"]["template"]["spec"], o_dep["spec"]["template"]["spec"]

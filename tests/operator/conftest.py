@@ -1,0 +1,56 @@
+"""One real operator process for the whole operator test package (kubebuilder's `make run`).
+
+It runs exactly as `compare deploy operator` starts it (ServiceAccount identity, webhook on
+127.0.0.1), with short lease timings so that restart and failover tests stay fast. Tests that
+stop, kill or replace it leave it running again (`restore_operator`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.operator import (
+    OperatorHandle,
+    install_operator,
+    operator_status,
+    start_operator,
+    stop_operator,
+)
+from compare.deploy.operator_process import OperatorOptions
+from compare.webapp import API_GROUP, API_VERSION, PLURAL
+
+from .helpers import eventually
+
+# Lease timings a test can wait out: takeover within ~3.5 s of a killed leader.
+FAST = OperatorOptions(lease_duration=3.0, lease_renew_deadline=2.0, lease_retry_period=0.5)
+
+
+@pytest.fixture(scope="package")
+def operator(cluster: ClusterTarget, api: client.ApiClient) -> Iterator[OperatorHandle]:
+    stop_operator(cluster)  # one left by an earlier session may run with other options
+    handle = install_operator(cluster, options=FAST)
+    yield handle
+    # Test namespaces are deleted without waiting; their WebApps carry the finalizer, so the
+    # operator must outlive them or the namespaces stay Terminating.
+    custom = client.CustomObjectsApi(api)
+
+    def leftovers() -> bool:
+        items = custom.list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)["items"]
+        return not [i for i in items if i["metadata"]["namespace"].startswith("t-")]
+
+    start_operator(cluster, options=FAST)
+    eventually(leftovers, timeout=60, what="test WebApps to be gone")
+    stop_operator(cluster)
+
+
+@pytest.fixture
+def restore_operator(cluster: ClusterTarget, operator: OperatorHandle) -> Iterator[None]:
+    """For tests that stop or kill the operator: running again afterwards."""
+    yield
+    status = operator_status(cluster)
+    if status is None or not status.running:
+        start_operator(cluster, options=FAST)
