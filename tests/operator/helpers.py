@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kubernetes import client
 
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
+from compare.deploy.operator import apply_webapp
+from compare.webapp import (
+    API_GROUP,
+    API_VERSION,
+    PLURAL,
+    WebApp,
+    compare_live,
+    desired_state,
+    parse_webapp,
+)
 
 T = TypeVar("T")
 POLL_S = 0.05
@@ -89,3 +99,49 @@ def webapp_events(api: client.ApiClient, namespace: str, name: str) -> list[dict
     )
     items = (listing or {}).get("items") or []
     return sorted(items, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
+
+
+@dataclass
+class Running:
+    api: client.ApiClient
+    namespace: str
+    webapp: WebApp
+    body: dict[str, Any]
+    deployment: dict[str, Any]
+    service: dict[str, Any]
+
+    def live(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        name = self.webapp.name
+        return (
+            get_deployment(self.api, self.namespace, name),
+            get_service(self.api, self.namespace, name),
+        )
+
+    def healed(self) -> bool:
+        dep, svc = self.live()
+        return not compare_live(desired_state(self.webapp), dep, svc, require_ready=False)
+
+    def event(self, reason: str, *fragments: str) -> dict[str, Any] | None:
+        for event in webapp_events(self.api, self.namespace, self.webapp.name):
+            if event["reason"] == reason and all(f in event["message"] for f in fragments):
+                return event
+        return None
+
+
+def run_webapp(api: client.ApiClient, namespace: str, webapp: WebApp) -> Running:
+    """Apply a WebApp and wait until the operator reports it Running for its generation."""
+    apply_webapp(api, webapp, namespace)
+
+    def ready() -> dict[str, Any] | None:
+        body = get_webapp(api, namespace, webapp.name)
+        status = (body or {}).get("status") or {}
+        if status.get("phase") == "Running" and status.get("observedGeneration") == (
+            body or {}
+        ).get("metadata", {}).get("generation"):
+            return body
+        return None
+
+    body = eventually(ready, what=f"{webapp.name} Running")
+    dep, svc = get_deployment(api, namespace, webapp.name), get_service(api, namespace, webapp.name)
+    assert dep is not None and svc is not None
+    return Running(api, namespace, webapp, body, dep, svc)

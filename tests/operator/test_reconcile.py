@@ -16,19 +16,19 @@ import pytest
 from kubernetes import client
 
 from compare.deploy.operator import OperatorHandle, apply_webapp
-from compare.webapp import WebApp, compare_live, desired_state
+from compare.webapp import compare_live, desired_state
 from webapp_operator.builders import build_deployment
 from webapp_operator.drift import correction_patch
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 from .helpers import (
+    Running,
     condition,
     eventually,
-    get_deployment,
-    get_service,
     get_webapp,
     make_webapp,
     raw,
+    run_webapp,
     webapp_events,
 )
 
@@ -37,54 +37,9 @@ pytestmark = pytest.mark.cluster
 CHAOS = "chaos-test"  # the field manager of every injected fault
 
 
-@dataclass
-class Running:
-    api: client.ApiClient
-    namespace: str
-    webapp: WebApp
-    body: dict[str, Any]
-    deployment: dict[str, Any]
-    service: dict[str, Any]
-
-    def live(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        name = self.webapp.name
-        return (
-            get_deployment(self.api, self.namespace, name),
-            get_service(self.api, self.namespace, name),
-        )
-
-    def healed(self) -> bool:
-        dep, svc = self.live()
-        return not compare_live(desired_state(self.webapp), dep, svc, require_ready=False)
-
-    def event(self, reason: str, *fragments: str) -> dict[str, Any] | None:
-        for event in webapp_events(self.api, self.namespace, self.webapp.name):
-            if event["reason"] == reason and all(f in event["message"] for f in fragments):
-                return event
-        return None
-
-
-def _running(api: client.ApiClient, namespace: str, webapp: WebApp) -> Running:
-    apply_webapp(api, webapp, namespace)
-
-    def ready() -> dict[str, Any] | None:
-        body = get_webapp(api, namespace, webapp.name)
-        status = (body or {}).get("status") or {}
-        if status.get("phase") == "Running" and status.get("observedGeneration") == (
-            body or {}
-        ).get("metadata", {}).get("generation"):
-            return body
-        return None
-
-    body = eventually(ready, what=f"{webapp.name} Running")
-    dep, svc = get_deployment(api, namespace, webapp.name), get_service(api, namespace, webapp.name)
-    assert dep is not None and svc is not None
-    return Running(api, namespace, webapp, body, dep, svc)
-
-
 @pytest.fixture
 def running(api: client.ApiClient, namespace: str, operator: OperatorHandle) -> Running:
-    return _running(
+    return run_webapp(
         api, namespace, make_webapp("shop", replicas=3, env=[{"name": "A", "value": "1"}])
     )
 

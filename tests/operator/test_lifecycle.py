@@ -1,0 +1,256 @@
+"""The operator process's life: restarts cost no writes, work left while it was down gets done
+when it is back, and with two replicas exactly one leads, the other taking over when the
+leader is killed (and at once when it stops gracefully and releases the Lease).
+
+These tests stop, kill and add operator processes; `restore_operator` leaves the shared one
+running afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.operator import OperatorHandle, start_operator, stop_operator
+from compare.deploy.operator_install import free_port, state_dir
+from compare.deploy.operator_process import (
+    DEFAULT_INSTANCE,
+    ProcessInfo,
+    read_process,
+    spawn,
+    terminate,
+)
+from compare.webapp import API_GROUP, API_VERSION, PLURAL
+from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
+
+from .conftest import FAST
+from .helpers import (
+    Running,
+    eventually,
+    get_deployment,
+    get_service,
+    get_webapp,
+    make_webapp,
+    raw,
+    run_webapp,
+    webapp_events,
+)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("restore_operator")]
+
+
+def _health(info: ProcessInfo) -> dict[str, Any] | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{info.health_port}/healthz", timeout=1) as r:
+            data: dict[str, Any] = json.loads(r.read())
+            return data
+    except OSError:
+        return None
+
+
+def _process(cluster: ClusterTarget, instance: str = DEFAULT_INSTANCE) -> ProcessInfo:
+    info = read_process(state_dir(cluster), instance)
+    assert info is not None
+    return info
+
+
+def _lease(api: client.ApiClient) -> dict[str, Any]:
+    lease = raw(client.CoordinationV1Api(api).read_namespaced_lease, LEASE_NAME, OPERATOR_NAMESPACE)
+    assert lease is not None
+    return lease
+
+
+def _registry(api: client.ApiClient) -> dict[str, str]:
+    cm = raw(
+        client.CoreV1Api(api).read_namespaced_config_map, REGISTRY_CONFIGMAP, OPERATOR_NAMESPACE
+    )
+    return dict((cm or {}).get("data") or {})
+
+
+def _versions(run: Running) -> dict[str, str]:
+    dep, svc = run.live()
+    webapp = get_webapp(run.api, run.namespace, run.webapp.name)
+    cm = raw(
+        client.CoreV1Api(run.api).read_namespaced_config_map, REGISTRY_CONFIGMAP, OPERATOR_NAMESPACE
+    )
+    return {
+        name: obj["metadata"]["resourceVersion"]
+        for name, obj in (
+            ("webapp", webapp),
+            ("deployment", dep),
+            ("service", svc),
+            ("registry", cm),
+        )
+        if obj is not None
+    }
+
+
+def _settled(run: Running) -> bool:
+    """Nobody (operator or controller) has anything left to write for this WebApp."""
+    dep, _ = run.live()
+    status = (dep or {}).get("status") or {}
+    want = run.webapp.spec.replicas
+    return (
+        status.get("observedGeneration") == (dep or {}).get("metadata", {}).get("generation")
+        and status.get("readyReplicas") == status.get("availableReplicas") == want
+        and (get_webapp(run.api, run.namespace, run.webapp.name) or {})
+        .get("status", {})
+        .get("phase")
+        == "Running"
+    )
+
+
+def _active_webapps(api: client.ApiClient) -> int:
+    items = client.CustomObjectsApi(api).list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)
+    return len([i for i in items["items"] if not i["metadata"].get("deletionTimestamp")])
+
+
+@pytest.fixture
+def running(api: client.ApiClient, namespace: str, operator: OperatorHandle) -> Running:
+    return run_webapp(api, namespace, make_webapp("shop", replicas=3))
+
+
+def test_restart_causes_no_writes(
+    cluster: ClusterTarget, api: client.ApiClient, running: Running
+) -> None:
+    eventually(lambda: _settled(running), what="steady state")
+    before = _versions(running)
+    holder_before = _lease(api)["spec"]["holderIdentity"]
+
+    stop_operator(cluster)  # graceful: releases the Lease
+    handle = start_operator(cluster, options=FAST)
+    info = _process(cluster)
+    assert handle.ready and _lease(api)["spec"]["holderIdentity"] != holder_before
+    # Every WebApp was reconciled by the new process (its daemons start with a reconcile)...
+    expected = _active_webapps(api)
+    eventually(
+        lambda: (_health(info) or {}).get("reconciles", 0) >= expected,
+        what=f"{expected} reconciles after the restart",
+    )
+    # ... and none of them needed a write: same resourceVersions everywhere.
+    assert _versions(running) == before
+    assert (_health(info) or {}).get("changes") == 0
+
+
+def test_deletion_while_down_completes_after_restart(
+    cluster: ClusterTarget, api: client.ApiClient, running: Running
+) -> None:
+    key = f"{running.namespace}.shop"
+    stop_operator(cluster)
+    client.CustomObjectsApi(api).delete_namespaced_custom_object(
+        API_GROUP, API_VERSION, running.namespace, PLURAL, "shop"
+    )
+    # Nobody runs the finalizer: the WebApp waits, Terminating, with everything in place.
+    pending = get_webapp(api, running.namespace, "shop")
+    assert pending is not None and pending["metadata"]["deletionTimestamp"]
+    assert pending["metadata"]["finalizers"] == ["example.com/cleanup"]
+    assert key in _registry(api)
+    assert running.live()[0] is not None
+
+    start_operator(cluster, options=FAST)
+    eventually(lambda: get_webapp(api, running.namespace, "shop") is None, what="WebApp gone")
+    assert key not in _registry(api)
+    eventually(lambda: running.live() == (None, None), what="children garbage-collected")
+
+
+def test_drift_while_killed_is_healed_after_restart(
+    cluster: ClusterTarget, api: client.ApiClient, running: Running
+) -> None:
+    stop_operator(cluster, kill=True)  # no graceful exit, the Lease is not released
+    client.AppsV1Api(api).patch_namespaced_deployment(
+        "shop",
+        running.namespace,
+        {
+            "spec": {
+                "replicas": 1,
+                "template": {"spec": {"containers": [{"name": "webapp", "image": "evil:v9"}]}},
+            }
+        },
+        field_manager="chaos-test",
+    )
+    dep = get_deployment(api, running.namespace, "shop")
+    assert dep is not None and dep["spec"]["replicas"] == 1  # nobody heals while it is down
+
+    started = time.monotonic()
+    start_operator(cluster, options=FAST)  # waits out the dead leader's Lease first
+    eventually(running.healed, what="healed after restart")
+    heal = time.monotonic() - started
+    print(f"\nkilled operator: restart + heal took {heal:.2f}s (lease {FAST.lease_duration}s)")
+    assert running.event("DriftCorrected", "spec.replicas", "containers[webapp].image")
+
+
+def _spawn_replica(cluster: ClusterTarget, instance: str) -> ProcessInfo:
+    directory = state_dir(cluster)
+    settings = json.loads((directory / "settings.json").read_text())
+    return spawn(
+        directory,
+        instance=instance,
+        kubeconfig=directory / "kubeconfig.yaml",
+        health_port=free_port(),
+        webhook_port=settings.get("webhook_port"),
+        cert_dir=directory / "certs",
+        options=FAST,
+        identity=f"{instance}-{int(time.time())}",
+    )
+
+
+def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespace: str) -> None:
+    leader = _process(cluster)
+    leader_id = (_health(leader) or {})["identity"]
+    standby = _spawn_replica(cluster, "standby")
+    try:
+        standing_by = eventually(lambda: _health(standby), what="standby up")
+        assert standing_by["leading"] is False and standing_by["ready"] is False
+        assert _lease(api)["spec"]["holderIdentity"] == leader_id
+
+        # Exactly one replica reconciles: the leader's events, none by the standby.
+        run = run_webapp(api, namespace, make_webapp("shop", replicas=2))
+        created = [e for e in webapp_events(api, namespace, "shop") if e["reason"] == "Created"]
+        assert {e["reportingInstance"] for e in created} == {leader_id}
+        assert (_health(standby) or {})["reconciles"] == 0
+        transitions = _lease(api)["spec"].get("leaseTransitions") or 0
+
+        killed = time.monotonic()
+        terminate(leader, kill=True)
+        eventually(
+            lambda: (_health(standby) or {}).get("ready"),
+            timeout=FAST.lease_duration + 15,
+            what="standby leading",
+        )
+        failover = time.monotonic() - killed
+        lease = _lease(api)["spec"]
+        assert lease["holderIdentity"] == (_health(standby) or {})["identity"]
+        assert lease["leaseTransitions"] == transitions + 1
+        print(
+            f"\nleader failover after SIGKILL: {failover:.2f}s "
+            f"(lease {FAST.lease_duration}s, retry {FAST.lease_retry_period}s)"
+        )
+        # client-go semantics: expiry is counted from the last renewal the standby observed.
+        assert failover < FAST.lease_duration + 2 * FAST.lease_retry_period + 2.0
+
+        # The new leader heals.
+        client.AppsV1Api(api).patch_namespaced_deployment(
+            "shop", namespace, {"spec": {"replicas": 1}}, field_manager="chaos-test"
+        )
+        eventually(run.healed, what="healed by the new leader")
+        drift = eventually(lambda: run.event("DriftCorrected", "spec.replicas"), what="event")
+        assert drift["reportingInstance"] == (_health(standby) or {})["identity"]
+
+        # A graceful stop releases the Lease: the next replica leads at once.
+        stopped = time.monotonic()
+        terminate(standby)
+        start_operator(cluster, options=FAST)
+        handover = time.monotonic() - stopped
+        print(f"graceful handover (SIGTERM, release, new process leads): {handover:.2f}s")
+        assert handover < FAST.lease_duration + 1.0
+        new_leader = (_health(_process(cluster)) or {})["identity"]
+        assert _lease(api)["spec"]["holderIdentity"] == new_leader
+    finally:
+        terminate(standby, kill=True)
+    assert get_service(api, namespace, "shop") is not None
