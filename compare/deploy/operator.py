@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from compare.deploy.operator_install import (
     cluster_key,
     ensure_certs,
     free_port,
+    is_local,
     state_dir,
     write_identity_kubeconfig,
 )
@@ -184,7 +186,7 @@ def install_operator(
         settings.setdefault("webhook_port", free_port())
         if webhook_host:
             settings["webhook_host"] = webhook_host
-        elif target.embedded:
+        elif is_local(target):
             settings["webhook_host"] = "127.0.0.1"
         _save_settings(directory, settings)
         hosts = sorted({"127.0.0.1", settings.get("webhook_host") or "127.0.0.1"})
@@ -244,6 +246,16 @@ def _api_message(exc: client.ApiException) -> str:
     return " ".join(str(message or f"{exc.status} {exc.reason}").split())
 
 
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def check_namespace(namespace: str) -> None:
+    if len(namespace) > 63 or not _DNS_LABEL.match(namespace):
+        raise CompareError(
+            f"namespace {namespace!r}: must be a DNS label (lower-case letters, digits, '-')"
+        )
+
+
 def _ensure_namespace(api: client.ApiClient, namespace: str) -> None:
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     try:
@@ -291,6 +303,7 @@ def deploy_operator(
 ) -> None:
     """Install (if needed) and run the operator, apply the WebApp CR, wait until its Available
     condition holds for the current generation and the live objects match the spec."""
+    check_namespace(namespace)
     started = time.monotonic()
     handle = install_operator(target)
     api = target.api_client()

@@ -38,7 +38,9 @@ __all__ = [
     "TOKEN_SECONDS",
     "apply_cluster_objects",
     "cluster_key",
+    "ensure_certs",
     "free_port",
+    "is_local",
     "state_dir",
     "write_identity_kubeconfig",
 ]
@@ -50,11 +52,18 @@ KUBECTL_TIMEOUT_S = 60.0
 _CONFIG = OPERATOR_DIR / "config"
 
 
+def is_local(target: ClusterTarget) -> bool:
+    """The embedded cluster, however it was named (`--kubeconfig` pointing at its kubeconfig
+    included): its API server runs on loopback and can call a webhook on 127.0.0.1."""
+    embedded_root = (cache_dir() / "kwok" / "clusters").resolve()
+    return target.embedded or target.kubeconfig.resolve().parent.parent == embedded_root
+
+
 def cluster_key(target: ClusterTarget) -> str:
     """A directory name per cluster: the embedded cluster's name, else a hash of the
-    kubeconfig path and context."""
-    if target.embedded:
-        return target.kubeconfig.parent.name
+    kubeconfig path and context. Two ways of naming one cluster share one operator."""
+    if is_local(target) and target.context is None:
+        return target.kubeconfig.resolve().parent.name
     digest = hashlib.sha256(f"{target.kubeconfig.resolve()}|{target.context}".encode())
     return f"ext-{digest.hexdigest()[:12]}"
 
