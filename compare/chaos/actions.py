@@ -9,7 +9,6 @@ terminations and scaling use chaosk8s's own actions.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from kubernetes import client
 
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import read_path
+from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.webapp import CONTAINER_NAME, PORT_NAME
 
@@ -186,11 +186,6 @@ def set_service_selector(
     )
 
 
-def _operator() -> Any:
-    # Imported on use: the drift actions must work where the operator path is not installed.
-    return importlib.import_module("compare.deploy.operator")
-
-
 def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:
     """Stop the shared WebApp operator: SIGTERM (graceful), or SIGKILL with `kill`.
 
@@ -198,7 +193,7 @@ def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:
     WebApp meanwhile (its finalizer needs the operator).
     """
     try:
-        _operator().stop_operator(cluster_target(secrets), kill=bool(kill))
+        operator_path.stop_operator(cluster_target(secrets), kill=bool(kill))
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
@@ -207,7 +202,7 @@ def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:
 def start_operator(secrets: Any = None) -> dict[str, Any]:
     """Start the shared WebApp operator again (nothing happens when it runs already)."""
     try:
-        _operator().start_operator(cluster_target(secrets))
+        operator_path.start_operator(cluster_target(secrets))
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     return {"operator": "running"}

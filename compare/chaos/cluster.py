@@ -17,7 +17,8 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.config import kube_config
 
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget
+from compare.deploy.operator_install import is_local
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_CONTEXT = "KUBERNETES_CONTEXT"
@@ -34,11 +35,16 @@ def kube_context(secrets: Mapping[str, Any] | None = None) -> str | None:
 
 
 def cluster_target(secrets: Mapping[str, Any] | None = None) -> ClusterTarget:
-    """The target as `compare` would name it: an embedded cluster is recognised by where its
-    kubeconfig lives, so that the operator's per-cluster state (pid, log) is the same one."""
-    path = kubeconfig_path()
-    embedded = path.resolve() == EmbeddedCluster(path.parent.name).kubeconfig.resolve()
-    return ClusterTarget(path, kube_context(secrets), embedded=embedded)
+    """The target the environment names, as `compare` names it (see `recognised`)."""
+    return recognised(ClusterTarget(kubeconfig_path(), kube_context(secrets)))
+
+
+def recognised(target: ClusterTarget) -> ClusterTarget:
+    """Mark a kubeconfig of an embedded cluster as embedded, however it was given
+    (`--kubeconfig <its kubeconfig>`, KUBECONFIG in a `chaos run`)."""
+    if target.embedded or not is_local(target):
+        return target
+    return ClusterTarget(target.kubeconfig, target.context, embedded=True)
 
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:

@@ -34,6 +34,8 @@ class Snapshot:
     service: dict[str, Any] | None
     replicaset: dict[str, Any] | None  # the Deployment's current ReplicaSet
     pods: list[dict[str, Any]] = field(default_factory=list)  # every pod the selector matches
+    # Deployment and Service only: an owned field differed, so ReplicaSets and pods were not read.
+    partial: bool = False
 
     def ready_pods(self) -> list[dict[str, Any]]:
         """Ready, not terminating pods controlled by the current ReplicaSet."""
@@ -79,7 +81,7 @@ def problems(snapshot: Snapshot, desired: DesiredState) -> list[str]:
         str(m)
         for m in compare_live(desired, snapshot.deployment, snapshot.service, require_ready=False)
     ]
-    if snapshot.deployment is None:
+    if snapshot.deployment is None or snapshot.partial:
         return found
     meta = snapshot.deployment.get("metadata") or {}
     status = snapshot.deployment.get("status") or {}
@@ -96,13 +98,26 @@ def problems(snapshot: Snapshot, desired: DesiredState) -> list[str]:
     return found
 
 
-def read_snapshot(api: client.ApiClient, namespace: str, desired: DesiredState) -> Snapshot:
-    """Read the Deployment, Service, ReplicaSets and pods (raw JSON: no model round trip)."""
+def read_snapshot(
+    api: client.ApiClient,
+    namespace: str,
+    desired: DesiredState,
+    *,
+    pods_if_needed: bool = False,
+) -> Snapshot:
+    """Read the Deployment, Service, ReplicaSets and pods (raw JSON: no model round trip).
+
+    With `pods_if_needed`, a reading whose Deployment or Service already differs in an owned
+    field stops there (`partial`): it cannot show the desired state, and half the requests
+    keep a long unhealed window from loading the API server.
+    """
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     selector = ",".join(f"{k}={v}" for k, v in sorted(desired.selector.items()))
     started = time.time()
     deployment = _get(apps.read_namespaced_deployment, desired.name, namespace)
     service = _get(core.read_namespaced_service, desired.name, namespace)
+    if pods_if_needed and compare_live(desired, deployment, service, require_ready=False):
+        return Snapshot(started, time.time(), deployment, service, None, [], partial=True)
     replicasets = _list(apps.list_namespaced_replica_set, namespace, selector)
     pods = _list(core.list_namespaced_pod, namespace, selector)
     return Snapshot(

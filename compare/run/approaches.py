@@ -7,12 +7,11 @@ nothing (its objects and release record live in the namespace).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from compare.cluster import ClusterTarget
+from compare.deploy import operator as operator_path
 from compare.deploy.helm import deploy_helm
 from compare.errors import CompareError
 from compare.webapp import WebApp
@@ -28,11 +27,6 @@ class Approach:
     posts_events: bool
 
 
-def _operator_module() -> Any:
-    # The operator path lands separately; imported on use so helm-only runs never need it.
-    return importlib.import_module("compare.deploy.operator")
-
-
 def _nothing(target: ClusterTarget) -> None:
     return None
 
@@ -46,29 +40,22 @@ def _helm_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
 
 
 def _operator_prepare(target: ClusterTarget) -> None:
-    operator_path = _operator_module()
-
     operator_path.install_operator(target)
 
 
 def _operator_deploy(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-    operator_path = _operator_module()
-
     operator_path.deploy_operator(target, webapp, namespace)
 
 
 def _operator_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-    operator_path = _operator_module()
-
     ensure_operator_running(target)
     operator_path.undeploy_operator(target, namespace, name=webapp.name)
 
 
 def ensure_operator_running(target: ClusterTarget) -> None:
     """Start the shared operator when it is not running (after operator-down-drift)."""
-    operator_path = _operator_module()
-
-    if not operator_path.operator_status(target).running:
+    status = operator_path.operator_status(target)
+    if status is None or not status.running:
         operator_path.start_operator(target)
 
 

@@ -25,7 +25,7 @@ from kubernetes import client
 
 from compare import __version__
 from compare.chaos import probes
-from compare.chaos.cluster import pointed_at
+from compare.chaos.cluster import pointed_at, recognised
 from compare.cluster import ClusterTarget
 from compare.errors import EXIT_USAGE, CompareError
 from compare.results import (
@@ -119,6 +119,7 @@ class Run:
     listener: Listener = field(default_factory=_Quiet)
 
     def __post_init__(self) -> None:
+        self.target = recognised(self.target)
         self.plans = plan_trials(self.request)
         started = datetime.now(UTC)
         self.run_id = new_run_id(started)
@@ -293,12 +294,15 @@ def _chaostoolkit_log(path: Path) -> Iterator[None]:
     logger = logging.getLogger("chaostoolkit")
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(message)s"))
-    previous = logger.level
+    previous = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    # Only into the file: on the terminal, chaoslib's lines would tear the progress display.
+    logger.propagate = False
     try:
         yield
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(previous)
+        logger.setLevel(previous[0])
+        logger.propagate = previous[1]
         handler.close()

@@ -39,6 +39,7 @@ class Observation:
     value: Any  # the tracked field (or presence / ready count)
     uids: dict[str, Any]
     ready: int
+    partial: bool = False  # pods and ReplicaSets were not read
 
     @property
     def healed(self) -> bool:
@@ -96,6 +97,7 @@ class Judge:
             value=value,
             uids=uids,
             ready=len(snap.ready_pods()),
+            partial=snap.partial,
         )
 
 
@@ -174,7 +176,8 @@ def _during(judge: Judge, span: Sequence[Observation], reported: Any, has_report
         changed = any(o.uids[judge.target] != judge.uids_before[judge.target] for o in span)
         return RECREATED if changed else PRESENT
     if judge.field in (None, "pods.ready") and judge.target == "pod":
-        return min(o.ready for o in span)
+        full = [o.ready for o in span if not o.partial]
+        return min(full) if full else None
     for obs in span:
         if obs.value != judge.before:
             return obs.value

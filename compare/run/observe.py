@@ -34,7 +34,7 @@ class Observer(threading.Thread):
         interval: float,
         window: float,
         cancel: threading.Event,
-        read: Callable[[client.ApiClient, str, DesiredState], Snapshot] = read_snapshot,
+        read: Callable[..., Snapshot] = read_snapshot,
     ) -> None:
         super().__init__(name=f"observe-{namespace}", daemon=True)
         self.api = api
@@ -73,7 +73,7 @@ class Observer(threading.Thread):
             # Cleared before the reading: an injection during it makes the wait below return.
             self._wake.clear()
             try:
-                snap = self.read(self.api, self.namespace, self.desired)
+                snap = self.read(self.api, self.namespace, self.desired, pods_if_needed=True)
             except Exception as exc:  # reported in the trial's error, polling goes on
                 failures += 1
                 self.errors.append(_first_line(exc))
@@ -85,14 +85,29 @@ class Observer(threading.Thread):
                 obs = self.judge.observe(snap)
                 self.observations.append(obs)
                 if self._done(obs):
+                    if not obs.healed:
+                        self._complete_last()
                     return
             injected = self._injected_at
             if injected is None and self._experiment_over:
                 return
             if injected is not None and time.time() > injected + self.window:
+                self._complete_last()
                 return
             # Wait out the rest of the interval; an injection wakes the loop at once.
             self._wake.wait(max(self.interval - (time.monotonic() - tick), 0.0))
+
+    def _complete_last(self) -> None:
+        """The evidence at the end needs every object: read them all once more if needed."""
+        if not self.observations or not self.observations[-1].partial:
+            return
+        try:
+            snap = self.read(self.api, self.namespace, self.desired)
+        except Exception as exc:
+            self.errors.append(_first_line(exc))
+            return
+        self.last = snap
+        self.observations.append(self.judge.observe(snap))
 
     def _done(self, obs: Observation) -> bool:
         injected = self._injected_at

@@ -35,6 +35,7 @@ MANAGED_BY = "compare-run"
 RUN_LABEL = "compare.example.com/run-id"
 # How long to look for the operator's Event once the fault healed (it is posted asynchronously).
 EVENT_GRACE_S = 2.0
+_EXCEPTION_PREFIX = re.compile(r"^((?:[A-Za-z_][\w.]*: )+)(.*)$")
 
 
 class Cancelled(Exception):
@@ -229,7 +230,8 @@ def _carry_out(
             round(measurement.time_to_heal, 4) if measurement.time_to_heal is not None else None
         ),
         time_to_detect_seconds=detect_s,
-        injected_at=datetime.fromtimestamp(injected_at, UTC),
+        # Exactly the journal's timestamp of the injection's end.
+        injected_at=datetime.fromisoformat(run["end"]),
         heal_window_seconds=ctx.heal_window,
         poll_resolution_seconds=round(measurement.resolution, 4) or 1e-4,
         evidence=evidence,
@@ -339,8 +341,15 @@ def _failure(journal: dict[str, Any]) -> str:
 
 
 def _exception(run: dict[str, Any]) -> str:
-    lines = [line.strip() for line in run.get("exception") or [] if str(line).strip()]
-    return lines[-1] if lines else str(run.get("status"))
+    """The traceback's last line, `pkg.X: pkg.X: msg` shortened to `X: msg`."""
+    lines = [str(line).strip() for line in run.get("exception") or [] if str(line).strip()]
+    if not lines:
+        return str(run.get("status"))
+    found = _EXCEPTION_PREFIX.match(lines[-1])
+    if found is None:
+        return lines[-1]
+    kind = found.group(1).split(": ")[-2].rsplit(".", 1)[-1]
+    return f"{kind}: {found.group(2)}"
 
 
 def _first_line(exc: BaseException) -> str:

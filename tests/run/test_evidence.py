@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compare.chaos.state import problems
+from compare.chaos.state import Snapshot, problems
 from compare.run.evidence import Judge, build_evidence, measure, recreated
 from tests.run.builders import DESIRED, deployment, pod, replicaset, service, snapshot
 
@@ -175,3 +175,11 @@ def test_evidence_carries_uids_and_the_end_state() -> None:
     assert ev["recreated"] == ["service"]
     assert ev["readyPods"] == 3 and ev["desiredReplicas"] == 3
     assert ev["mismatchesAtEnd"] == [] and ev["readings"] == 2
+
+
+def test_a_partial_reading_is_judged_on_the_owned_fields_alone() -> None:
+    judge = Judge(DESIRED, "deployment", "deployment.spec.replicas", snapshot(T0 - 1))
+    partial = Snapshot(T0, T0 + 0.01, deployment(replicas=0), service(), None, [], partial=True)
+    obs = judge.observe(partial)
+    assert obs.partial and obs.value == 0
+    assert obs.problems == ("deployment.spec.replicas: want 3, got 0",)

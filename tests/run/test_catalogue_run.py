@@ -1,0 +1,173 @@
+"""The ground truth: one `compare run` of the whole catalogue against both approaches.
+
+Real cluster, real helm, the real operator process, real chaostoolkit. Helm heals what the
+Deployment/ReplicaSet controllers heal (pods, the ReplicaSet) and nothing else; the operator
+heals every fault, including drift made while it was stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from typer.testing import CliRunner
+
+from compare.cli import app
+from compare.cluster import ClusterTarget
+from compare.deploy.operator import operator_status
+from compare.results import RunResults, TrialResult, latest_run, load_results
+from compare.run.experiments import CATALOGUE
+from compare.run.trial import RUN_LABEL
+
+pytestmark = pytest.mark.cluster
+
+HEAL_WINDOW = 4.0
+HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
+HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - {"operator-down-drift"}
+DELETIONS = {"deployment-delete": "deployment", "service-delete": "service"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    output: str
+    run_dir: Path
+    results: RunResults
+
+    def trial(self, experiment: str, approach: str) -> TrialResult:
+        found = self.results.trials_of(experiment, approach)
+        assert len(found) == 1, f"{experiment}/{approach}: {found}"
+        return found[0]
+
+
+@pytest.fixture(scope="module")
+def outcome(cluster: ClusterTarget, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
+    out = tmp_path_factory.mktemp("reports")
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--heal-window",
+            str(HEAL_WINDOW),
+            "--parallel",
+            "4",
+            "--output",
+            str(out),
+        ],
+    )
+    run_dir = latest_run(out)
+    yield Outcome(result.exit_code, result.output, run_dir, load_results(run_dir))
+
+
+def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
+    assert outcome.exit_code == 0, outcome.output
+    r = outcome.results
+    assert r.complete and r.finished_at is not None
+    assert r.settings.experiments == list(CATALOGUE)
+    assert r.settings.approaches == ["helm", "operator"]
+    assert r.settings.heal_window_seconds == HEAL_WINDOW
+    # operator-down-drift applies to the operator only: 12 + 13 trials.
+    assert len(r.trials) == 25
+    assert {t.status for t in r.trials} <= {"healed", "not-healed"}, [
+        (t.label, t.error) for t in r.trials if t.status == "error"
+    ]
+    assert [e.name for e in r.experiments] == list(CATALOGUE)
+    assert all(e.builtin and e.path == f"experiments/{e.name}.json" for e in r.experiments)
+
+
+def test_the_summary_table_is_printed(outcome: Outcome) -> None:
+    assert "│ fault" in outcome.output and "│ operator" in outcome.output
+    assert "operator healed 13/13 faults" in outcome.output
+    assert "helm healed 3/12 faults" in outcome.output
+
+
+@pytest.mark.parametrize("experiment", sorted(HELM_HEALS))
+def test_helm_heals_pod_and_replicaset_deletions_with_new_objects(
+    outcome: Outcome, experiment: str
+) -> None:
+    t = outcome.trial(experiment, "helm")
+    assert t.status == "healed", t.evidence.mismatches_at_end
+    assert t.time_to_heal_seconds is not None and 0 < t.time_to_heal_seconds <= HEAL_WINDOW
+    ev = t.evidence
+    assert ev.uids_before is not None and ev.uids_after is not None
+    new_pods = set(ev.uids_after.pods) - set(ev.uids_before.pods)
+    assert new_pods, "healed without a single new pod uid"
+    assert ev.ready_pods == ev.desired_replicas == 3
+    assert ev.mismatches_at_end == []
+    if experiment == "replicaset-delete":
+        assert ev.uids_after.replicaset != ev.uids_before.replicaset
+        assert "replicaset" in ev.recreated
+    if experiment == "pod-delete-all":
+        assert not set(ev.uids_after.pods) & set(ev.uids_before.pods)
+
+
+@pytest.mark.parametrize("experiment", sorted(HELM_KEEPS_BROKEN))
+def test_helm_leaves_every_drift_and_deleted_object_unhealed(
+    outcome: Outcome, experiment: str
+) -> None:
+    t = outcome.trial(experiment, "helm")
+    assert t.status == "not-healed"
+    assert t.time_to_heal_seconds is None and t.time_to_detect_seconds is None
+    ev = t.evidence
+    assert ev.mismatches_at_end, "not healed, yet nothing differs?"
+    assert ev.before != ev.during and ev.during == ev.after, (ev.before, ev.during, ev.after)
+    if experiment in DELETIONS:
+        assert (ev.before, ev.after) == ("present", "absent")
+
+
+@pytest.mark.parametrize("experiment", CATALOGUE)
+def test_the_operator_heals_every_fault(outcome: Outcome, experiment: str) -> None:
+    t = outcome.trial(experiment, "operator")
+    assert t.status == "healed", t.evidence.mismatches_at_end
+    assert t.time_to_heal_seconds is not None and t.time_to_heal_seconds <= HEAL_WINDOW
+    ev = t.evidence
+    assert ev.mismatches_at_end == [] and ev.ready_pods == 3
+    assert ev.after == ev.before
+    kind = DELETIONS.get(experiment)
+    if kind is not None:
+        assert ev.uids_before is not None and ev.uids_after is not None
+        assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
+        assert kind in ev.recreated
+        assert ev.detected_by == "Event Created"
+    elif experiment not in HELM_HEALS:
+        # Drift the operator itself corrected: its Event times the detection.
+        assert ev.detected_by == "Event DriftCorrected", ev
+        assert t.time_to_detect_seconds is not None
+
+
+def test_drift_while_the_operator_was_down_heals_after_the_restart(
+    outcome: Outcome, cluster: ClusterTarget
+) -> None:
+    t = outcome.trial("operator-down-drift", "operator")
+    assert t.evidence.target == "operator"
+    assert (t.evidence.before, t.evidence.during, t.evidence.after) == (3, 1, 3)
+    # Nothing reconciled while the operator was down: the drift was seen before the heal.
+    assert t.evidence.detected_by == "Event DriftCorrected"
+    status = operator_status(cluster)
+    assert status is not None and status.running
+
+
+def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
+    for t in outcome.results.trials:
+        assert t.journal == f"journals/{t.experiment}-{t.approach}-{t.trial}.json"
+        journal = json.loads((outcome.run_dir / t.journal).read_text())
+        assert journal["chaoslib-version"] and journal["experiment"]["title"]
+        injection = next(r for r in journal["run"] if r["activity"]["name"] == t.evidence.injection)
+        assert injection["status"] == "succeeded"
+        # The injection instant in results.json is the journal's end of the injection activity.
+        assert t.injected_at is not None
+        assert t.injected_at.isoformat() == injection["end"]
+        # chaostoolkit's own verdict agrees with ours.
+        assert journal["deviated"] == (t.status == "not-healed"), t.label
+
+
+def test_the_run_removed_its_namespaces(outcome: Outcome, api: client.ApiClient) -> None:
+    selector = f"{RUN_LABEL}={outcome.results.run_id}"
+    left = client.CoreV1Api(api).list_namespace(label_selector=selector).items
+    assert all(ns.status.phase == "Terminating" for ns in left), [ns.metadata.name for ns in left]
