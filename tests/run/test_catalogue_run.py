@@ -158,7 +158,8 @@ def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
         assert t.journal == f"journals/{t.experiment}-{t.approach}-{t.trial}.json"
         journal = json.loads((outcome.run_dir / t.journal).read_text())
         assert journal["chaoslib-version"] and journal["experiment"]["title"]
-        injection = next(r for r in journal["run"] if r["activity"]["name"] == t.evidence.injection)
+        name = (t.evidence.model_extra or {})["injection"]
+        injection = next(r for r in journal["run"] if r["activity"]["name"] == name)
         assert injection["status"] == "succeeded"
         # The injection instant in results.json is the journal's end of the injection activity.
         assert t.injected_at is not None

@@ -120,7 +120,8 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
 
     (extra,) = results.trials_of("extra-env", "helm")
     assert extra.status == "not-healed"
-    assert extra.evidence.target is None and extra.evidence.injection == "add-env"
+    assert extra.evidence.target is None
+    assert (extra.evidence.model_extra or {})["injection"] == "add-env"
     assert any("deployment.template.env" in m for m in extra.evidence.mismatches_at_end)
 
     (failed,) = results.trials_of("no-such-port", "helm")
