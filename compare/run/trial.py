@@ -121,11 +121,14 @@ def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
         return _carry_out(ctx, plan, namespace, api, recorder)
     except (Cancelled, KeyboardInterrupt):
         raise
-    except CompareError as exc:
-        return recorder.error(exc.message)
-    except client.ApiException as exc:
-        return recorder.error(f"Kubernetes API: {exc.status} {exc.reason}")
     except Exception as exc:
+        if ctx.cancel.is_set():
+            # Ctrl-C reaches helm/kubectl children too: their failure is the interruption.
+            raise Cancelled from exc
+        if isinstance(exc, CompareError):
+            return recorder.error(exc.message)
+        if isinstance(exc, client.ApiException):
+            return recorder.error(f"Kubernetes API: {exc.status} {exc.reason}")
         return recorder.error(_first_line(exc))
     finally:
         if not ctx.keep:
