@@ -84,7 +84,11 @@ def _alive(pid: int) -> bool:
     """A live, non-zombie process running the operator module."""
     with _CHILDREN_LOCK:
         child = _CHILDREN.get(pid)
-        if child is not None and child.poll() is not None:
+        if child is not None:
+            if child.poll() is None:
+                # Our own child: its Popen knows. (Right after exec, /proc/<pid>/cmdline can
+                # still be empty for a moment, so the check below would misjudge it.)
+                return True
             del _CHILDREN[pid]
             return False
     try:

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client, config
 
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import OperatorHandle
+from compare.deploy.operator import OperatorHandle, operator_status
 from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 pytestmark = pytest.mark.cluster
@@ -17,9 +17,11 @@ pytestmark = pytest.mark.cluster
 SA_USER = "system:serviceaccount:webapp-system:webapp-operator"
 
 
-def _operator_kubeconfig(operator: OperatorHandle) -> Path:
-    assert operator.pid is not None
-    cmdline = Path(f"/proc/{operator.pid}/cmdline").read_bytes().split(b"\0")
+def _operator_kubeconfig(cluster: ClusterTarget) -> Path:
+    """The kubeconfig the running operator process was started with."""
+    status = operator_status(cluster)
+    assert status is not None and status.running and status.pid is not None
+    cmdline = Path(f"/proc/{status.pid}/cmdline").read_bytes().split(b"\0")
     flags = [arg.decode() for arg in cmdline if arg.startswith(b"--kubeconfig=")]
     assert flags, "the operator runs without an explicit kubeconfig"
     return Path(flags[0].split("=", 1)[1])
@@ -39,7 +41,7 @@ def _allowed(api: client.ApiClient, **attributes: str) -> bool:
 def test_operator_process_uses_the_service_account_token(
     cluster: ClusterTarget, operator: OperatorHandle
 ) -> None:
-    path = _operator_kubeconfig(operator)
+    path = _operator_kubeconfig(cluster)
     assert path.parent == operator.state_dir
     assert path.stat().st_mode & 0o777 == 0o600
     api = config.new_client_from_config(config_file=str(path))
@@ -65,8 +67,8 @@ def test_operator_process_uses_the_service_account_token(
         api.close()
 
 
-def test_rbac_is_least_privilege(operator: OperatorHandle) -> None:
-    api = config.new_client_from_config(config_file=str(_operator_kubeconfig(operator)))
+def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandle) -> None:
+    api = config.new_client_from_config(config_file=str(_operator_kubeconfig(cluster)))
     try:
         allowed = {
             "patch deployments": dict(verb="patch", group="apps", resource="deployments"),

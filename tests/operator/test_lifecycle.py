@@ -106,6 +106,11 @@ def _settled(run: Running) -> bool:
     )
 
 
+def _terminating_webapps(api: client.ApiClient) -> int:
+    items = client.CustomObjectsApi(api).list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)
+    return len([i for i in items["items"] if i["metadata"].get("deletionTimestamp")])
+
+
 def _active_webapps(api: client.ApiClient) -> int:
     items = client.CustomObjectsApi(api).list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)
     return len([i for i in items["items"] if not i["metadata"].get("deletionTimestamp")])
@@ -120,6 +125,8 @@ def test_restart_causes_no_writes(
     cluster: ClusterTarget, api: client.ApiClient, running: Running
 ) -> None:
     eventually(lambda: _settled(running), what="steady state")
+    # Earlier tests' namespaces are still being deleted: their cleanups write the registry.
+    eventually(lambda: _terminating_webapps(api) == 0, timeout=60, what="no WebApp terminating")
     before = _versions(running)
     holder_before = _lease(api)["spec"]["holderIdentity"]
 
@@ -182,7 +189,10 @@ def test_drift_while_killed_is_healed_after_restart(
     eventually(running.healed, what="healed after restart")
     heal = time.monotonic() - started
     print(f"\nkilled operator: restart + heal took {heal:.2f}s (lease {FAST.lease_duration}s)")
-    assert running.event("DriftCorrected", "spec.replicas", "containers[webapp].image")
+    eventually(
+        lambda: running.event("DriftCorrected", "spec.replicas", "containers[webapp].image"),
+        what="DriftCorrected event",
+    )
 
 
 def _spawn_replica(cluster: ClusterTarget, instance: str) -> ProcessInfo:

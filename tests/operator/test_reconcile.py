@@ -213,13 +213,14 @@ def test_deleted_child_is_recreated_with_a_new_uid(running: Running, kind: str) 
     new = eventually(recreated, timeout=20, what=f"a new {kind}")
     assert new["metadata"]["ownerReferences"][0]["uid"] == running.body["metadata"]["uid"]
     eventually(running.healed, what="desired state")
-    assert running.event("Created", f"created {kind} {running.namespace}/shop")
-    creations = [
-        e
-        for e in webapp_events(running.api, running.namespace, "shop")
-        if e["reason"] == "Created" and kind in e["message"]
-    ]
-    assert sum(int(e.get("count") or 1) for e in creations) >= 2  # first creation + recreation
+
+    def creations() -> int:
+        message = f"created {kind} {running.namespace}/shop"
+        events = webapp_events(running.api, running.namespace, "shop")
+        return sum(int(e.get("count") or 1) for e in events if e["message"] == message)
+
+    # The first creation and the re-creation, each reported.
+    eventually(lambda: creations() >= 2, what=f"a second Created event for the {kind}")
 
 
 # -- what someone else added ---------------------------------------------------------------
@@ -341,7 +342,10 @@ def test_spec_change_rolls_out_and_status_follows_the_generation(running: Runnin
     for cond in current["status"]["conditions"]:
         assert cond["observedGeneration"] == generation
     # A spec change is the desired state moving, not drift: reported as Updated.
-    assert running.event("Updated", "spec.replicas", "containers[webapp].image")
+    eventually(
+        lambda: running.event("Updated", "spec.replicas", "containers[webapp].image"),
+        what="Updated event",
+    )
     assert running.event("DriftCorrected") is None
 
 
@@ -375,5 +379,8 @@ def test_delete_runs_the_finalizer_then_the_children_are_collected(running: Runn
         lambda: get_webapp(running.api, running.namespace, "shop") is None, what="WebApp gone"
     )
     assert key not in registry()  # the cleanup ran before the finalizer was removed
-    assert running.event("CleanedUp", f"{running.namespace}/shop: removed its registry entry")
+    eventually(
+        lambda: running.event("CleanedUp", f"{running.namespace}/shop: removed its registry entry"),
+        what="CleanedUp event",
+    )
     eventually(lambda: running.live() == (None, None), what="children garbage-collected")
