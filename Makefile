@@ -32,9 +32,12 @@ test: setup lint chromium
 
 demo: setup
 	$(BIN)/compare cluster up
+	@# The report is written even when a trial ended in error; the run's exit code is kept.
+	$(BIN)/compare run; status=$$?; $(BIN)/compare report --format html; exit $$status
 
 bench: setup
 	$(BIN)/python bench/cluster_up.py
+	$(BIN)/python bench/run_catalogue.py
 
 cluster-down: $(STAMP)
 	$(BIN)/compare cluster down
