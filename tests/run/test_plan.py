@@ -1,0 +1,83 @@
+"""Planning a run, naming namespaces, preparing an experiment for chaoslib (pure parts)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compare.errors import CompareError
+from compare.run.engine import RunRequest, new_run_id, plan_trials
+from compare.run.experiments import load_experiments, load_spec
+from compare.run.runner import epoch, inline_refs
+from compare.run.trial import TrialPlan, namespace_for
+from tests.run.builders import WEBAPP
+
+
+def _request(
+    *names: str, approaches: tuple[str, ...] = ("helm", "operator"), trials: int = 1
+) -> RunRequest:
+    return RunRequest(
+        approaches=approaches,
+        experiments=tuple(load_experiments(names)),
+        webapp=WEBAPP,
+        app_path=Path("app.yaml"),
+        output_dir=Path("out"),
+        trials=trials,
+    )
+
+
+def test_every_approach_an_experiment_applies_to_times_trials() -> None:
+    plans = plan_trials(_request("image-change", "operator-down-drift", trials=2))
+    assert [(p.experiment.name, p.approach, p.trial) for p in plans] == [
+        ("image-change", "helm", 1),
+        ("image-change", "helm", 2),
+        ("image-change", "operator", 1),
+        ("image-change", "operator", 2),
+        ("operator-down-drift", "operator", 1),
+        ("operator-down-drift", "operator", 2),
+    ]
+
+
+def test_nothing_to_run_is_a_usage_error() -> None:
+    with pytest.raises(CompareError, match="nothing to run: operator-down-drift apply to none"):
+        plan_trials(_request("operator-down-drift", approaches=("helm",)))
+
+
+def test_the_default_run_has_25_trials() -> None:
+    assert len(plan_trials(_request())) == 25
+
+
+def test_namespaces_are_valid_dns_labels(tmp_path: Path) -> None:
+    long = tmp_path / ("A-very_long.Name-for-a-user-experiment-" * 3 + ".json")
+    long.write_text((Path(__file__).parents[2] / "experiments/env-add.json").read_text())
+    for spec in (load_spec("service-selector-change"), load_spec(str(long))):
+        name = namespace_for("run", TrialPlan(spec, "operator", 12))
+        assert len(name) <= 63
+        assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name), name
+        assert name.startswith("cmp-op-") and "-12-" in name
+
+
+def test_run_ids_start_with_the_utc_start() -> None:
+    run_id = new_run_id(datetime(2026, 12, 2, 12, 0, 0, tzinfo=UTC))
+    assert re.fullmatch(r"20261202T120000Z-[0-9a-f]{4}", run_id), run_id
+
+
+def test_refs_are_inlined_before_running() -> None:
+    probe = {"type": "probe", "name": "holds", "provider": {"type": "python"}}
+    experiment: dict[str, Any] = {
+        "steady-state-hypothesis": {"title": "t", "probes": [probe]},
+        "method": [{"type": "action", "name": "x"}, {"ref": "holds"}],
+        "rollbacks": [{"ref": "x"}],
+    }
+    inlined = inline_refs(experiment)
+    assert inlined["method"][1] == probe and inlined["method"][1] is not probe
+    assert inlined["rollbacks"][0] == {"type": "action", "name": "x"}
+
+
+def test_journal_timestamps_become_epoch_seconds() -> None:
+    assert epoch("2026-12-02T12:00:00.250000+00:00") == pytest.approx(1796212800.25)
+    assert epoch("2026-12-02T12:00:00.250000") == pytest.approx(1796212800.25)  # naive = UTC
