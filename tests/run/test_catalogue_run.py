@@ -25,7 +25,7 @@ from compare.run.trial import RUN_LABEL
 
 pytestmark = pytest.mark.cluster
 
-HEAL_WINDOW = 4.0
+HEAL_WINDOW = 8.0  # the operator-down-drift heal includes a process restart
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
 HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - {"operator-down-drift"}
 DELETIONS = {"deployment-delete": "deployment", "service-delete": "service"}
