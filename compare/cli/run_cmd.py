@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     SpinnerColumn,
     TaskID,
@@ -157,12 +156,14 @@ class _ProgressListener:
             SpinnerColumn(),
             TextColumn("{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
+            TextColumn("{task.fields[count]}"),
             TimeElapsedColumn(),
             console=console,
             transient=True,
         )
-        self.overall = self.progress.add_task("trials", total=total)
+        self.total = total
+        self.done = 0
+        self.overall = self.progress.add_task("trials", total=total, count=f"0/{total}")
         self.lines: dict[str, TaskID] = {}
         self.lock = threading.Lock()
 
@@ -184,7 +185,7 @@ class _ProgressListener:
             task = self.lines.get(plan.slug)
             text = f"  {plan.label}: {phase}"
             if task is None:
-                self.lines[plan.slug] = self.progress.add_task(text, total=None)
+                self.lines[plan.slug] = self.progress.add_task(text, total=None, count="")
             else:
                 self.progress.update(task, description=text)
 
@@ -193,7 +194,8 @@ class _ProgressListener:
             task = self.lines.pop(plan.slug, None)
             if task is not None:
                 self.progress.remove_task(task)
-            self.progress.advance(self.overall)
+            self.done += 1
+            self.progress.update(self.overall, advance=1, count=f"{self.done}/{self.total}")
         took = (
             f" in {result.time_to_heal_seconds:.2f} s"
             if result.time_to_heal_seconds is not None
