@@ -24,7 +24,7 @@ from compare.deploy.operator import deploy_operator, operator_status, undeploy_o
 from compare.paths import EXPERIMENTS_DIR
 from compare.webapp import load_webapp
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
 CHAOS = str(Path(sys.executable).parent / "chaos")
 WAIT = "wait-for-desired-state"

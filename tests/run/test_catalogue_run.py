@@ -23,7 +23,7 @@ from compare.results import RunResults, TrialResult, latest_run, load_results
 from compare.run.experiments import CATALOGUE
 from compare.run.trial import RUN_LABEL
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
 HEAL_WINDOW = 8.0  # the operator-down-drift heal includes a process restart
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}

@@ -17,7 +17,7 @@ from compare.deploy.operator import operator_status
 from compare.results import RESULTS_FILE, load_results
 from compare.run.trial import RUN_LABEL
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
 COMPARE = str(Path(sys.executable).with_name("compare"))
 
