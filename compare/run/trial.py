@@ -8,6 +8,7 @@ becomes an `error` trial with one line; only a cancelled run (Ctrl-C) drops a tr
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import threading
@@ -190,6 +191,12 @@ def _carry_out(
             f"the injection {spec.injection!r} did not run"
             f" (experiment ended {_verdict(journal)}{_failure(journal)})"
         )
+    if run.get("status") is None:
+        # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
+        return recorder.error(
+            f"the injection {spec.injection!r} raised an unexpected error and chaostoolkit"
+            f" aborted the experiment (traceback in {ctx.run_dir / 'chaostoolkit.log'})"
+        )
     if run.get("status") != "succeeded":
         return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
     injected_at = epoch(run["end"])
@@ -344,15 +351,30 @@ def _failure(journal: dict[str, Any]) -> str:
 
 
 def _exception(run: dict[str, Any]) -> str:
-    """The traceback's last line, `pkg.X: pkg.X: msg` shortened to `X: msg`."""
-    lines = [str(line).strip() for line in run.get("exception") or [] if str(line).strip()]
-    if not lines:
+    """One line from the journal's exception: `X: first line`, plus the API's own message.
+
+    chaoslib wraps whatever an activity raised: `chaoslib.exceptions.ActivityFailed:
+    kubernetes...NotFoundException: (404)` then headers and body on further lines.
+    """
+    parts = [str(part).strip() for part in run.get("exception") or [] if str(part).strip()]
+    if not parts:
         return str(run.get("status"))
-    found = _EXCEPTION_PREFIX.match(lines[-1])
-    if found is None:
-        return lines[-1]
-    kind = found.group(1).split(": ")[-2].rsplit(".", 1)[-1]
-    return f"{kind}: {found.group(2)}"
+    # The last part is the final exception; earlier parts are chained causes' tracebacks.
+    lines = parts[-1].splitlines()
+    found = _EXCEPTION_PREFIX.match(lines[0])
+    line = lines[0]
+    if found is not None:
+        kind = found.group(1).split(": ")[-2].rsplit(".", 1)[-1]
+        line = f"{kind}: {found.group(2)}"
+    body = next((x for x in lines if x.startswith("HTTP response body:")), None)
+    if body is not None:
+        try:
+            message = json.loads(body.split(":", 1)[1]).get("message")
+        except (ValueError, AttributeError):
+            message = None
+        if message:
+            line = f"{line}: {message}"
+    return line
 
 
 def _first_line(exc: BaseException) -> str:

@@ -94,12 +94,30 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
             )
         )
     )
+    # chaosk8s lets the API's 404 through; chaoslib wraps it, the error keeps the API's message.
+    aborts = tmp_path / "delete-missing-service.json"
+    aborts.write_text(
+        json.dumps(
+            _experiment(
+                "Delete a Service that is not there",
+                _action(
+                    "delete-missing",
+                    "chaosk8s.service.actions",
+                    "delete_service",
+                    name="nope",
+                    ns="${webapp_namespace}",
+                ),
+                {"name": "compare", "approaches": ["helm"]},
+            )
+        )
+    )
     out = tmp_path / "reports"
     result = CliRunner().invoke(
         app,
         [
             *("run", "--approach", "helm", "--kubeconfig", str(cluster.kubeconfig)),
-            *("-e", str(scale), "-e", str(bare), "-e", str(broken), "-e", "pod-delete-one"),
+            *("-e", str(scale), "-e", str(bare), "-e", str(broken), "-e", str(aborts)),
+            *("-e", "pod-delete-one"),
             *("--heal-window", "2", "--parallel", "4", "--output", str(out)),
         ],
     )
@@ -131,6 +149,14 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
         f" {failed.namespace}/webapp-demo has no port named 'nope'"
     )
     assert failed.journal is not None and (latest_run(out) / failed.journal).is_file()
+
+    (aborted,) = results.trials_of("delete-missing-service", "helm")
+    assert aborted.status == "error"
+    assert aborted.error == (
+        "the injection 'delete-missing' failed: NotFoundException: (404):"
+        ' services "nope" not found'
+    )
+    assert "=> failed:" in (latest_run(out) / "chaostoolkit.log").read_text()
 
     (pod,) = results.trials_of("pod-delete-one", "helm")
     assert pod.status == "healed"
