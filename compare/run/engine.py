@@ -165,8 +165,13 @@ class Run:
 
     def execute(self) -> RunResults:
         """Run every planned trial; raises RunInterrupted on KeyboardInterrupt."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._save()
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self._save()
+        except OSError as exc:
+            raise CompareError(
+                f"--output {self.request.output_dir}: cannot write ({exc.strerror or exc})"
+            ) from exc
         probes.cancelled.clear()
         with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
