@@ -120,11 +120,11 @@ def run(
     plans = plan_trials(request)
     target = target_from(ctx, kubeconfig, context)
 
+    engine = Run(target, request)
     with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
-        engine = Run(target, request, listener)
         listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
         try:
-            results = engine.execute()
+            results = engine.execute(listener)
         except RunInterrupted as stop:
             listener.stop()
             _summary(stop.results, stop.run_dir)

@@ -162,9 +162,7 @@ class Run:
             ledger=Ledger(),
             listener=self.listener,
         )
-
-    def execute(self) -> RunResults:
-        """Run every planned trial; raises RunInterrupted on KeyboardInterrupt."""
+        # Before anything is deployed: an unwritable --output is one line, not a lost run.
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self._save()
@@ -172,6 +170,11 @@ class Run:
             raise CompareError(
                 f"--output {self.request.output_dir}: cannot write ({exc.strerror or exc})"
             ) from exc
+
+    def execute(self, listener: Listener | None = None) -> RunResults:
+        """Run every planned trial; raises RunInterrupted on KeyboardInterrupt."""
+        if listener is not None:
+            self.listener = self.ctx.listener = listener
         probes.cancelled.clear()
         with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
