@@ -54,6 +54,11 @@ def _health(info: ProcessInfo) -> dict[str, Any] | None:
         return None
 
 
+def _latest_log(info: ProcessInfo) -> str:
+    """The log of the current process only (the file accumulates every start)."""
+    return info.log_path.read_text().rsplit("\n--- ", 1)[-1]
+
+
 def _process(cluster: ClusterTarget, instance: str = DEFAULT_INSTANCE) -> ProcessInfo:
     info = read_process(state_dir(cluster), instance)
     assert info is not None
@@ -106,9 +111,22 @@ def _settled(run: Running) -> bool:
     )
 
 
-def _terminating_webapps(api: client.ApiClient) -> int:
+def _webapps_going(api: client.ApiClient) -> int:
+    """WebApps being deleted, or in a namespace being deleted (not yet reached by the namespace
+    controller): each of them still has a cleanup to run."""
+    terminating = {
+        ns.metadata.name
+        for ns in client.CoreV1Api(api).list_namespace().items
+        if ns.status.phase == "Terminating"
+    }
     items = client.CustomObjectsApi(api).list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)
-    return len([i for i in items["items"] if i["metadata"].get("deletionTimestamp")])
+    return len(
+        [
+            i
+            for i in items["items"]
+            if i["metadata"].get("deletionTimestamp") or i["metadata"]["namespace"] in terminating
+        ]
+    )
 
 
 def _active_webapps(api: client.ApiClient) -> int:
@@ -126,7 +144,7 @@ def test_restart_causes_no_writes(
 ) -> None:
     eventually(lambda: _settled(running), what="steady state")
     # Earlier tests' namespaces are still being deleted: their cleanups write the registry.
-    eventually(lambda: _terminating_webapps(api) == 0, timeout=60, what="no WebApp terminating")
+    eventually(lambda: _webapps_going(api) == 0, timeout=60, what="no WebApp being deleted")
     before = _versions(running)
     holder_before = _lease(api)["spec"]["holderIdentity"]
 
@@ -237,12 +255,12 @@ def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespac
         lease = _lease(api)["spec"]
         assert lease["holderIdentity"] == (_health(standby) or {})["identity"]
         assert lease["leaseTransitions"] == transitions + 1
+        # A figure, not a pass/fail line (bench/operator_failover.py measures it properly):
+        # expiry is counted from the last renewal the standby observed (client-go semantics).
         print(
             f"\nleader failover after SIGKILL: {failover:.2f}s "
             f"(lease {FAST.lease_duration}s, retry {FAST.lease_retry_period}s)"
         )
-        # client-go semantics: expiry is counted from the last renewal the standby observed.
-        assert failover < FAST.lease_duration + 2 * FAST.lease_retry_period + 2.0
 
         # The new leader heals.
         client.AppsV1Api(api).patch_namespaced_deployment(
@@ -252,15 +270,19 @@ def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespac
         drift = eventually(lambda: run.event("DriftCorrected", "spec.replicas"), what="event")
         assert drift["reportingInstance"] == (_health(standby) or {})["identity"]
 
-        # A graceful stop releases the Lease: the next replica leads at once.
+        # A graceful stop releases the Lease: the next replica leads at once, without
+        # waiting for it to expire.
         stopped = time.monotonic()
         terminate(standby)
+        released = _lease(api)["spec"]
+        assert not released.get("holderIdentity")
+        assert released["leaseDurationSeconds"] == 1
         start_operator(cluster, options=FAST)
         handover = time.monotonic() - stopped
         print(f"graceful handover (SIGTERM, release, new process leads): {handover:.2f}s")
-        assert handover < FAST.lease_duration + 1.0
         new_leader = (_health(_process(cluster)) or {})["identity"]
         assert _lease(api)["spec"]["holderIdentity"] == new_leader
+        assert "took the lease from nobody (it was free)" in _latest_log(_process(cluster))
     finally:
         terminate(standby, kill=True)
     assert get_service(api, namespace, "shop") is not None
