@@ -35,6 +35,11 @@ demo: setup
 	@# The report is written even when a trial ended in error; the run's exit code is kept.
 	$(BIN)/compare run; status=$$?; $(BIN)/compare report --format html; exit $$status
 
+# Generated manifests (kubebuilder's `make manifests`): the CRD from the typed model, the RBAC
+# from webapp_operator.rbac. A test fails when the committed files differ.
+manifests: $(STAMP)
+	$(BIN)/python -m webapp_operator.manifests
+
 bench: setup
 	$(BIN)/python bench/cluster_up.py
 	$(BIN)/python bench/run_catalogue.py
