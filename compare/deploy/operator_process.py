@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from compare.errors import EXIT_FAILED, CompareError
 
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_INSTANCE",
     "OperatorOptions",
     "ProcessInfo",
+    "health",
     "is_ready",
     "is_running",
     "read_process",
@@ -113,14 +115,21 @@ def is_running(info: ProcessInfo | None) -> bool:
     return info is not None and _alive(info.pid)
 
 
-def is_ready(info: ProcessInfo) -> bool:
-    """The operator's /readyz: leading, kopf started, webhook listening."""
-    url = f"http://127.0.0.1:{info.health_port}/readyz"
+def health(info: ProcessInfo) -> dict[str, Any] | None:
+    """The operator's /healthz summary (role, leading, ready, counters); None if unreachable."""
+    url = f"http://127.0.0.1:{info.health_port}/healthz"
     try:
         with urllib.request.urlopen(url, timeout=1.0) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
+            data: dict[str, Any] = json.loads(response.read())
+            return data
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def is_ready(info: ProcessInfo) -> bool:
+    """Leading, kopf watching, webhook listening (a standby is healthy but not this)."""
+    summary = health(info) or {}
+    return bool(summary.get("leading") and summary.get("ready"))
 
 
 def spawn(
@@ -133,6 +142,7 @@ def spawn(
     cert_dir: Path,
     options: OperatorOptions,
     identity: str | None = None,
+    webhook_only: bool = False,
 ) -> ProcessInfo:
     """Start one operator process (all namespaces, loopback only) and record it."""
     log = directory / f"{instance}.log"
@@ -156,6 +166,8 @@ def spawn(
         args.append("--webhook-port=0")
     if identity:
         args.append(f"--identity={identity}")
+    if webhook_only:
+        args.append("--webhook-only")
     directory.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())

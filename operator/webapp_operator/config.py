@@ -43,6 +43,7 @@ class OperatorConfig:
     resync_seconds: float
     lease: LeaseConfig | None  # None: no leader election (a single replica)
     webhook: WebhookConfig | None
+    webhook_only: bool  # serve admission only: no reconcile, no Lease
     health_addr: str
     health_port: int  # 0: no health endpoints
     operator_namespace: str
@@ -110,6 +111,12 @@ def _parser() -> argparse.ArgumentParser:
     lease.add_argument("--identity", default=None, help="leader-election identity (unique)")
     hook = p.add_argument_group("admission webhook")
     hook.add_argument(
+        "--webhook-only",
+        action="store_true",
+        help="serve the validating webhook only (no reconcile, no Lease): for a webhook "
+        "Deployment whose replicas all serve",
+    )
+    hook.add_argument(
         "--webhook-port",
         type=int,
         default=DEFAULT_WEBHOOK_PORT,
@@ -149,8 +156,10 @@ def _parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> OperatorConfig:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.webhook_only and not args.webhook_port:
+        parser.error("--webhook-only needs a --webhook-port")
     lease = None
-    if args.leader_elect:
+    if args.leader_elect and not args.webhook_only:
         try:
             lease = LeaseConfig(
                 namespace=args.operator_namespace,
@@ -180,6 +189,7 @@ def parse_args(argv: list[str] | None = None) -> OperatorConfig:
         resync_seconds=args.resync_seconds,
         lease=lease,
         webhook=webhook,
+        webhook_only=args.webhook_only,
         health_addr=args.health_addr,
         health_port=args.health_port,
         operator_namespace=args.operator_namespace,

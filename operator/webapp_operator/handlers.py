@@ -146,17 +146,27 @@ def register(
     controller: Controller,
     configuration: client.Configuration,
     *,
+    reconcile: bool = True,
     webhooks: bool = True,
 ) -> None:
-    """Attach every handler to `registry` (explicit, so tests and runs never share state).
+    """Attach the handlers to `registry` (explicit, so tests and runs never share state).
 
-    Without `webhooks` the admission handlers are left out (kopf refuses to run them with no
-    webhook server); the CRD schema and CEL rules still apply.
+    `reconcile`: the reconcile daemon, the event kicks and the finalizer (the leader's job).
+    `webhooks`: the admission handlers (kopf refuses to run them without a webhook server;
+    the CRD schema and CEL rules apply regardless).
     """
 
     @kopf.on.login(id="login", registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
         return connection_info(configuration)
+
+    if reconcile:
+        _register_reconcile(registry, controller)
+    if webhooks:
+        _register_webhooks(registry)
+
+
+def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller) -> None:
 
     @kopf.daemon(
         API_GROUP,
@@ -219,9 +229,6 @@ def register(
         controller.forget((namespace, name))
         what = "removed its registry entry" if removed else "no registry entry to remove"
         kopf.event(body, type="Normal", reason="CleanedUp", message=f"{namespace}/{name}: {what}")
-
-    if webhooks:
-        _register_webhooks(registry)
 
 
 def _register_webhooks(registry: kopf.OperatorRegistry) -> None:

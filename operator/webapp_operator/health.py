@@ -1,9 +1,10 @@
-"""Health endpoints, served by every replica whether it leads or waits.
+"""Health endpoints, served by every replica whatever its role.
 
-`/healthz` answers 200 while the process runs (the liveness probe); `/readyz` answers 200 only
-on the leader once kopf is watching and the webhook listens (the readiness probe, and what the
-local runner waits for). A standby is alive but not ready, so a Service in front of the
-webhook sends admission requests to the leader only.
+`/healthz` answers 200 while the process runs (the liveness probe) with a JSON summary: role,
+leading, ready and the reconcile counters. `/readyz` answers 200 when the replica can do its
+job: the leader once kopf watches and its webhook listens, a webhook-only replica once it
+serves, and a standby as long as it waits for the Lease (it is healthy and will take over; a
+not-Ready standby would stall every rolling update of a two-replica Deployment).
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ class Counters:
 @dataclass
 class HealthState:
     identity: str
+    role: str = "starting"  # starting | standby | leader | webhook | stopping
     leading: bool = False
-    ready: bool = False
+    ready: bool = False  # doing its job: kopf runs (and the webhook listens)
     counters: Counters = field(default_factory=Counters)
 
     def as_json(self) -> str:
         return json.dumps(
             {
                 "identity": self.identity,
+                "role": self.role,
                 "leading": self.leading,
                 "ready": self.ready,
                 **asdict(self.counters),
@@ -54,7 +57,7 @@ class HealthServer:
         return web.Response(text=self.state.as_json(), content_type="application/json")
 
     async def _readyz(self, _: web.Request) -> web.Response:
-        status = 200 if self.state.ready else 503
+        status = 200 if self.state.ready or self.state.role == "standby" else 503
         return web.Response(
             status=status, text=self.state.as_json(), content_type="application/json"
         )

@@ -1,7 +1,9 @@
 """The operator process: health endpoints, leader election, then kopf (kubebuilder's manager).
 
-    standby --(Lease acquired)--> leading: kopf runs --(SIGTERM)--> stop kopf, release Lease, 0
-                                               `--(renewal lost)--> stop kopf, exit 1
+    standby --(Lease acquired)--> leader: kopf runs --(SIGTERM)--> stop kopf, release Lease, 0
+                                              `--(renewal lost)--> stop kopf, exit 1
+    webhook (--webhook-only): kopf with the admission handlers only, no Lease, any number of
+    replicas (the in-cluster webhook Deployment; the local runner's leader serves both)
 
 A replica that loses its lease exits rather than trying to lead again, as controller-runtime
 does: its in-memory state may be stale, and the Deployment (or the local runner) restarts it.
@@ -64,12 +66,17 @@ class Manager:
         if self.config.health_port:
             await self.health.start()
         try:
-            if self.elector is not None and not await self.elector.acquire(self.stop):
-                return EXIT_OK  # stopped while standing by
-            self.state.leading = True
-            return await self._lead()
+            if self.config.webhook_only:
+                self.state.role = "webhook"
+                return await self._serve(reconcile=False)
+            if self.elector is not None:
+                self.state.role = "standby"
+                if not await self.elector.acquire(self.stop):
+                    return EXIT_OK  # stopped while standing by
+            self.state.role, self.state.leading = "leader", True
+            return await self._serve(reconcile=True)
         finally:
-            self.state.leading = self.state.ready = False
+            self.state.role, self.state.leading, self.state.ready = "stopping", False, False
             if self.elector is not None:
                 # Graceful stop: hand the Lease over now instead of making the next leader
                 # wait out the lease duration. (After a lost lease, release() is a no-op.)
@@ -77,18 +84,24 @@ class Manager:
             await self.health.stop()
             self.api.close()
 
-    async def _lead(self) -> int:
+    async def _serve(self, *, reconcile: bool) -> int:
+        """Run kopf until a signal, a lost Lease, or kopf's own failure."""
         config = self.config
         registry = kopf.OperatorRegistry()
         registry_map = Registry(self.api, config.operator_namespace, config.registry_name)
-        reconciler = Reconciler(self.api, registry_map)
         controller = Controller(
-            reconciler,
+            Reconciler(self.api, registry_map),
             config.resync_seconds,
             Backoff(config.backoff_base, config.backoff_cap),
             counters=self.state.counters,
         )
-        register(registry, controller, self.configuration, webhooks=config.webhook is not None)
+        register(
+            registry,
+            controller,
+            self.configuration,
+            reconcile=reconcile,
+            webhooks=config.webhook is not None,
+        )
         kopf_stop, kopf_ready = asyncio.Event(), asyncio.Event()
         operator = asyncio.create_task(
             kopf.operator(
@@ -102,9 +115,8 @@ class Manager:
             ),
             name="kopf",
         )
-        renewing = asyncio.create_task(
-            self.elector.hold() if self.elector else asyncio.Event().wait(), name="lease"
-        )
+        holding = self.elector.hold() if self.elector and reconcile else asyncio.Event().wait()
+        renewing = asyncio.create_task(holding, name="lease")
         stopping = asyncio.create_task(self.stop.wait(), name="stop")
         readiness = asyncio.create_task(self._become_ready(kopf_ready), name="readiness")
         try:
@@ -127,31 +139,35 @@ class Manager:
         return EXIT_OK
 
     async def _become_ready(self, kopf_ready: asyncio.Event) -> None:
-        """Ready = kopf started (watching) and, if configured, the webhook accepts TLS
-        connections: the first WebApp applied after readiness must reach the webhook."""
+        """Ready = kopf started and, if configured, the webhook accepts connections: the first
+        WebApp applied after readiness must reach the webhook."""
         await kopf_ready.wait()
         # kopf installs its own SIGINT/SIGTERM handlers when it starts; take them back so
         # every shutdown goes through one path (stop kopf, then release the Lease).
         self._install_signal_handlers()
         webhook = self.config.webhook
-        if webhook is not None:
-            host = "127.0.0.1" if webhook.addr in ("0.0.0.0", "") else webhook.addr
-            deadline = asyncio.get_running_loop().time() + READY_TIMEOUT_S
-            while True:
-                try:
-                    _, writer = await asyncio.open_connection(host, webhook.port)
-                except OSError:
-                    if asyncio.get_running_loop().time() > deadline:
-                        logger.error("webhook not listening on %s:%s", host, webhook.port)
-                        return
-                    await asyncio.sleep(POLL_S)
-                    continue
-                writer.close()
-                with contextlib.suppress(OSError):
-                    await writer.wait_closed()
-                break
+        if webhook is not None and not await _listening(webhook.addr, webhook.port):
+            logger.error("the webhook is not listening on port %s", webhook.port)
+            return
         self.state.ready = True
-        logger.info("ready: leading and watching as %s", self.state.identity)
+        logger.info("ready: %s as %s", self.state.role, self.state.identity)
+
+
+async def _listening(addr: str, port: int) -> bool:
+    host = "127.0.0.1" if addr in ("0.0.0.0", "") else addr
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + READY_TIMEOUT_S
+    while loop.time() < deadline:
+        try:
+            _, writer = await asyncio.open_connection(host, port)
+        except OSError:
+            await asyncio.sleep(POLL_S)
+            continue
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,11 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if config.log_level != "DEBUG":
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     try:
-        return asyncio.run(_main(config))
+        return asyncio.run(Manager(config).run())
     except client.exceptions.ApiException as exc:
         logger.error("cannot start: %s %s", exc.status, exc.reason)
         return EXIT_FAILED
-
-
-async def _main(config: OperatorConfig) -> int:
-    return await Manager(config).run()

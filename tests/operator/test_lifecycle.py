@@ -9,6 +9,7 @@ running afterwards.
 from __future__ import annotations
 
 import json
+import ssl
 import time
 import urllib.request
 from typing import Any
@@ -22,6 +23,7 @@ from compare.deploy.operator_install import free_port, state_dir
 from compare.deploy.operator_process import (
     DEFAULT_INSTANCE,
     ProcessInfo,
+    health,
     read_process,
     spawn,
     terminate,
@@ -43,15 +45,6 @@ from .helpers import (
 )
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("restore_operator")]
-
-
-def _health(info: ProcessInfo) -> dict[str, Any] | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{info.health_port}/healthz", timeout=1) as r:
-            data: dict[str, Any] = json.loads(r.read())
-            return data
-    except OSError:
-        return None
 
 
 def _latest_log(info: ProcessInfo) -> str:
@@ -155,12 +148,12 @@ def test_restart_causes_no_writes(
     # Every WebApp was reconciled by the new process (its daemons start with a reconcile)...
     expected = _active_webapps(api)
     eventually(
-        lambda: (_health(info) or {}).get("reconciles", 0) >= expected,
+        lambda: (health(info) or {}).get("reconciles", 0) >= expected,
         what=f"{expected} reconciles after the restart",
     )
     # ... and none of them needed a write: same resourceVersions everywhere.
     assert _versions(running) == before
-    assert (_health(info) or {}).get("changes") == 0
+    assert (health(info) or {}).get("changes") == 0
 
 
 def test_deletion_while_down_completes_after_restart(
@@ -230,10 +223,11 @@ def _spawn_replica(cluster: ClusterTarget, instance: str) -> ProcessInfo:
 
 def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespace: str) -> None:
     leader = _process(cluster)
-    leader_id = (_health(leader) or {})["identity"]
+    leader_id = (health(leader) or {})["identity"]
     standby = _spawn_replica(cluster, "standby")
     try:
-        standing_by = eventually(lambda: _health(standby), what="standby up")
+        standing_by = eventually(lambda: health(standby), what="standby up")
+        assert standing_by["role"] == "standby"
         assert standing_by["leading"] is False and standing_by["ready"] is False
         assert _lease(api)["spec"]["holderIdentity"] == leader_id
 
@@ -241,19 +235,19 @@ def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespac
         run = run_webapp(api, namespace, make_webapp("shop", replicas=2))
         created = [e for e in webapp_events(api, namespace, "shop") if e["reason"] == "Created"]
         assert {e["reportingInstance"] for e in created} == {leader_id}
-        assert (_health(standby) or {})["reconciles"] == 0
+        assert (health(standby) or {})["reconciles"] == 0
         transitions = _lease(api)["spec"].get("leaseTransitions") or 0
 
         killed = time.monotonic()
         terminate(leader, kill=True)
         eventually(
-            lambda: (_health(standby) or {}).get("ready"),
+            lambda: (health(standby) or {}).get("ready"),
             timeout=FAST.lease_duration + 15,
             what="standby leading",
         )
         failover = time.monotonic() - killed
         lease = _lease(api)["spec"]
-        assert lease["holderIdentity"] == (_health(standby) or {})["identity"]
+        assert lease["holderIdentity"] == (health(standby) or {})["identity"]
         assert lease["leaseTransitions"] == transitions + 1
         # A figure, not a pass/fail line (bench/operator_failover.py measures it properly):
         # expiry is counted from the last renewal the standby observed (client-go semantics).
@@ -268,7 +262,7 @@ def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespac
         )
         eventually(run.healed, what="healed by the new leader")
         drift = eventually(lambda: run.event("DriftCorrected", "spec.replicas"), what="event")
-        assert drift["reportingInstance"] == (_health(standby) or {})["identity"]
+        assert drift["reportingInstance"] == (health(standby) or {})["identity"]
 
         # A graceful stop releases the Lease: the next replica leads at once, without
         # waiting for it to expire.
@@ -280,9 +274,74 @@ def test_leader_failover(cluster: ClusterTarget, api: client.ApiClient, namespac
         start_operator(cluster, options=FAST)
         handover = time.monotonic() - stopped
         print(f"graceful handover (SIGTERM, release, new process leads): {handover:.2f}s")
-        new_leader = (_health(_process(cluster)) or {})["identity"]
+        new_leader = (health(_process(cluster)) or {})["identity"]
         assert _lease(api)["spec"]["holderIdentity"] == new_leader
         assert "took the lease from nobody (it was free)" in _latest_log(_process(cluster))
     finally:
         terminate(standby, kill=True)
     assert get_service(api, namespace, "shop") is not None
+
+
+def test_webhook_only_replica_serves_admission_and_never_reconciles(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    """The in-cluster webhook Deployment's mode: every replica answers AdmissionReviews over
+    TLS (verified against the project's CA), none takes the Lease or reconciles."""
+    directory = state_dir(cluster)
+    port = free_port()
+    info = spawn(
+        directory,
+        instance="webhook",
+        kubeconfig=directory / "kubeconfig.yaml",
+        health_port=free_port(),
+        webhook_port=port,
+        cert_dir=directory / "certs",
+        options=FAST,
+        webhook_only=True,
+    )
+    try:
+        summary = eventually(
+            lambda: (health(info) or {}).get("ready") and health(info), what="webhook replica ready"
+        )
+        assert summary["role"] == "webhook" and summary["leading"] is False
+
+        def review(spec: dict[str, Any]) -> dict[str, Any]:
+            obj = {
+                "apiVersion": "example.com/v1",
+                "kind": "WebApp",
+                "metadata": {"name": "x", "namespace": namespace},
+                "spec": spec,
+            }
+            request = {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "request": {
+                    "uid": "test-1",
+                    "kind": {"group": "example.com", "version": "v1", "kind": "WebApp"},
+                    "resource": {"group": "example.com", "version": "v1", "resource": "webapps"},
+                    "operation": "CREATE",
+                    "userInfo": {"username": "tester"},
+                    "name": "x",
+                    "namespace": namespace,
+                    "object": obj,
+                },
+            }
+            tls = ssl.create_default_context(cafile=str(directory / "certs" / "ca.crt"))
+            sent = urllib.request.Request(
+                f"https://127.0.0.1:{port}/validate-webapp",
+                data=json.dumps(request).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(sent, context=tls, timeout=5) as answer:
+                result: dict[str, Any] = json.loads(answer.read())["response"]
+                return result
+
+        assert review({"image": "shop:v1"})["allowed"] is True
+        denied = review({"image": "shop:v1", "replicas": 99})
+        assert denied["allowed"] is False
+        assert "spec.replicas: 99 exceeds the ceiling of 50" in denied["status"]["message"]
+        after = health(info) or {}
+        assert after["reconciles"] == 0 and after["leading"] is False
+        assert _lease(api)["spec"]["holderIdentity"] != summary["identity"]
+    finally:
+        terminate(info)
