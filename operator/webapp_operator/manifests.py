@@ -5,7 +5,8 @@ Generated from the typed model and the RBAC rules, never edited by hand:
   operator/config/crd/bases/example.com_webapps.yaml   the CRD (also the chart's crds/)
   operator/config/rbac/*.yaml                          ServiceAccount, roles and bindings
   operator/config/webhook/manifests.yaml               the in-cluster webhook configuration
-  charts/webapp-operator/files/*-rules.yaml            the chart's RBAC rules
+  charts/webapp-operator/files/*.yaml                  the chart's RBAC rules and webhooks
+  charts/webapp-operator/crds/                         the CRD again (Helm installs it first)
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ def generated_files() -> dict[Path, Callable[[], str]]:
             HEADER.format(source=rbac_source) + _commented_rules(rbac.NAMESPACE_RULES)
         ),
         CHART_DIR / "crds" / CRD_PATH.name: lambda: _document(crd_source, build_crd()),
+        # The chart fills in each webhook's clientConfig (its Service, its generated CA).
+        CHART_DIR / "files" / "webhooks.yaml": lambda: (
+            HEADER.format(source="webapp_operator.admission") + dump(in_cluster_webhook["webhooks"])
+        ),
     }
 
 
