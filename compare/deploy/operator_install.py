@@ -99,10 +99,15 @@ def _kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str
     return result.stdout
 
 
+def _kustomized(directory: Path) -> list[Path]:
+    """The files a kustomization lists (one source for `kubectl apply -k` and for us)."""
+    listing = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    return [directory / name for name in listing["resources"]]
+
+
 def _config_documents() -> list[dict[str, Any]]:
     """What `make install` applies: namespace, CRD, ServiceAccount, roles and bindings."""
-    files = [_CONFIG / "manager" / "namespace.yaml", CRD_PATH]
-    files += sorted((_CONFIG / "rbac").glob("*.yaml"))
+    files = [_CONFIG / "manager" / "namespace.yaml", CRD_PATH, *_kustomized(_CONFIG / "rbac")]
     docs: list[dict[str, Any]] = []
     for path in files:
         docs += [doc for doc in yaml.safe_load_all(path.read_text()) if doc]

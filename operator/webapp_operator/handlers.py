@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,9 @@ class Controller:
     resync_seconds: float = 30.0
     backoff: Backoff = field(default_factory=Backoff)
     counters: Counters = field(default_factory=Counters)
+    # The threads reconciles run in (the kubernetes client blocks); shared with kopf's own
+    # sync handlers so that one setting bounds the operator's concurrency.
+    executor: Executor | None = None
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     _generations: dict[Key, int] = field(default_factory=dict)
     _failures: dict[Key, int] = field(default_factory=dict)
@@ -188,7 +192,9 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
         try:
             while not stopped:
                 wakeup.clear()
-                outcome = await asyncio.to_thread(controller.reconciler.reconcile, namespace, name)
+                outcome = await asyncio.get_running_loop().run_in_executor(
+                    controller.executor, controller.reconciler.reconcile, namespace, name
+                )
                 if not outcome.found:
                     return
                 controller.counters.reconciles += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Executor
 
 import kopf
 
@@ -13,7 +14,9 @@ from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 __all__ = ["operator_settings"]
 
 
-def operator_settings(config: OperatorConfig, identity: str) -> kopf.OperatorSettings:
+def operator_settings(
+    config: OperatorConfig, identity: str, executor: Executor | None = None
+) -> kopf.OperatorSettings:
     settings = kopf.OperatorSettings()
     # The seed's finalizer name; kopf adds it, runs @on.delete, then removes it.
     settings.persistence.finalizer = FINALIZER
@@ -35,9 +38,9 @@ def operator_settings(config: OperatorConfig, identity: str) -> kopf.OperatorSet
     settings.peering.standalone = True
     # kopf's own requests (patches, events) must not hang for its default 5 minutes.
     settings.networking.request_timeout = REQUEST_TIMEOUT_S
-    # Reconciles run in threads (the kubernetes client is synchronous); enough for bursts of
-    # WebApps (200 at once in the benchmark) without starving the event loop's own work.
-    settings.execution.max_workers = 16
+    # Sync handlers (cleanup, validation) share the reconciles' thread pool.
+    if executor is not None:
+        settings.execution.executor = executor
     if config.webhook is not None:
         settings.admission.server = kopf.WebhookServer(
             addr=config.webhook.addr,

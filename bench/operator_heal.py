@@ -1,0 +1,238 @@
+"""Benchmark: how fast the operator heals drift, next to the Go deployment controller.
+
+Per trial a fault is injected into a running WebApp's Deployment (by a separate field
+manager) and a watch started before the injection timestamps the event in which the owned
+field is back. The reference, in the same run and cluster: kube-controller-manager's
+deployment controller (Go) restoring a ReplicaSet's replicas after the same kind of drift.
+Trials alternate between the kinds, each from a settled state. Prints n, p50, p95, min, max
+per fault; never passes or fails.
+
+    .venv/bin/python bench/operator_heal.py [--trials 20] [--cluster NAME | --kubeconfig FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client, watch
+from operator_common import (
+    add_cluster_args,
+    bench_target,
+    delete_namespace,
+    operator_running,
+    summary,
+    wait_for,
+)
+
+from compare.deploy.operator import deploy_operator
+from compare.webapp import parse_webapp
+
+REPLICAS = 3
+FIELD_MANAGER = "bench-chaos"
+
+
+class Stopwatch:
+    """A watch on one object, started before the fault, that records when `healed` first
+    holds for an event after the injection."""
+
+    def __init__(
+        self,
+        list_fn: Callable[..., Any],
+        namespace: str,
+        name: str,
+        healed: Callable[[Any, str], bool],
+        resource_version: str,
+    ) -> None:
+        self.healed_at: float | None = None
+        self._stream = watch.Watch()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(list_fn, namespace, name, healed, resource_version),
+            daemon=True,
+        )
+        self._thread.start()
+        time.sleep(0.2)  # let the stream connect before the fault (a benchmark, not a test)
+
+    def _run(
+        self,
+        list_fn: Callable[..., Any],
+        namespace: str,
+        name: str,
+        healed: Callable[[Any, str], bool],
+        resource_version: str,
+    ) -> None:
+        for event in self._stream.stream(
+            list_fn,
+            namespace,
+            field_selector=f"metadata.name={name}",
+            resource_version=resource_version,
+            timeout_seconds=60,
+        ):
+            if healed(event["object"], event["type"]):
+                self.healed_at = time.perf_counter()
+                self._stream.stop()
+                return
+
+    def result(self, injected: float, timeout: float = 60) -> float:
+        self._thread.join(timeout)
+        if self.healed_at is None:
+            raise SystemExit("a fault was not healed within 60 s")
+        return self.healed_at - injected
+
+
+def settled(apps: client.AppsV1Api, namespace: str, name: str) -> bool:
+    try:
+        dep = apps.read_namespaced_deployment(name, namespace)
+    except client.ApiException:
+        return False
+    status = dep.status
+    return bool(
+        dep.spec.replicas == REPLICAS
+        and status.observed_generation == dep.metadata.generation
+        and status.ready_replicas == REPLICAS
+        and status.updated_replicas == REPLICAS
+        and (status.replicas or 0) == REPLICAS
+    )
+
+
+def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
+    apps = client.AppsV1Api(api)
+    current = apps.read_namespaced_deployment("heal", namespace)
+    rv = current.metadata.resource_version
+    container = "/spec/template/spec/containers/0"
+    patches: dict[str, tuple[Any, Callable[[Any, str], bool]]] = {
+        "replicas": (
+            {"spec": {"replicas": 1}},
+            lambda d, t: t == "MODIFIED" and d.spec.replicas == REPLICAS,
+        ),
+        "image": (
+            [{"op": "replace", "path": f"{container}/image", "value": "evil:v9"}],
+            lambda d, t: t == "MODIFIED" and d.spec.template.spec.containers[0].image == "web:v1",
+        ),
+        "env-added": (
+            [{"op": "add", "path": f"{container}/env", "value": [{"name": "X", "value": "1"}]}],
+            lambda d, t: t == "MODIFIED" and not d.spec.template.spec.containers[0].env,
+        ),
+    }
+    if fault == "deployment-deleted":
+        uid = current.metadata.uid
+        timer = Stopwatch(
+            apps.list_namespaced_deployment,
+            namespace,
+            "heal",
+            lambda d, t: t == "ADDED" and d.metadata.uid != uid,
+            rv,
+        )
+        injected = time.perf_counter()
+        apps.delete_namespaced_deployment("heal", namespace)
+        return timer.result(injected)
+    body, healed = patches[fault]
+    timer = Stopwatch(apps.list_namespaced_deployment, namespace, "heal", healed, rv)
+    injected = time.perf_counter()
+    content = (
+        "application/strategic-merge-patch+json"
+        if isinstance(body, dict)
+        else ("application/json-patch+json")
+    )
+    apps.patch_namespaced_deployment(
+        "heal", namespace, body, field_manager=FIELD_MANAGER, _content_type=content
+    )
+    return timer.result(injected)
+
+
+def go_trial(api: client.ApiClient, namespace: str) -> float:
+    """The deployment controller restoring its ReplicaSet's replicas."""
+    apps = client.AppsV1Api(api)
+    (rs,) = [
+        r
+        for r in apps.list_namespaced_replica_set(
+            namespace, label_selector="bench=go-reference"
+        ).items
+        if (r.spec.replicas or 0) > 0
+    ]
+    name = rs.metadata.name
+    timer = Stopwatch(
+        apps.list_namespaced_replica_set,
+        namespace,
+        name,
+        lambda r, t: t == "MODIFIED" and r.spec.replicas == REPLICAS,
+        rs.metadata.resource_version,
+    )
+    injected = time.perf_counter()
+    apps.patch_namespaced_replica_set(
+        name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
+    )
+    return timer.result(injected)
+
+
+def go_reference(api: client.ApiClient, namespace: str) -> None:
+    labels = {"bench": "go-reference"}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "go-reference", "labels": labels},
+        "spec": {
+            "replicas": REPLICAS,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "web:v1"}]},
+            },
+        },
+    }
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--trials", type=int, default=20)
+    add_cluster_args(parser)
+    args = parser.parse_args()
+    with bench_target(args) as target, operator_running(target) as handle:
+        api = target.api_client()
+        namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
+        webapp = parse_webapp(
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "WebApp",
+                "metadata": {"name": "heal"},
+                "spec": {"replicas": REPLICAS, "image": "web:v1"},
+            }
+        )
+        deploy_operator(target, webapp, namespace)
+        go_reference(api, namespace)
+        apps = client.AppsV1Api(api)
+        wait_for(lambda: settled(apps, namespace, "go-reference"), timeout=60, what="reference")
+        print(
+            f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, operator pid {handle.pid}, "
+            f"{args.trials} trials per fault, replicas {REPLICAS}"
+        )
+        faults = ["replicas", "image", "env-added", "deployment-deleted"]
+        times: dict[str, list[float]] = {f"operator {f}": [] for f in faults}
+        times["go deployment controller: ReplicaSet replicas"] = []
+        try:
+            for _ in range(args.trials):
+                for fault in faults:
+                    times[f"operator {fault}"].append(operator_trial(api, namespace, fault))
+                    wait_for(lambda: settled(apps, namespace, "heal"), timeout=60, what="settle")
+                times["go deployment controller: ReplicaSet replicas"].append(
+                    go_trial(api, namespace)
+                )
+                wait_for(
+                    lambda: settled(apps, namespace, "go-reference"), timeout=60, what="settle"
+                )
+        finally:
+            delete_namespace(api, namespace)
+        print("heal latency: fault injected -> owned field back (watch event)")
+        for what, values in times.items():
+            print(f"  {what:48s} {summary(values)}")
+
+
+if __name__ == "__main__":
+    main()
