@@ -37,23 +37,27 @@ REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"
 
 
+Check = Callable[[Any, str], bool]  # (object, event type) -> bool
+
+
 class Stopwatch:
-    """A watch on one object, started before the fault, that records when `healed` first
-    holds for an event after the injection."""
+    """A watch on one object, started before the fault: it waits for the event showing the
+    fault, then records when the first later event shows the field healed."""
 
     def __init__(
         self,
         list_fn: Callable[..., Any],
         namespace: str,
         name: str,
-        healed: Callable[[Any, str], bool],
+        faulty: Check,
+        healed: Check,
         resource_version: str,
     ) -> None:
         self.healed_at: float | None = None
         self._stream = watch.Watch()
         self._thread = threading.Thread(
             target=self._run,
-            args=(list_fn, namespace, name, healed, resource_version),
+            args=(list_fn, namespace, name, faulty, healed, resource_version),
             daemon=True,
         )
         self._thread.start()
@@ -64,9 +68,11 @@ class Stopwatch:
         list_fn: Callable[..., Any],
         namespace: str,
         name: str,
-        healed: Callable[[Any, str], bool],
+        faulty: Check,
+        healed: Check,
         resource_version: str,
     ) -> None:
+        seen_fault = False
         for event in self._stream.stream(
             list_fn,
             namespace,
@@ -74,7 +80,10 @@ class Stopwatch:
             resource_version=resource_version,
             timeout_seconds=60,
         ):
-            if healed(event["object"], event["type"]):
+            obj, kind = event["object"], event["type"]
+            if not seen_fault:
+                seen_fault = faulty(obj, kind)
+            elif healed(obj, kind):
                 self.healed_at = time.perf_counter()
                 self._stream.stop()
                 return
@@ -106,18 +115,29 @@ def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
     current = apps.read_namespaced_deployment("heal", namespace)
     rv = current.metadata.resource_version
     container = "/spec/template/spec/containers/0"
-    patches: dict[str, tuple[Any, Callable[[Any, str], bool]]] = {
+
+    def image(d: Any) -> str:
+        return str(d.spec.template.spec.containers[0].image)
+
+    def env(d: Any) -> Any:
+        return d.spec.template.spec.containers[0].env
+
+    # fault -> (patch, the fault is visible, the field is healed)
+    patches: dict[str, tuple[Any, Check, Check]] = {
         "replicas": (
             {"spec": {"replicas": 1}},
-            lambda d, t: t == "MODIFIED" and d.spec.replicas == REPLICAS,
+            lambda d, t: d.spec.replicas == 1,
+            lambda d, t: d.spec.replicas == REPLICAS,
         ),
         "image": (
             [{"op": "replace", "path": f"{container}/image", "value": "evil:v9"}],
-            lambda d, t: t == "MODIFIED" and d.spec.template.spec.containers[0].image == "web:v1",
+            lambda d, t: image(d) == "evil:v9",
+            lambda d, t: image(d) == "web:v1",
         ),
         "env-added": (
             [{"op": "add", "path": f"{container}/env", "value": [{"name": "X", "value": "1"}]}],
-            lambda d, t: t == "MODIFIED" and not d.spec.template.spec.containers[0].env,
+            lambda d, t: bool(env(d)),
+            lambda d, t: not env(d),
         ),
     }
     if fault == "deployment-deleted":
@@ -126,19 +146,20 @@ def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
             apps.list_namespaced_deployment,
             namespace,
             "heal",
+            lambda d, t: t == "DELETED",
             lambda d, t: t == "ADDED" and d.metadata.uid != uid,
             rv,
         )
         injected = time.perf_counter()
         apps.delete_namespaced_deployment("heal", namespace)
         return timer.result(injected)
-    body, healed = patches[fault]
-    timer = Stopwatch(apps.list_namespaced_deployment, namespace, "heal", healed, rv)
+    body, faulty, healed = patches[fault]
+    timer = Stopwatch(apps.list_namespaced_deployment, namespace, "heal", faulty, healed, rv)
     injected = time.perf_counter()
     content = (
         "application/strategic-merge-patch+json"
         if isinstance(body, dict)
-        else ("application/json-patch+json")
+        else "application/json-patch+json"
     )
     apps.patch_namespaced_deployment(
         "heal", namespace, body, field_manager=FIELD_MANAGER, _content_type=content
@@ -161,7 +182,8 @@ def go_trial(api: client.ApiClient, namespace: str) -> float:
         apps.list_namespaced_replica_set,
         namespace,
         name,
-        lambda r, t: t == "MODIFIED" and r.spec.replicas == REPLICAS,
+        lambda r, t: r.spec.replicas == 1,
+        lambda r, t: r.spec.replicas == REPLICAS,
         rs.metadata.resource_version,
     )
     injected = time.perf_counter()
