@@ -1,10 +1,12 @@
 """Benchmark: 200 WebApps created at once — convergence time and the operator's memory.
 
 All WebApps (1 replica each, so the simulated nodes hold 200 pods) are applied from a thread
-pool as fast as the API server takes them. Printed: time to apply them all, time until every
-one reports phase Running for its generation (and how many reconciles and writes that took),
-the operator's resident memory before, at its peak (VmHWM) and after, its CPU time, then the
-time to delete them all (each finalizer runs). Never passes or fails.
+pool as fast as the API server takes them. Printed: time to apply them all; time until every
+Deployment and Service exists (the operator's own work); time until every WebApp reports
+phase Running for its generation (the rest is the control plane creating ReplicaSets and
+pods); the reconciles and writes that took; the operator's resident memory before, at its
+peak (VmHWM) and after, and its CPU time; then the time to delete them all (each finalizer
+runs). Never passes or fails.
 
     .venv/bin/python bench/operator_scale.py [--count 200] [--cluster NAME | --kubeconfig FILE]
 """
@@ -100,13 +102,23 @@ def main() -> None:
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda w: apply_webapp(api, w, namespace), webapps))
         applied = time.perf_counter() - start
+        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+
+        def children() -> bool:
+            deployments = apps.list_namespaced_deployment(namespace).items
+            services = core.list_namespaced_service(namespace).items
+            return len(deployments) == len(services) == args.count
+
+        wait_for(children, timeout=600, what="all children", poll=0.2)
+        created = time.perf_counter() - start
         wait_for(running, timeout=600, what="all Running", poll=0.2)
         converged = time.perf_counter() - start
         after = health(info) or {}
         cpu = cpu_seconds(pid) - cpu_before
         peak = memory(pid)
         print(f"  applied all WebApps              {applied:7.2f} s")
-        print(f"  all Running (from first apply)   {converged:7.2f} s")
+        print(f"  every Deployment + Service exists {created:6.2f} s  (the operator's part)")
+        print(f"  all Running (from first apply)   {converged:7.2f} s  (pods: the control plane's)")
         print(
             f"  reconciles {after['reconciles'] - counters.get('reconciles', 0)}, children "
             f"created/corrected {after['changes'] - counters.get('changes', 0)}, "
