@@ -186,8 +186,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     async def reconcile(
         body: kopf.Body, namespace: str | None, name: str, stopped: kopf.DaemonStopped, **_: Any
     ) -> None:
-        key = _key(namespace, name)
-        namespace = key[0]
+        key = namespace, name = _key(namespace, name)
         wakeup = controller.wakeup(key)
         try:
             while not stopped:
@@ -227,7 +226,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     def cleanup(body: kopf.Body, namespace: str | None, name: str, retry: int, **_: Any) -> None:
         namespace, name = _key(namespace, name)
         try:
-            removed = controller.reconciler.cleanup(namespace, name)
+            removed = controller.reconciler.cleanup(namespace, name, body["metadata"]["uid"])
         except ReconcileError as exc:
             kopf.event(body, type="Warning", reason=exc.reason, message=exc.message)
             delay = controller.backoff.delay(retry + 1)

@@ -335,7 +335,7 @@ class Reconciler:
 
     # -- deletion ----------------------------------------------------------------------------
 
-    def cleanup(self, namespace: str, name: str) -> bool:
+    def cleanup(self, namespace: str, name: str, uid: str) -> bool:
         """The finalizer's work: phase Deleting, then the registry entry goes.
 
         The Deployment and Service are not deleted here: their owner references hand them to
@@ -348,5 +348,6 @@ class Reconciler:
             self._registry.remove,
             namespace,
             name,
+            uid,
         )
         return removed

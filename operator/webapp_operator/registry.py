@@ -32,6 +32,9 @@ class Registry:
         self.name = name
         self._lock = threading.Lock()
         self._data: dict[str, str] | None = None
+        # UIDs whose entry the cleanup removed: a reconcile that read the WebApp just before
+        # its deletion began must not record it again after the cleanup.
+        self._removed: set[str] = set()
 
     def _load(self) -> dict[str, str]:
         if self._data is None:
@@ -77,15 +80,16 @@ class Registry:
         """Register a WebApp; True when the ConfigMap was written."""
         key = registry_key(namespace, name)
         with self._lock:
-            if self._load().get(key) == uid:
+            if uid in self._removed or self._load().get(key) == uid:
                 return False
             self._patch(key, uid)
             return True
 
-    def remove(self, namespace: str, name: str) -> bool:
+    def remove(self, namespace: str, name: str, uid: str) -> bool:
         """Forget a WebApp; True when an entry was removed."""
         key = registry_key(namespace, name)
         with self._lock:
+            self._removed.add(uid)
             # Read fresh: the cleanup must not trust a copy another replica may have outdated.
             self._data = None
             if key not in self._load():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import Executor
 
 import kopf
@@ -28,9 +27,10 @@ def operator_settings(
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=ANNOTATION_PREFIX, key="last-handled-configuration"
     )
-    # Events are the measurement channel (Created / DriftCorrected / ReconcileFailed...); kopf
-    # would otherwise also post one per handler log line. Explicit kopf.event() always posts.
-    settings.posting.level = logging.ERROR
+    # Events are the measurement channel (Created / DriftCorrected / Updated / CleanedUp and a
+    # Warning per failed step), posted explicitly with kopf.event(); log lines are not events.
+    settings.posting.enabled = True
+    settings.posting.loggers = False
     settings.posting.reporting_component = OPERATOR_NAME
     settings.posting.reporting_instance = identity
     settings.posting.event_name_prefix = f"{OPERATOR_NAME}-"
