@@ -17,6 +17,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
+from compare.deploy.operator import stop_operator
 
 # Helpers working in parallel each set their own name.
 TEST_CLUSTER = os.environ.get("COMPARE_TEST_CLUSTER", "compare-test")
@@ -37,6 +38,8 @@ def cluster() -> Iterator[ClusterTarget]:
     target = ClusterTarget(status.kubeconfig, None, embedded=True)
     yield target
     if started and not os.environ.get("COMPARE_KEEP_CLUSTER"):
+        # Tests start the local operator process; it must not outlive its cluster.
+        stop_operator(target)
         embedded.down()
 
 

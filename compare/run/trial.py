@@ -216,7 +216,11 @@ def _carry_out(
     )
     detection = None
     if approach_of(plan.approach).posts_events:
-        detection = _detect(api, namespace, ctx, injected_at, measurement.status == "healed")
+        # The operator may correct the fault before the delete/patch call has even returned
+        # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
+        detection = _detect(
+            api, namespace, ctx, epoch(run["start"]), measurement.status == "healed"
+        )
     evidence = build_evidence(
         judge,
         measurement,
@@ -296,13 +300,13 @@ def _detect(
     api: client.ApiClient,
     namespace: str,
     ctx: TrialContext,
-    injected_at: float,
+    since: float,
     healed: bool,
 ) -> Detection | None:
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        found = first_detection(read_events(api, namespace, ctx.webapp.name), injected_at)
+        found = first_detection(read_events(api, namespace, ctx.webapp.name), since)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(ctx.poll_interval)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -15,8 +12,8 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import list_releases
-from compare.webapp import API_GROUP, API_VERSION, DEFAULT_APP, KIND, PLURAL, to_cr
-from compare.webapp.schemas import spec_schema
+from compare.deploy.operator import install_operator
+from compare.webapp import API_GROUP, API_VERSION, DEFAULT_APP, PLURAL, to_cr
 from tests.helm.helpers import make_webapp
 
 pytestmark = pytest.mark.cluster
@@ -186,88 +183,11 @@ def test_helm_schema_error_from_extra_values_is_one_line(
     assert list_releases(cluster, namespace) == []
 
 
-def _structural(node: Any) -> Any:
-    """A JSON schema as a CRD accepts it: no `additionalProperties` beside `properties`."""
-    if isinstance(node, dict):
-        return {k: _structural(v) for k, v in node.items() if k != "additionalProperties"}
-    if isinstance(node, list):
-        return [_structural(item) for item in node]
-    return node
-
-
-def _webapp_crd() -> dict[str, Any]:
-    """A WebApp CRD with the spec schema generated from the model (the operator's stand-in)."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{PLURAL}.{API_GROUP}"},
-        "spec": {
-            "group": API_GROUP,
-            "scope": "Namespaced",
-            "names": {
-                "kind": KIND,
-                "plural": PLURAL,
-                "singular": "webapp",
-                "listKind": "WebAppList",
-            },
-            "versions": [
-                {
-                    "name": API_VERSION,
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": _structural(spec_schema()),
-                                "status": {
-                                    "type": "object",
-                                    "x-kubernetes-preserve-unknown-fields": True,
-                                },
-                            },
-                        }
-                    },
-                }
-            ],
-        },
-    }
-
-
 @pytest.fixture
-def webapp_crd(api: client.ApiClient) -> Iterator[None]:
-    """The WebApp CRD: the installed one, else a stand-in removed again afterwards."""
-    ext = client.ApiextensionsV1Api(api)
-    name = f"{PLURAL}.{API_GROUP}"
-    try:
-        ext.read_custom_resource_definition(name)
-        yield
-        return
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
-    ext.create_custom_resource_definition(_webapp_crd())
-    deadline = time.monotonic() + 30
-    while not _established(ext.read_custom_resource_definition(name)):
-        assert time.monotonic() < deadline, "the stand-in CRD was not Established"
-        time.sleep(0.1)
-    yield
-    ext.delete_custom_resource_definition(name)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            ext.read_custom_resource_definition(name)
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return
-            raise
-        assert time.monotonic() < deadline, "the stand-in CRD was not deleted"
-        time.sleep(0.1)
-
-
-def _established(crd: Any) -> bool:
-    conditions = (crd.status and crd.status.conditions) or []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)
+def webapp_crd(cluster: ClusterTarget) -> None:
+    """The WebApp CRD with its validating webhook: the real operator, installed and running
+    (a CRD without it would leave the webhook configuration pointing at nobody)."""
+    install_operator(cluster)
 
 
 @pytest.mark.usefixtures("webapp_crd")
