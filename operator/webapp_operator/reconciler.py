@@ -101,6 +101,14 @@ class ReconcileError(Exception):
         return Failure(self.reason, self.message)
 
 
+def _causes(exc: client.ApiException) -> list[Any]:
+    try:
+        causes: list[Any] = (json.loads(exc.body or "{}").get("details") or {}).get("causes") or []
+    except (ValueError, AttributeError):
+        return []
+    return causes
+
+
 def api_error(exc: client.ApiException) -> str:
     """The API server's own message when it sent a Status, else the HTTP reason."""
     try:
@@ -259,8 +267,9 @@ class Reconciler:
                 _request_timeout=REQUEST_TIMEOUT_S,
             )
         except client.ApiException as exc:
-            if exc.status == 422:
-                # The patch's `test` failed: someone changed the object since it was read.
+            if exc.status == 422 and not _causes(exc):
+                # A failed `test` is a bare 422 (validation errors list their causes): someone
+                # changed the object since it was read.
                 raise ReconcileError(
                     "Conflict", f"{where} changed while being corrected; retrying"
                 ) from None

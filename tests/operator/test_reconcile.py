@@ -7,9 +7,11 @@ counts; every wait polls with a deadline.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from .helpers import (
     Running,
     condition,
     eventually,
+    get_deployment,
     get_webapp,
     make_webapp,
     raw,
@@ -384,3 +387,70 @@ def test_delete_runs_the_finalizer_then_the_children_are_collected(running: Runn
         what="CleanedUp event",
     )
     eventually(lambda: running.live() == (None, None), what="children garbage-collected")
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def test_failure_is_degraded_retried_with_backoff_then_recovered(
+    api: client.ApiClient, namespace: str, operator: OperatorHandle
+) -> None:
+    """A real API failure: a foreign Deployment already holds the name with another
+    (immutable) selector, so correcting it is refused. The WebApp reports it, the operator
+    retries with growing delays, and converges once the obstacle is gone."""
+    apps = client.AppsV1Api(api)
+    labels = {"app": "someone-else"}
+    apps.create_namespaced_deployment(
+        namespace,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "shop"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "x", "image": "x:v1"}]},
+                },
+            },
+        },
+    )
+    webapp = make_webapp("shop", replicas=2)
+    apply_webapp(api, webapp, namespace)
+
+    def failures() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in webapp_events(api, namespace, "shop")
+            if e["reason"] == "PatchFailed" and e["type"] == "Warning"
+        ]
+
+    eventually(lambda: len(failures()) >= 4, timeout=30, what="four failed attempts")
+    body = get_webapp(api, namespace, "shop")
+    degraded = condition(body, "Degraded")
+    assert degraded is not None and degraded["status"] == "True"
+    # Its pod labels are not ours, but they are what its immutable selector matches.
+    assert degraded["reason"] == "PatchFailed"
+    assert f"removing what others added to Deployment {namespace}/shop: 422" in degraded["message"]
+    assert "`selector` does not match template `labels`" in degraded["message"]
+    assert (body or {})["status"]["phase"] == "Degraded"
+    # Bounded exponential backoff: the gaps between attempts grow (0.5 s, 1 s, 2 s, ...).
+    times = [datetime.fromisoformat(e["eventTime"]) for e in failures()[:4]]
+    gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(times)]
+    assert gaps[2] > gaps[0] + 1.0, gaps
+
+    apps.delete_namespaced_deployment("shop", namespace)
+    run = Running(api, namespace, webapp, body or {}, {}, {})
+    eventually(run.healed, timeout=30, what="converged after the obstacle went")
+
+    def recovered() -> dict[str, Any] | None:
+        current = get_webapp(api, namespace, "shop")
+        cond = condition(current, "Degraded")
+        return current if cond and cond["status"] == "False" else None
+
+    current = eventually(recovered, what="Degraded back to False")
+    assert condition(current, "Degraded")["reason"] == "AsExpected"  # type: ignore[index]
+    dep = get_deployment(api, namespace, "shop")
+    assert dep is not None
+    assert dep["metadata"]["ownerReferences"][0]["uid"] == current["metadata"]["uid"]
