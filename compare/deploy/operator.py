@@ -160,7 +160,8 @@ def _start_locked(
             instance=DEFAULT_INSTANCE,
             kubeconfig=kubeconfig,
             health_port=free_port(),
-            webhook_port=settings.get("webhook_port"),
+            # Serve the webhook only where the API server was told to call it.
+            webhook_port=settings.get("webhook_port") if _webhook_url(settings) else None,
             cert_dir=directory / "certs",
             options=options,
         )
