@@ -39,6 +39,7 @@ demo: setup
 # from webapp_operator.rbac. A test fails when the committed files differ.
 manifests: $(STAMP)
 	$(BIN)/python -m webapp_operator.manifests
+	$(BIN)/python -m compare.webapp.values_schema
 
 bench: setup
 	$(BIN)/python bench/cluster_up.py
@@ -62,10 +63,17 @@ chromium:
 	  echo ">> install chromium or set COMPARE_CHROMIUM, or the HTML report test fails"; \
 	fi
 
-# Regenerates the committed sample (reports/sample/) from the newest run under reports/.
+# Regenerates the committed sample (reports/sample/) from the newest run under reports/
+# (`compare run --trials 3` made the committed one). The run's results.json and journals are
+# copied beside the reports so that the sample is self-contained and its journal links work.
 sample-report: $(STAMP)
-	$(BIN)/compare report --format md -o reports/sample/report.md
-	$(BIN)/compare report --format html -o reports/sample/report.html
+	@run=$$($(BIN)/python -c 'from compare.paths import REPORTS_DIR; from compare.results import latest_run; print(latest_run(REPORTS_DIR))') && \
+	  echo ">> sample from $$run" && \
+	  rm -rf reports/.sample.tmp && mkdir -p reports/.sample.tmp && \
+	  cp "$$run/results.json" reports/.sample.tmp/ && cp -r "$$run/journals" reports/.sample.tmp/ && \
+	  $(BIN)/compare report reports/.sample.tmp --format md -o reports/.sample.tmp/report.md && \
+	  $(BIN)/compare report reports/.sample.tmp --format html -o reports/.sample.tmp/report.html && \
+	  rm -rf reports/sample && mv reports/.sample.tmp reports/sample
 
 # Regenerates charts/webapp/values.schema.json from the WebApp model and lints the chart.
 .PHONY: chart
