@@ -59,6 +59,20 @@ def _drift(
     }
 
 
+def _patch_deployment(
+    name: str, ns: str, field: str, body: dict[str, Any], secrets: Any
+) -> dict[str, Any]:
+    """A strategic-merge patch of Deployment `name` as a drift of `field`."""
+    return _drift(
+        "deployment",
+        name,
+        ns,
+        field,
+        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
+        secrets,
+    )
+
+
 def set_container_image(
     name: str,
     ns: str = "default",
@@ -69,14 +83,7 @@ def set_container_image(
     """Change the image of one container of Deployment `name` (a strategic merge patch)."""
     field = f"deployment.spec.template.spec.containers[{container}].image"
     body = {"spec": {"template": {"spec": {"containers": [{"name": container, "image": image}]}}}}
-    return _drift(
-        "deployment",
-        name,
-        ns,
-        field,
-        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
-        secrets,
-    )
+    return _patch_deployment(name, ns, field, body, secrets)
 
 
 def add_env_var(
@@ -91,14 +98,7 @@ def add_env_var(
     field = f"deployment.spec.template.spec.containers[{container}].env"
     env = [{"name": env_name, "value": env_value}]
     body = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": env}]}}}}
-    return _drift(
-        "deployment",
-        name,
-        ns,
-        field,
-        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
-        secrets,
-    )
+    return _patch_deployment(name, ns, field, body, secrets)
 
 
 def set_template_label(
@@ -111,14 +111,7 @@ def set_template_label(
     """Set a pod-template label of Deployment `name` (not a selector label: that is immutable)."""
     field = f"deployment.spec.template.metadata.labels[{key}]"
     body = {"spec": {"template": {"metadata": {"labels": {key: value}}}}}
-    return _drift(
-        "deployment",
-        name,
-        ns,
-        field,
-        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
-        secrets,
-    )
+    return _patch_deployment(name, ns, field, body, secrets)
 
 
 def add_sidecar_container(
@@ -132,14 +125,7 @@ def add_sidecar_container(
     field = "deployment.spec.template.spec.containers[*].name"
     sidecar = {"name": container, "image": image, "command": ["sleep", "infinity"]}
     body = {"spec": {"template": {"spec": {"containers": [sidecar]}}}}
-    return _drift(
-        "deployment",
-        name,
-        ns,
-        field,
-        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
-        secrets,
-    )
+    return _patch_deployment(name, ns, field, body, secrets)
 
 
 def set_service_port(
