@@ -17,7 +17,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
-from compare.deploy.operator import stop_operator
+from compare.deploy.operator import forget_operator
 
 # Helpers working in parallel each set their own name.
 TEST_CLUSTER = os.environ.get("COMPARE_TEST_CLUSTER", "compare-test")
@@ -39,7 +39,7 @@ def cluster() -> Iterator[ClusterTarget]:
     yield target
     if started and not os.environ.get("COMPARE_KEEP_CLUSTER"):
         # Tests start the local operator process; it must not outlive its cluster.
-        stop_operator(target)
+        forget_operator(target)
         embedded.down()
 
 

@@ -14,7 +14,8 @@ from compare.cli.common import (
     console,
     target_from,
 )
-from compare.cluster import EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.deploy.operator import forget_operator
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
@@ -52,6 +53,9 @@ def up(
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
     cluster = EmbeddedCluster(name)
+    # The local operator (started by `compare deploy operator` / `compare run`) belongs to the
+    # cluster: it goes first, so no process outlives the cluster.
+    forget_operator(ClusterTarget(cluster.kubeconfig, None, embedded=True))
     if cluster.down():
         console.print(f"embedded cluster {cluster.name!r} deleted")
     else:

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import re
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -210,6 +211,13 @@ def stop_operator(target: ClusterTarget, *, kill: bool = False) -> None:
         info = read_process(directory)
         if info is not None:
             terminate(info, kill=kill)
+
+
+def forget_operator(target: ClusterTarget) -> None:
+    """Stop the cluster's local operator and drop its state (certs, token, log) — for a
+    cluster that is going away, so no process or credential outlives it."""
+    stop_operator(target)
+    shutil.rmtree(state_dir(target), ignore_errors=True)
 
 
 def operator_status(target: ClusterTarget) -> OperatorHandle | None:

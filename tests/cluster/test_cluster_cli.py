@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.deploy.operator import install_operator
 from compare.paths import TOOLS_DIR
 from tests.conftest import TEST_CLUSTER
 
@@ -75,10 +76,15 @@ def test_up_then_down_leaves_no_process_and_no_port() -> None:
     server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
     port = urlparse(server).port
     assert port and _port_open(port) and _listeners(port) & pids
+    # The local operator belongs to the cluster: `down` stops it and drops its credentials.
+    operator = install_operator(ClusterTarget(cluster.kubeconfig, None, embedded=True))
+    assert operator.pid is not None and _alive(operator.pid)
+    pids.add(operator.pid)
 
     result = runner.invoke(app, ["cluster", "down", "--name", name])
     assert result.exit_code == 0, result.output
     assert not cluster.cluster_dir.exists()
+    assert not operator.state_dir.exists()
     assert not [pid for pid in pids if _alive(pid)]
     assert not _listeners(port) & pids
     again = runner.invoke(app, ["cluster", "down", "--name", name])
