@@ -1,0 +1,1 @@
+"""Tests of our chaostoolkit extension and the experiment catalogue (validate, discover, run)."""

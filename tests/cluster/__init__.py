@@ -1,0 +1,1 @@
+"""Tests of the embedded control plane and the `compare cluster` commands."""

@@ -1,0 +1,1 @@
+"""Tests of the Helm path: the chart, helm error parsing, deploy/upgrade/uninstall, the CLI."""
