@@ -18,6 +18,7 @@ from kubernetes import client
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
 from compare.deploy.operator import forget_operator
+from compare.errors import CompareError
 
 # Helpers working in parallel each set their own name.
 TEST_CLUSTER = os.environ.get("COMPARE_TEST_CLUSTER", "compare-test")
@@ -34,7 +35,12 @@ def cluster() -> Iterator[ClusterTarget]:
         return
     embedded = EmbeddedCluster(TEST_CLUSTER)
     started = not embedded.status().running
-    status = embedded.up()
+    try:
+        status = embedded.up()
+    except CompareError:
+        # A directory left by a crashed earlier session that cannot be restarted: start afresh.
+        embedded.down()
+        status = embedded.up()
     target = ClusterTarget(status.kubeconfig, None, embedded=True)
     yield target
     if started and not os.environ.get("COMPARE_KEEP_CLUSTER"):

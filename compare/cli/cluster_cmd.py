@@ -46,7 +46,7 @@ def up(
         console.print(f"embedded cluster {cluster.name!r} is running")
     console.print(f"  kubeconfig: {cluster.kubeconfig}")
     console.print(f"  use it:     kubectl --kubeconfig {cluster.kubeconfig} get nodes")
-    console.print("  stop it:    compare cluster down")
+    console.print(f"  stop it:    compare cluster down{cluster.name_flag()}")
 
 
 @app.command()

@@ -84,6 +84,15 @@ class EmbeddedCluster:
                 alive.append(f"{pid_file.stem}[{pid}]")
         return tuple(alive)
 
+    def _wait_ready(self, *, timeout: float) -> bool:
+        """kwokctl start returns once the processes are launched, not when they serve."""
+        deadline = time.monotonic() + timeout
+        while not self._api_ready():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
     def _api_ready(self) -> bool:
         result = self._kubectl("get", "--raw", "/readyz", timeout=10, check=False)
         return result.returncode == 0 and result.stdout.strip() == "ok"
@@ -99,11 +108,11 @@ class EmbeddedCluster:
         if current.exists:
             # A stopped cluster (e.g. after a reboot) is restarted; a broken one is reported.
             result = self._kwokctl("start", "cluster", timeout=180, check=False)
-            if result.returncode != 0 or not self._api_ready():
+            if result.returncode != 0 or not self._wait_ready(timeout=60):
                 raise CompareError(
                     f"stale embedded cluster directory {self.cluster_dir} could not be restarted "
                     f"({_last_line(result.stderr)}); "
-                    f"run `compare cluster down{self._name_flag()}` and retry"
+                    f"run `compare cluster down{self.name_flag()}` and retry"
                 )
             return self.status()
         if port is not None:
@@ -179,7 +188,8 @@ class EmbeddedCluster:
         )
         return env
 
-    def _name_flag(self) -> str:
+    def name_flag(self) -> str:
+        """` --name X` for commands a user is told to run, unless X is the default."""
         return "" if self.name == DEFAULT_NAME else f" --name {self.name}"
 
     def _config(self) -> Path:

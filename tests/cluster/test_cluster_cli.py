@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 from pathlib import Path
@@ -191,3 +192,20 @@ def test_usage_errors_are_one_line(args: list[str], expected: str) -> None:
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and expected in lines[0] and lines[0].startswith("error:")
+
+
+@pytest.mark.cluster
+def test_up_restarts_a_cluster_whose_processes_died() -> None:
+    name = "compare-crashed"
+    cluster = EmbeddedCluster(name)
+    assert runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1"]).exit_code == 0
+    try:
+        for pid in _pids(cluster):
+            os.kill(pid, signal.SIGKILL)  # as after a reboot or an OOM kill
+        assert not cluster.status().running
+        result = runner.invoke(app, ["cluster", "up", "--name", name])
+        assert result.exit_code == 0, result.output
+        assert cluster.status().running
+        assert f"compare cluster down --name {name}" in result.output
+    finally:
+        runner.invoke(app, ["cluster", "down", "--name", name])
