@@ -18,7 +18,7 @@ from pathlib import Path
 
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.errors import CompareError
-from compare.paths import cache_dir
+from compare.paths import bin_dir, cache_dir
 
 DEFAULT_NAME = "compare"
 DEFAULT_NODES = 2
@@ -176,6 +176,9 @@ class EmbeddedCluster:
         env = dict(os.environ)
         env.update(
             {
+                # kwokctl runs `kubectl` from PATH in places (e.g. `start cluster`): ours first,
+                # never another one the machine may have (a cloud SDK shim, a different version).
+                "PATH": os.pathsep.join([str(bin_dir()), env.get("PATH", "")]),
                 "KWOK_WORKDIR": str(self.workdir),
                 "KWOK_KUBE_VERSION": _kube_version(),
                 "KWOK_ETCD_BINARY": tool_path("etcd"),

@@ -7,6 +7,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -200,8 +201,13 @@ def test_up_restarts_a_cluster_whose_processes_died() -> None:
     cluster = EmbeddedCluster(name)
     assert runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1"]).exit_code == 0
     try:
-        for pid in _pids(cluster):
+        pids = _pids(cluster)
+        for pid in pids:
             os.kill(pid, signal.SIGKILL)  # as after a reboot or an OOM kill
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, "killed components still alive"
+            time.sleep(0.05)
         assert not cluster.status().running
         result = runner.invoke(app, ["cluster", "up", "--name", name])
         assert result.exit_code == 0, result.output
