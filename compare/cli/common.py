@@ -15,6 +15,7 @@ from typer.exceptions import Abort
 
 from compare.cluster import ClusterTarget, resolve_target
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.webapp import DEFAULT_APP
 
 console = Console(soft_wrap=True, highlight=False)
 err_console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -24,6 +25,14 @@ KubeconfigOpt = Annotated[
     typer.Option(
         "--kubeconfig",
         help="Use this kubeconfig instead of the embedded cluster.",
+        dir_okay=False,
+    ),
+]
+AppOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--app",
+        help=f"WebApp manifest (default {DEFAULT_APP.name} from examples/).",
         dir_okay=False,
     ),
 ]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.common import AppOpt, ContextOpt, KubeconfigOpt, console, target_from
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
@@ -22,16 +22,8 @@ from compare.deploy.helm import (
     undeploy_helm,
 )
 from compare.errors import CompareError
-from compare.webapp import DEFAULT_APP, load_webapp
+from compare.webapp import load_webapp
 
-AppOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--app",
-        help=f"WebApp manifest (default {DEFAULT_APP.name} from examples/).",
-        dir_okay=False,
-    ),
-]
 NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the release.")]
 ReleaseOpt = Annotated[
     str | None,

@@ -8,12 +8,11 @@ cleanup runs, the garbage collector takes the children) and stops the local oper
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.common import AppOpt, ContextOpt, KubeconfigOpt, console, target_from
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.deploy.operator import (
     deploy_operator,
@@ -22,18 +21,10 @@ from compare.deploy.operator import (
     stop_operator,
     undeploy_operator,
 )
-from compare.webapp import DEFAULT_APP, load_webapp
+from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
 
-AppOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--app",
-        help=f"WebApp manifest (default {DEFAULT_APP.name} from examples/).",
-        dir_okay=False,
-    ),
-]
 NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the WebApp.")]
 TimeoutOpt = Annotated[
     float, typer.Option("--timeout", min=1, help="Seconds to wait for Available / deletion.")
