@@ -19,6 +19,7 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.deploy.live import read_object
 from compare.webapp import DesiredState, compare_live
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -114,8 +115,8 @@ def read_snapshot(
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     selector = ",".join(f"{k}={v}" for k, v in sorted(desired.selector.items()))
     started = time.time()
-    deployment = _get(apps.read_namespaced_deployment, desired.name, namespace)
-    service = _get(core.read_namespaced_service, desired.name, namespace)
+    deployment = read_object(apps.read_namespaced_deployment, desired.name, namespace)
+    service = read_object(core.read_namespaced_service, desired.name, namespace)
     if pods_if_needed and compare_live(desired, deployment, service, require_ready=False):
         return Snapshot(started, time.time(), deployment, service, None, [], partial=True)
     replicasets = _list(apps.list_namespaced_replica_set, namespace, selector)
@@ -141,17 +142,6 @@ def current_replicaset(
     if not owned:
         return None
     return max(owned, key=lambda rs: int(_annotations(rs).get(REVISION, "0") or 0))
-
-
-def _get(call: Any, name: str, namespace: str) -> dict[str, Any] | None:
-    try:
-        response = call(name, namespace, _preload_content=False)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-    result: dict[str, Any] = json.loads(response.data)
-    return result
 
 
 def _list(call: Any, namespace: str, selector: str) -> list[dict[str, Any]]:

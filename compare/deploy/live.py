@@ -6,6 +6,7 @@ holds" is judged by one function (`compare.webapp.compare_live`) everywhere.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,28 +26,29 @@ class LiveState:
     deployment: dict[str, Any] | None
     service: dict[str, Any] | None
 
-    def uid(self, kind: str) -> str | None:
-        obj = self.deployment if kind == "deployment" else self.service
-        return None if obj is None else obj["metadata"]["uid"]
 
-
-def _read(call: Any, api: client.ApiClient, name: str, namespace: str) -> dict[str, Any] | None:
+def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:
+    """One namespaced object as the API server's JSON (no model round trip); None on 404.
+    Other API errors propagate, so pollers can record them and go on."""
     try:
-        obj = call(name, namespace)
+        response = call(name, namespace, _preload_content=False)
     except client.ApiException as exc:
         if exc.status == 404:
             return None
-        raise CompareError(f"reading {namespace}/{name} failed: {exc.status} {exc.reason}") from exc
-    result: dict[str, Any] = api.sanitize_for_serialization(obj)
+        raise
+    result: dict[str, Any] = json.loads(response.data)
     return result
 
 
 def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-    return LiveState(
-        deployment=_read(apps.read_namespaced_deployment, api, name, namespace),
-        service=_read(core.read_namespaced_service, api, name, namespace),
-    )
+    try:
+        return LiveState(
+            deployment=read_object(apps.read_namespaced_deployment, name, namespace),
+            service=read_object(core.read_namespaced_service, name, namespace),
+        )
+    except client.ApiException as exc:
+        raise CompareError(f"reading {namespace}/{name} failed: {exc.status} {exc.reason}") from exc
 
 
 def mismatches(api: client.ApiClient, namespace: str, desired: DesiredState) -> list[Mismatch]:

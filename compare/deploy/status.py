@@ -85,30 +85,19 @@ def helm_apps(
         detail = f"revision {release.revision}, {release.status}"
         objects = release_objects(target, release.namespace, release.release) or []
         desired = manifest_desired(objects)
-        if desired is None:
-            apps.append(
-                DeployedApp(
-                    approach="helm",
-                    name=release.release,
-                    namespace=release.namespace,
-                    detail=detail,
-                    desired_replicas=None,
-                    ready_replicas=None,
-                    image=None,
-                    state="no Deployment in the release",
-                )
-            )
-            continue
-        ready, state = _state(api, release.namespace, desired)
+        ready: int | None = None
+        state = "no Deployment in the release"
+        if desired is not None:
+            ready, state = _state(api, release.namespace, desired)
         apps.append(
             DeployedApp(
                 approach="helm",
                 name=release.release,
                 namespace=release.namespace,
                 detail=detail,
-                desired_replicas=desired.replicas,
+                desired_replicas=desired.replicas if desired is not None else None,
                 ready_replicas=ready,
-                image=desired.image,
+                image=desired.image if desired is not None else None,
                 state=state,
             )
         )

@@ -99,20 +99,7 @@ def generate_tls(hosts: Sequence[str], *, now: datetime | None = None) -> TlsBun
         .not_valid_before(now - timedelta(minutes=5))
         .not_valid_after(now + VALIDITY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_CA_KEY_USAGE, critical=True)
         .sign(ca_key, hashes.SHA256())
     )
     leaf = (
