@@ -127,35 +127,26 @@ def operator_apps(api: client.ApiClient, namespace: str | None) -> list[Deployed
         status = cr.get("status") or {}
         spec = cr.get("spec") or {}
         detail = f"phase {status.get('phase') or 'unknown'}"
+        ready: int | None = None
         try:
             webapp = WebApp.model_validate(
                 {k: cr.get(k) for k in ("apiVersion", "kind", "metadata", "spec")}
             )
         except ValidationError:
-            apps.append(
-                DeployedApp(
-                    approach="operator",
-                    name=name,
-                    namespace=ns,
-                    detail=detail,
-                    desired_replicas=spec.get("replicas"),
-                    ready_replicas=None,
-                    image=spec.get("image"),
-                    state="invalid spec",
-                )
-            )
-            continue
-        desired = desired_state(webapp)
-        ready, state = _state(api, ns, desired)
+            replicas, image, state = spec.get("replicas"), spec.get("image"), "invalid spec"
+        else:
+            desired = desired_state(webapp)
+            replicas, image = desired.replicas, desired.image
+            ready, state = _state(api, ns, desired)
         apps.append(
             DeployedApp(
                 approach="operator",
                 name=name,
                 namespace=ns,
                 detail=detail,
-                desired_replicas=desired.replicas,
+                desired_replicas=replicas,
                 ready_replicas=ready,
-                image=desired.image,
+                image=image,
                 state=state,
             )
         )
