@@ -3,12 +3,14 @@ stopping/starting the operator.
 
 Each drift action patches one owned field and returns what the API server stored, as
 `{"object", "name", "uid", "field", "value"}`: the field's value right after the injection
-(the evidence's `during`), even when a controller reverts it a moment later. Deletions, pod
-terminations and scaling use chaosk8s's own actions.
+(the evidence's `during`), even when a controller reverts it a moment later. `patch_object` is
+the generic one: any patch of the Deployment or the Service, with the field to report named by
+the experiment. Deletions, pod terminations and scaling use chaosk8s's own actions.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +18,7 @@ from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
 from compare.chaos.cluster import api_client, cluster_target
-from compare.chaos.fields import read_path
+from compare.chaos.fields import parse_path, read_path
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.webapp import CONTAINER_NAME, PORT_NAME
@@ -24,6 +26,7 @@ from compare.webapp import CONTAINER_NAME, PORT_NAME
 __all__ = [
     "add_env_var",
     "add_sidecar_container",
+    "patch_object",
     "set_container_image",
     "set_service_port",
     "set_service_selector",
@@ -45,9 +48,7 @@ def _drift(
     try:
         stored = api.sanitize_for_serialization(patch(api))
     except client.ApiException as exc:
-        raise ActivityFailed(
-            f"patching {kind} {ns}/{name} failed: {exc.status} {exc.reason}"
-        ) from exc
+        raise ActivityFailed(f"patching {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
     finally:
         api.close()
     return {
@@ -57,6 +58,18 @@ def _drift(
         "field": field,
         "value": read_path(field, {kind: stored}),
     }
+
+
+def _api_message(exc: client.ApiException) -> str:
+    """The status code and the API server's own message (its Status), on one line."""
+    message = ""
+    try:
+        status = json.loads(exc.body) if exc.body else None
+    except (TypeError, ValueError):
+        status = None
+    if isinstance(status, dict):
+        message = str(status.get("message") or "")
+    return " ".join(f"{exc.status} {message or exc.reason or ''}".split())
 
 
 def _patch_deployment(
@@ -170,6 +183,91 @@ def set_service_selector(
         lambda api: client.CoreV1Api(api).patch_namespaced_service(name, ns, body),
         secrets,
     )
+
+
+PATCH_KINDS = ("deployment", "service")
+PATCH_CONTENT_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
+def patch_object(
+    kind: str,
+    name: str,
+    patch: dict[str, Any] | list[dict[str, Any]],
+    field: str,
+    ns: str = "default",
+    patch_type: str = "",
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Patch the WebApp's Deployment or Service (`kind`) with any `patch`; report `field`.
+
+    `patch` is a JSON patch (a list of operations: `remove` takes a field away, `test` guards
+    an index) or a strategic-merge / merge patch (a mapping). `patch_type` is `json`,
+    `strategic` or `merge`; empty means `json` for a list and `strategic` for a mapping.
+    `field` is the path (compare.chaos.fields, starting with `kind`) whose stored value the
+    action returns, in the object the API server answered with. A patch the API server rejects
+    raises ActivityFailed naming the object and the API's message.
+    """
+    kind, content_type = _patch_arguments(kind, patch, field, patch_type)
+
+    def send(api: client.ApiClient) -> Any:
+        if kind == "deployment":
+            return client.AppsV1Api(api).patch_namespaced_deployment(
+                name, ns, patch, _content_type=content_type
+            )
+        return client.CoreV1Api(api).patch_namespaced_service(
+            name, ns, patch, _content_type=content_type
+        )
+
+    return _drift(kind, name, ns, field, send, secrets)
+
+
+def _patch_arguments(kind: str, patch: Any, field: str, patch_type: str) -> tuple[str, str]:
+    """Check `patch_object`'s arguments before anything is sent: (kind, content type)."""
+    kind, patch_type = str(kind).lower(), str(patch_type or "").lower()
+    if kind not in PATCH_KINDS:
+        raise ActivityFailed(
+            f"patch_object: kind must be one of {', '.join(PATCH_KINDS)}, got {kind!r}"
+        )
+    if patch_type and patch_type not in PATCH_CONTENT_TYPES:
+        raise ActivityFailed(
+            f"patch_object: patch_type must be one of {', '.join(PATCH_CONTENT_TYPES)},"
+            f" got {patch_type!r}"
+        )
+    if isinstance(patch, list):
+        wanted = patch_type or "json"
+        allowed: tuple[str, ...] = ("json",)
+        if not patch or not all(
+            isinstance(op, dict) and "op" in op and "path" in op for op in patch
+        ):
+            raise ActivityFailed(
+                "patch_object: a JSON patch is a non-empty list of operations with `op` and `path`"
+            )
+    elif isinstance(patch, dict):
+        wanted = patch_type or "strategic"
+        allowed = ("strategic", "merge")
+        if not patch:
+            raise ActivityFailed("patch_object: the patch is empty")
+    else:
+        raise ActivityFailed(
+            "patch_object: patch must be a list (JSON patch) or a mapping,"
+            f" got {type(patch).__name__}"
+        )
+    if wanted not in allowed:
+        shape = "a list" if isinstance(patch, list) else "a mapping"
+        raise ActivityFailed(
+            f"patch_object: patch_type {wanted!r} does not fit {shape} (use {' or '.join(allowed)})"
+        )
+    try:
+        root = parse_path(str(field))[0]
+    except CompareError as exc:
+        raise ActivityFailed(f"patch_object: {exc.message}") from exc
+    if root != kind:
+        raise ActivityFailed(f"patch_object: field {field!r} must start with {kind!r}")
+    return kind, PATCH_CONTENT_TYPES[wanted]
 
 
 def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Probes: does the WebApp's desired state hold (the steady-state hypothesis of every experiment).
 
-The desired state comes from a WebApp manifest (`app_file`, default examples/webapp.yaml) and is
-judged by `compare.chaos.state.problems` (`compare_live` plus the pods themselves), exactly as
-the trial engine judges it.
+The desired state is the complete set of objects the approach deploys for the WebApp manifest
+(`app_file`, default examples/webapp.yaml; `approach` "helm" or "operator", default "helm"),
+judged closed-world by `compare.judge` exactly as the trial engine judges it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
 from compare.chaos.cluster import api_client
-from compare.chaos.state import problems, read_snapshot
+from compare.deploy.desired import desired_objects
 from compare.errors import CompareError
-from compare.webapp import DesiredState, desired_state, load_webapp
+from compare.judge import DesiredObjects, problems, read
+from compare.webapp import load_webapp
 
 __all__ = ["desired_state_holds", "desired_state_mismatches", "wait_for_desired_state"]
 
@@ -26,46 +27,62 @@ __all__ = ["desired_state_holds", "desired_state_mismatches", "wait_for_desired_
 cancelled = threading.Event()
 
 
-def _desired(name: str, app_file: str) -> DesiredState:
+def _desired(
+    api: client.ApiClient, name: str, ns: str, app_file: str, approach: str
+) -> DesiredObjects:
     try:
         webapp = load_webapp(Path(app_file) if app_file else None)
+        if name and name != webapp.name:
+            # The same spec deployed under another name (a user's `--var webapp_name=...`).
+            webapp = webapp.model_copy(
+                update={"metadata": webapp.metadata.model_copy(update={"name": name})}
+            )
+        return desired_objects(api, approach or "helm", webapp, ns)
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
-    if name and name != webapp.name:
-        # The same spec deployed under another name (a user's `--var webapp_name=...`).
-        webapp = webapp.model_copy(
-            update={"metadata": webapp.metadata.model_copy(update={"name": name})}
-        )
-    return desired_state(webapp)
+    except Exception as exc:  # the cluster did not answer the dry-run
+        raise ActivityFailed(f"reading the desired state in {ns} failed: {_line(exc)}") from exc
 
 
-def _current(api: client.ApiClient, ns: str, desired: DesiredState) -> list[str]:
+def _current(api: client.ApiClient, ns: str, desired: DesiredObjects) -> list[str]:
     try:
-        return problems(read_snapshot(api, ns, desired), desired)
+        return problems(desired, read(api, ns))
     except client.ApiException as exc:
-        raise ActivityFailed(
-            f"reading {ns}/{desired.name} failed: {exc.status} {exc.reason}"
-        ) from exc
+        raise ActivityFailed(f"reading {ns} failed: {exc.status} {exc.reason}") from exc
+    except Exception as exc:  # timeouts, refused connections: one line, never a traceback
+        raise ActivityFailed(f"reading {ns} failed: {_line(exc)}") from exc
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def desired_state_mismatches(
-    name: str = "", ns: str = "default", app_file: str = "", secrets: Any = None
+    name: str = "",
+    ns: str = "default",
+    app_file: str = "",
+    approach: str = "",
+    secrets: Any = None,
 ) -> list[str]:
     """What keeps the desired state from holding (empty: it holds)."""
-    desired = _desired(name, app_file)
     api = api_client(secrets)
     try:
-        return _current(api, ns, desired)
+        return _current(api, ns, _desired(api, name, ns, app_file, approach))
     finally:
         api.close()
 
 
 def desired_state_holds(
-    name: str = "", ns: str = "default", app_file: str = "", secrets: Any = None
+    name: str = "",
+    ns: str = "default",
+    app_file: str = "",
+    approach: str = "",
+    secrets: Any = None,
 ) -> bool:
-    """True when every owned field matches and exactly the desired pods of the current
-    template are Ready (none terminating, none of an older template left)."""
-    return not desired_state_mismatches(name, ns, app_file, secrets)
+    """True when every desired object matches closed-world and the rollout of the desired pod
+    template is complete (exactly the desired pods Ready, none of an older template left)."""
+    return not desired_state_mismatches(name, ns, app_file, approach, secrets)
 
 
 def wait_for_desired_state(
@@ -74,18 +91,19 @@ def wait_for_desired_state(
     app_file: str = "",
     timeout: float = 10.0,
     interval: float = 0.5,
+    approach: str = "",
     secrets: Any = None,
 ) -> bool:
     """Poll until the desired state holds (True) or `timeout` seconds pass (False).
 
     The method's last step: it gives the system its heal window before chaostoolkit checks the
     steady-state hypothesis again, and returns once the state is back. It is not the
-    measurement (`compare run` observes on its own, more often), so it polls gently.
+    measurement (`compare run` watches on its own), so it polls gently.
     """
-    desired = _desired(name, app_file)
     deadline = time.monotonic() + float(timeout)
     api = api_client(secrets)
     try:
+        desired = _desired(api, name, ns, app_file, approach)
         while True:
             if not _current(api, ns, desired):
                 return True

@@ -108,6 +108,20 @@ def _judge(
         problems.append(
             f"{cell.errors}/{n} trials ended in error ({why}; trial {first.trial}: {first.error})"
         )
+    if rule.expect == "no-fault":
+        seen = cell.healed + cell.not_healed
+        if seen:
+            problems.append(
+                f"the fault was seen in {seen}/{n} trials ({cell.healed} healed,"
+                f" {cell.not_healed} NOT healed): the injection changed something the judge checks"
+            )
+        return verdict(*problems)
+    # A no-fault trial exercised nothing: it proves neither healing nor not healing.
+    problems += [
+        f"{t.label}: the injection changed nothing (no-fault), so the fault was not exercised"
+        for t in cell.trials
+        if t.status == "no-fault"
+    ]
     if rule.expect == "heals":
         if cell.not_healed:
             problems.append(
@@ -151,10 +165,15 @@ def _uncovered_notes(summary: RunSummary, covered: set[tuple[str, str]]) -> list
     if uncovered:
         names = ", ".join(f"{c.approach}/{c.experiment.name}" for c in uncovered)
         notes.append(f"{len(uncovered)} cells not covered by the policy (not judged): {names}")
-    errored = [c for c in uncovered if c.errors]
-    for c in errored:
-        notes.append(
-            f"{c.approach}/{c.experiment.name}: {c.errors}/{c.recorded} trials ended in error"
-            " outside any expectation"
-        )
+    for c in uncovered:
+        if c.errors:
+            notes.append(
+                f"{c.approach}/{c.experiment.name}: {c.errors}/{c.recorded} trials ended in error"
+                " outside any expectation"
+            )
+        if c.no_fault:
+            notes.append(
+                f"{c.approach}/{c.experiment.name}: {c.no_fault}/{c.recorded} trials saw no fault"
+                " (the injection changed nothing) outside any expectation"
+            )
     return notes

@@ -6,7 +6,7 @@ expectations:
   - approach: operator
     faults: all                  # or a list of fault (experiment) names
     except: [operator-down-drift]   # only with `faults: all`
-    expect: heals                # or does-not-heal
+    expect: heals                # or does-not-heal, or no-fault
     within: 5                    # seconds, optional, heals only
     statistic: max               # max (default) | p95 | p50 of the healed trials' times
     optional: false              # true: a fault missing from the run is not a violation
@@ -37,6 +37,9 @@ DEFAULT_POLICY = EXPERIMENTS_DIR / "policy.yaml"
 POLICY_VERSION = 1
 
 Name = Annotated[str, Field(min_length=1)]
+# heals: every trial healed (settled); does-not-heal: no trial healed; no-fault: every trial's
+# injection changed nothing the judge checks (a change the desired state allows).
+Expect = Literal["heals", "does-not-heal", "no-fault"]
 
 
 class _Model(BaseModel):
@@ -55,7 +58,7 @@ class Expectation(_Model):
     approach: Name
     faults: Literal["all"] | Annotated[list[Name], Field(min_length=1)]
     except_: list[Name] = Field(default_factory=list, alias="except")
-    expect: Literal["heals", "does-not-heal"]
+    expect: Expect
     within: float | None = Field(default=None, gt=0)
     statistic: Statistic = "max"
     optional: bool = False
@@ -71,7 +74,7 @@ class Expectation(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.expect == "does-not-heal" and self.within is not None:
+        if self.expect != "heals" and self.within is not None:
             raise ValueError("`within` only applies to `expect: heals`")
         if self.except_ and self.faults != "all":
             raise ValueError("`except` only applies to `faults: all`")
@@ -87,9 +90,11 @@ class Expectation(_Model):
 
     @property
     def wording(self) -> str:
-        """`to heal within 5 s (max)` / `not to heal`, for messages."""
+        """`to heal within 5 s (max)` / `not to heal` / `no fault ...`, for messages."""
         if self.expect == "does-not-heal":
             return "not to heal"
+        if self.expect == "no-fault":
+            return "no fault (the injection changes nothing the judge checks)"
         if self.within is None:
             return "to heal"
         return f"to heal within {self.within:g} s ({self.statistic})"
@@ -104,7 +109,7 @@ class Policy(_Model):
 
     @model_validator(mode="after")
     def _no_contradictions(self) -> Self:
-        # Two rules that demand opposite outcomes of the same cell can never both hold.
+        # Two rules that demand different outcomes of the same cell can never both hold.
         rules = self.expectations
         for i, first in enumerate(rules):
             for j in range(i + 1, len(rules)):
@@ -115,7 +120,7 @@ class Policy(_Model):
                 if overlap is not None:
                     raise ValueError(
                         f"expectations[{i}] and expectations[{j}] contradict each other"
-                        f" ({first.approach}: {overlap} both heals and does-not-heal)"
+                        f" ({first.approach}: {overlap} both {first.expect} and {second.expect})"
                     )
         return self
 

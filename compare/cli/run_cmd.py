@@ -30,7 +30,8 @@ from compare.results import RESULTS_FILE, RunResults, TrialResult, summarize
 from compare.run import (
     DEFAULT_HEAL_WINDOW_S,
     DEFAULT_PARALLEL,
-    DEFAULT_POLL_INTERVAL_S,
+    DEFAULT_RECHECK_S,
+    DEFAULT_SETTLE_S,
     Run,
     RunInterrupted,
     RunRequest,
@@ -77,12 +78,25 @@ def run(
     parallel: Annotated[
         int, typer.Option("--parallel", "-p", min=1, max=32, help="Trials run at once.")
     ] = DEFAULT_PARALLEL,
-    poll_interval: Annotated[
+    settle: Annotated[
         float,
         typer.Option(
-            "--poll-interval", min=0.01, max=5.0, help="Seconds between readings of the state."
+            "--settle",
+            min=0.0,
+            max=60.0,
+            help="Seconds the desired state must hold, without a drifting event, before a"
+            " heal counts (a relapse inside it is a flap).",
         ),
-    ] = DEFAULT_POLL_INTERVAL_S,
+    ] = DEFAULT_SETTLE_S,
+    recheck: Annotated[
+        float,
+        typer.Option(
+            "--recheck",
+            min=0.1,
+            max=60.0,
+            help="Seconds between full re-reads that cross-check the watch (and the cluster).",
+        ),
+    ] = DEFAULT_RECHECK_S,
     app: Annotated[
         Path | None,
         typer.Option(
@@ -114,7 +128,8 @@ def run(
         trials=trials,
         heal_window=heal_window,
         parallel=parallel,
-        poll_interval=poll_interval,
+        settle=settle,
+        recheck=recheck,
         keep=keep,
     )
     plans = plan_trials(request)

@@ -12,6 +12,7 @@ import concurrent.futures
 import functools
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,10 +25,11 @@ from pyhelm3 import errors as helm_errors
 
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
-from compare.deploy.live import POLL_S, read_live, wait_for_desired_state
+from compare.deploy.live import POLL_S, WaitCancelled, read_live, wait_for_desired_state
 from compare.errors import EXIT_FAILED, CompareError
+from compare.judge import judged_objects, with_api_defaults
 from compare.paths import CHARTS_DIR
-from compare.webapp import WebApp, desired_state, to_helm_values
+from compare.webapp import WebApp, to_helm_values
 
 CHART_DIR = CHARTS_DIR / "webapp"
 CHART_NAME = "webapp"
@@ -198,6 +200,14 @@ def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[st
     return render(to_helm_values(webapp), release=release or webapp.name)
 
 
+def webapp_manifest(
+    webapp: WebApp, *, release: str | None = None, extra_values: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The objects a release of this WebApp keeps (hooks dropped): what the judge holds it to."""
+    values = chart_values(webapp, extra_values)
+    return judged_objects(render(values, release=release or webapp.name))
+
+
 def _deployment_progress(deployment: dict[str, Any] | None) -> tuple[bool, str]:
     """Whether the rollout is complete and Available, and a short progress text."""
     if deployment is None:
@@ -236,6 +246,7 @@ def wait_available(
     timeout: float,
     started: float | None = None,
     on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> None:
     """Block until Deployment `name` is Available with its rollout complete.
 
@@ -257,7 +268,10 @@ def wait_available(
                 f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({text})",
                 exit_code=EXIT_FAILED,
             )
-        time.sleep(POLL_S)
+        if cancel is None:
+            time.sleep(POLL_S)
+        elif cancel.wait(POLL_S):
+            raise WaitCancelled(f"Deployment {namespace}/{name}: cancelled")
 
 
 def deploy_helm(
@@ -269,12 +283,14 @@ def deploy_helm(
     timeout: float = DEFAULT_TIMEOUT_S,
     extra_values: Mapping[str, Any] | None = None,
     on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> HelmRelease:
     """Install or upgrade the WebApp's release, then wait until its desired state holds.
 
-    The Deployment must be Available with its rollout complete, and `compare_live` must find
-    no difference (pods Ready included). `release` defaults to the WebApp's name; the objects
-    are always named after the WebApp (fullnameOverride). Raises a one-line CompareError.
+    The Deployment must be Available with its rollout complete, and the judge must find the
+    rendered objects closed-world (pods Ready included). `release` defaults to the WebApp's
+    name; the objects are always named after the WebApp (fullnameOverride). Raises a one-line
+    CompareError.
     """
     release = release or webapp.name
     values = chart_values(webapp, extra_values)
@@ -282,17 +298,30 @@ def deploy_helm(
     if on_progress is not None:
         on_progress(f"helm upgrade --install {release}")
     deployed = install_or_upgrade(target, values, namespace, release=release, timeout=timeout)
-    desired = desired_state(webapp, instance=release)
     api = target.api_client()
     try:
+        desired = with_api_defaults(
+            api, namespace, webapp_manifest(webapp, release=release, extra_values=extra_values)
+        )
         wait_available(
-            api, namespace, desired.name, timeout=timeout, started=started, on_progress=on_progress
+            api,
+            namespace,
+            webapp.name,
+            timeout=timeout,
+            started=started,
+            on_progress=on_progress,
+            cancel=cancel,
         )
         # Available with the rollout done, the desired state normally holds at once; the floor
         # leaves a moment for a last status update when the budget is nearly spent.
         remaining = max(timeout - (time.monotonic() - started), 1.0)
         wait_for_desired_state(
-            api, namespace, desired, timeout=remaining, what=f"helm release {release}"
+            api,
+            namespace,
+            desired,
+            timeout=remaining,
+            what=f"helm release {release}",
+            cancel=cancel,
         )
     finally:
         api.close()

@@ -1,12 +1,14 @@
-"""Reading the live Deployment/Service of a WebApp and waiting for its desired state.
+"""Reading live objects and waiting until a deployment's desired state holds.
 
-Shared by both approaches, the chaos probes and the trial runner, so that "the desired state
-holds" is judged by one function (`compare.webapp.compare_live`) everywhere.
+The verdict is the judge's (`compare.judge`): the same closed-world rule the trials, the
+chaostoolkit probes and `compare status` use. Every API call has a request timeout; a wait
+can be cut short by a cancel event (Ctrl-C in a run) and is interruptible in the main thread.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -14,30 +16,34 @@ from typing import Any
 from kubernetes import client
 
 from compare.errors import CompareError
-from compare.webapp import DesiredState, Mismatch, compare_live
+from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read
 
 POLL_S = 0.1
 
 
-@dataclass(frozen=True)
-class LiveState:
-    """The live objects as API JSON (camelCase dicts); None when absent."""
-
-    deployment: dict[str, Any] | None
-    service: dict[str, Any] | None
+class WaitCancelled(CompareError):
+    """The caller's cancel event was set during a wait."""
 
 
 def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:
     """One namespaced object as the API server's JSON (no model round trip); None on 404.
     Other API errors propagate, so pollers can record them and go on."""
     try:
-        response = call(name, namespace, _preload_content=False)
+        response = call(name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
     except client.ApiException as exc:
         if exc.status == 404:
             return None
         raise
     result: dict[str, Any] = json.loads(response.data)
     return result
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """A WebApp's live Deployment and Service as API JSON (camelCase dicts); None when absent."""
+
+    deployment: dict[str, Any] | None
+    service: dict[str, Any] | None
 
 
 def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
@@ -51,30 +57,41 @@ def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
         raise CompareError(f"reading {namespace}/{name} failed: {exc.status} {exc.reason}") from exc
 
 
-def mismatches(api: client.ApiClient, namespace: str, desired: DesiredState) -> list[Mismatch]:
-    live = read_live(api, namespace, desired.name)
-    return compare_live(desired, live.deployment, live.service)
+def current_problems(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> list[str]:
+    """What keeps the desired state from holding right now (empty: it holds)."""
+    try:
+        return problems(desired, read(api, namespace))
+    except client.ApiException as exc:
+        raise CompareError(
+            f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
+        ) from exc
 
 
 def wait_for_desired_state(
     api: client.ApiClient,
     namespace: str,
-    desired: DesiredState,
+    desired: DesiredObjects,
     *,
     timeout: float,
     what: str = "WebApp",
+    cancel: threading.Event | None = None,
 ) -> None:
-    """Block until the desired state holds (pods Ready included), or raise a one-line error
-    naming the first field that still differs."""
+    """Block until the desired state holds (rollout complete), or raise a one-line error
+    naming the first thing that still differs."""
     deadline = time.monotonic() + timeout
+    name = desired.deployment.name if desired.deployment is not None else namespace
     while True:
-        found = mismatches(api, namespace, desired)
+        found = current_problems(api, namespace, desired)
         if not found:
             return
         if time.monotonic() > deadline:
             raise CompareError(
-                f"{what} {namespace}/{desired.name} did not reach its desired state within "
+                f"{what} {namespace}/{name} did not reach its desired state within "
                 f"{timeout:.0f}s: {found[0]}",
                 exit_code=1,
             )
-        time.sleep(POLL_S)
+        if cancel is not None:
+            if cancel.wait(POLL_S):
+                raise WaitCancelled(f"{what} {namespace}/{name}: cancelled")
+        else:
+            time.sleep(POLL_S)

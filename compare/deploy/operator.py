@@ -28,7 +28,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.live import wait_for_desired_state
+from compare.deploy.live import WaitCancelled, wait_for_desired_state
 from compare.deploy.operator_install import (
     apply_cluster_objects,
     cluster_key,
@@ -50,7 +50,9 @@ from compare.deploy.operator_process import (
     wait_ready,
 )
 from compare.errors import EXIT_FAILED, CompareError
-from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, desired_state, to_cr
+from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
+from webapp_operator.builders import build_deployment, build_service, owner_reference
 from webapp_operator.names import CRD_NAME
 
 __all__ = [
@@ -307,8 +309,22 @@ def _available(body: dict[str, Any]) -> bool:
     )
 
 
+def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
+    """The children the operator applies for this WebApp: what the judge holds them to.
+
+    Built by the operator's own pure builders; the owner reference is identity, not desired
+    state, so its uid is left empty here."""
+    owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
+    return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
+
+
 def deploy_operator(
-    target: ClusterTarget, webapp: WebApp, namespace: str, *, timeout: float = 120.0
+    target: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    timeout: float = 120.0,
+    cancel: threading.Event | None = None,
 ) -> None:
     """Install (if needed) and run the operator, apply the WebApp CR, wait until its Available
     condition holds for the current generation and the live objects match the spec."""
@@ -323,7 +339,12 @@ def deploy_operator(
         deadline = started + timeout
         while True:
             body = custom.get_namespaced_custom_object(
-                API_GROUP, API_VERSION, namespace, PLURAL, webapp.name
+                API_GROUP,
+                API_VERSION,
+                namespace,
+                PLURAL,
+                webapp.name,
+                _request_timeout=REQUEST_TIMEOUT,
             )
             if _available(body):
                 break
@@ -334,10 +355,14 @@ def deploy_operator(
                     f"(phase {phase}; operator log {handle.log_path})",
                     exit_code=EXIT_FAILED,
                 )
-            time.sleep(POLL_S)
+            if cancel is None:
+                time.sleep(POLL_S)
+            elif cancel.wait(POLL_S):
+                raise WaitCancelled(f"{KIND} {namespace}/{webapp.name}: cancelled")
         remaining = max(1.0, deadline - time.monotonic())
+        desired = with_api_defaults(api, namespace, operator_manifest(webapp, namespace))
         wait_for_desired_state(
-            api, namespace, desired_state(webapp), timeout=remaining, what=f"{KIND} (operator)"
+            api, namespace, desired, timeout=remaining, what=f"{KIND} (operator)", cancel=cancel
         )
     finally:
         api.close()

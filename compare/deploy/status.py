@@ -1,13 +1,13 @@
 """What is deployed, per approach: Helm releases of charts/webapp and WebApp custom resources.
 
-Each row says what the approach wants (the release's applied manifest, or the CR's spec) and
-what runs (the live Deployment), judged by the shared `compare_live`: a drifted Helm release
-shows here as drifted until someone runs `helm upgrade` again.
+Each row says what the approach wants (the release's applied manifest, or the children the
+operator builds for the CR) and whether it holds, by the shared closed-world judge
+(`compare.judge`): a drifted Helm release shows here as drifted until someone runs `helm
+upgrade` again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,21 +16,19 @@ from pydantic import ValidationError
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import list_releases, release_objects
-from compare.deploy.live import read_live
+from compare.deploy.operator import operator_manifest
 from compare.errors import CompareError
-from compare.webapp import (
-    API_GROUP,
-    API_VERSION,
-    CONTAINER_NAME,
-    PLURAL,
-    DesiredState,
-    WebApp,
-    compare_live,
-    desired_state,
+from compare.judge import (
+    DesiredObjects,
+    current_replicaset,
+    judged_objects,
+    problems,
+    read,
+    ready_pods,
+    selected,
+    with_api_defaults,
 )
-from compare.webapp.desired import COMPONENT
-
-COMPONENT_LABEL = "app.kubernetes.io/component"
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
 
 @dataclass(frozen=True)
@@ -47,33 +45,24 @@ class DeployedApp:
     state: str  # "holds", or what differs
 
 
-def manifest_desired(objects: Sequence[Mapping[str, Any]]) -> DesiredState | None:
-    """The desired state a release's applied manifest encodes (None without a Deployment)."""
-    deployment = next((o for o in objects if o.get("kind") == "Deployment"), None)
-    if deployment is None:
-        return None
-    spec = deployment.get("spec") or {}
-    template = spec.get("template") or {}
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    containers = (template.get("spec") or {}).get("containers") or [{}]
-    main = next((c for c in containers if c.get("name") == CONTAINER_NAME), containers[0])
-    ports = main.get("ports") or [{}]
-    selector = dict((spec.get("selector") or {}).get("matchLabels") or {})
-    return DesiredState(
-        name=deployment["metadata"]["name"],
-        replicas=int(spec.get("replicas", 1)),
-        image=str(main.get("image")),
-        port=int(ports[0].get("containerPort", 0)),
-        env=tuple((e["name"], str(e.get("value", ""))) for e in main.get("env") or []),
-        selector=selector,
-        template_labels={**selector, COMPONENT_LABEL: labels.get(COMPONENT_LABEL, COMPONENT)},
-    )
+def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
+    """Desired replicas and the first container's image, for the table."""
+    if desired.deployment is None:
+        return None, None
+    spec = desired.deployment.defaulted.get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+    return int(spec.get("replicas", 1)), containers[0].get("image")
 
 
-def _state(api: client.ApiClient, namespace: str, desired: DesiredState) -> tuple[int, str]:
-    live = read_live(api, namespace, desired.name)
-    ready = ((live.deployment or {}).get("status") or {}).get("readyReplicas") or 0
-    found = compare_live(desired, live.deployment, live.service)
+def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
+    """Ready pods of the current template, and "holds" or the first thing that differs."""
+    reading = read(api, namespace)
+    ready = 0
+    if desired.deployment is not None:
+        live = reading.get("Deployment", desired.deployment.name)
+        current = current_replicaset(live, reading.all("ReplicaSet"))
+        ready = len(ready_pods(current, selected(reading.all("Pod"), desired.selector)))
+    found = problems(desired, reading)
     return ready, "holds" if not found else f"drifted: {found[0]}"
 
 
@@ -84,10 +73,13 @@ def helm_apps(
     for release in list_releases(target, namespace):
         detail = f"revision {release.revision}, {release.status}"
         objects = release_objects(target, release.namespace, release.release) or []
-        desired = manifest_desired(objects)
         ready: int | None = None
-        state = "no Deployment in the release"
-        if desired is not None:
+        state = "nothing in the release"
+        replicas, image = None, None
+        if judged_objects(objects):
+            # The release's applied manifest is the desired state, judged closed-world.
+            desired = with_api_defaults(api, release.namespace, objects)
+            replicas, image = _summary(desired)
             ready, state = _state(api, release.namespace, desired)
         apps.append(
             DeployedApp(
@@ -95,9 +87,9 @@ def helm_apps(
                 name=release.release,
                 namespace=release.namespace,
                 detail=detail,
-                desired_replicas=desired.replicas if desired is not None else None,
+                desired_replicas=replicas,
                 ready_replicas=ready,
-                image=desired.image if desired is not None else None,
+                image=image,
                 state=state,
             )
         )
@@ -135,8 +127,8 @@ def operator_apps(api: client.ApiClient, namespace: str | None) -> list[Deployed
         except ValidationError:
             replicas, image, state = spec.get("replicas"), spec.get("image"), "invalid spec"
         else:
-            desired = desired_state(webapp)
-            replicas, image = desired.replicas, desired.image
+            desired = with_api_defaults(api, ns, operator_manifest(webapp, ns))
+            replicas, image = _summary(desired)
             ready, state = _state(api, ns, desired)
         apps.append(
             DeployedApp(

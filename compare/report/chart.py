@@ -15,6 +15,7 @@ from compare.results import Cell, RunSummary, cell_text, seconds
 APPROACH_COLOURS = ("#2563eb", "#7c3aed", "#0891b2", "#ca8a04", "#db2777")
 UNHEALED = "#dc2626"
 MUTED = "#6b7280"
+NO_FAULT = "#b45309"
 
 LABEL_W = 230
 PLOT_W = 470
@@ -193,11 +194,13 @@ def _bar(cell: Cell, y: float, x: Callable[[float], float], colour: str) -> list
             f'<text x="{label_x}" y="{mid + 4:.1f}" fill="{colour_text}">{escape(label)}</text>'
         )
     else:
-        text = {"error": "error", "missing": "not run", "n/a": "n/a"}.get(cell.outcome, "-")
-        fill = UNHEALED if cell.outcome == "error" else MUTED
+        # error, no-fault (nothing to heal: the injection changed nothing), a mix of those and
+        # not-healed trials, or nothing recorded: no bar, the cell's words.
+        text = {"missing": "not run", "n/a": "n/a"}.get(cell.outcome) or cell_text(cell)
+        fill = {"error": UNHEALED, "mixed": UNHEALED, "no-fault": NO_FAULT}.get(cell.outcome, MUTED)
         out.append(
             f'<text x="{LABEL_W + 6}" y="{mid + 4:.1f}" fill="{fill}" font-style="italic">'
-            f"{escape(cell_text(cell) if cell.outcome == 'error' else text)}</text>"
+            f"{escape(text)}</text>"
         )
     out.append("</g>")
     return out

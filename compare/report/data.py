@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compare.check import CheckResult
-from compare.results import RunResults, RunSummary, TrialResult
+from compare.results import RunResults, RunSummary, TrialResult, seconds
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,44 @@ class ReportData:
         return self.source.parent
 
     @property
-    def resolution_seconds(self) -> float:
-        """How precise the times are: the coarsest trial's poll resolution (else the interval)."""
+    def resolution_seconds(self) -> float | None:
+        """How precise polled times are: the coarsest trial's poll resolution, else the interval.
+
+        None for a watched run: events are timed on receipt, there is no poll resolution.
+        """
         values = [t.poll_resolution_seconds for t in self.results.trials]
         recorded = [v for v in values if v is not None]
         return max(recorded) if recorded else self.results.settings.poll_interval_seconds
 
     def precision_note(self) -> str:
-        return (
-            "Time to heal is measured from the injection instant to the first poll that saw the"
-            " desired state again (p50/p95 over the trials); times are precise to about"
-            f" {self.resolution_seconds:.2g} s, the coarsest poll resolution of the trials."
-        )
+        s = self.results.settings
+        if s.settle_seconds > 0:
+            what = (
+                "Time to heal is the settled heal: from the injection instant to the start of the"
+                " healed stretch that then held for the settle period"
+                f" ({s.settle_seconds:g} s; p50/p95 over the trials); the first heal, and any"
+                " flap before it, is in each trial's evidence."
+            )
+        else:
+            what = (
+                "Time to heal is measured from the injection instant to the first reading that"
+                " saw the desired state again (p50/p95 over the trials; no settle period)."
+            )
+        resolution = self.resolution_seconds
+        if resolution is not None:
+            how = (
+                f" Times are precise to about {resolution:.2g} s, the coarsest poll resolution"
+                " of the trials."
+            )
+        else:
+            how = " The live state was watched: events are timed on receipt (no poll resolution)"
+            if s.recheck_interval_seconds is not None:
+                how += (
+                    f", and a full re-read every {s.recheck_interval_seconds:g} s cross-checked"
+                    " the watch"
+                )
+            how += "."
+        return what + how
 
     def journal_href(self, trial: TrialResult) -> str | None:
         """The trial's journal as a link that works from where the report is written."""
@@ -74,9 +100,16 @@ class ReportData:
             shape = f" ({spec['replicas']} x {spec['image']})"
         s = r.settings
         per = "trial" if s.trials == 1 else "trials"
+        if s.poll_interval_seconds is not None:
+            observed = f"poll every {s.poll_interval_seconds:g} s"
+        else:
+            observed = "watched"
+            if s.recheck_interval_seconds is not None:
+                observed += f" (re-read every {s.recheck_interval_seconds:g} s)"
+        settle = f"; settle {s.settle_seconds:g} s" if s.settle_seconds > 0 else ""
         return (
             f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
-            f" heal window {s.heal_window_seconds:g} s; poll every {s.poll_interval_seconds:g} s"
+            f" heal window {s.heal_window_seconds:g} s{settle}; {observed}"
         )
 
     def incomplete_line(self) -> str | None:
@@ -99,3 +132,72 @@ class ReportData:
                     f" trials ended in error (trial {first.trial}: {first.error})"
                 )
         return lines
+
+    def no_fault_lines(self) -> list[str]:
+        """One line per cell with no-fault trials: they are not heals, and say why."""
+        lines = []
+        for cell in self.summary.cells.values():
+            if cell.no_fault:
+                which = [str(t.trial) for t in cell.trials if t.status == "no-fault"]
+                trials = f"trial{'s' if len(which) > 1 else ''} {', '.join(which)}"
+                lines.append(
+                    f"{cell.approach}/{cell.experiment.name}: {cell.no_fault}/{cell.recorded}"
+                    f" trials saw no fault ({trials}): the injection changed nothing the judge"
+                    " checks, so the fault was not exercised (not counted as healed)"
+                )
+        return lines
+
+    def chaos_lines(self) -> list[str]:
+        """One line per trial whose chaostoolkit verdict disagreed with ours."""
+        return [
+            f"{t.approach}/{t.experiment} trial {t.trial}: we say {t.status},"
+            f" chaostoolkit says {t.evidence.chaos_verdict or 'nothing'}"
+            for t in self.summary.chaos_disagreements
+        ]
+
+    def cross_check_lines(self) -> list[str]:
+        """One line per trial whose periodic re-reads disagreed with the watch."""
+        lines = []
+        for t in self.summary.cross_check_disagreements:
+            check = t.evidence.cross_check
+            assert check is not None
+            lines.append(
+                f"{t.approach}/{t.experiment} trial {t.trial}: {len(check.disagreements)} of"
+                f" {check.reads} re-reads disagreed with the watch ({check.disagreements[0]})"
+            )
+        return lines
+
+
+def secs(value: float | None) -> str:
+    """A duration, or `-` when there is none."""
+    return seconds(value) if value is not None else "-"
+
+
+def flaps_text(trial: TrialResult) -> str:
+    """`2 (healed 0.10 s, drifted 0.30 s; healed 0.50 s, drifted 0.62 s)`, or `-`."""
+    flaps = trial.evidence.flaps
+    if not flaps:
+        return "-"
+    times = "; ".join(
+        f"healed {seconds(f.healed_at_seconds)}, drifted {seconds(f.drifted_at_seconds)}"
+        for f in flaps
+    )
+    return f"{len(flaps)} ({times})"
+
+
+def fault_seen_text(trial: TrialResult, *, detail: bool = True) -> str:
+    """`event at 0.01 s: ...`; `-` when not recorded (error trials, schemaVersion 1 files)."""
+    seen = trial.evidence.fault_seen
+    if seen is None:
+        return "-"
+    text = f"{seen.how} at {seconds(seen.at_seconds)}"
+    return f"{text}: {seen.detail}" if detail and seen.detail else text
+
+
+def chaos_text(trial: TrialResult) -> str:
+    """chaostoolkit's verdict, marked when it disagrees with ours; `-` when not recorded."""
+    ev = trial.evidence
+    verdict = ev.chaos_verdict or "-"
+    if ev.chaos_agrees is False:
+        return f"{verdict} (DISAGREES: we say {trial.status})"
+    return verdict

@@ -14,7 +14,13 @@ from typing import Any
 from compare import __version__
 from compare.check import Verdict
 from compare.report.chart import colour_of, render_chart
-from compare.report.data import ReportData
+from compare.report.data import (
+    ReportData,
+    chaos_text,
+    fault_seen_text,
+    flaps_text,
+    secs,
+)
 from compare.results import Cell, ObjectUids, TrialResult, cell_text, seconds
 
 CSP = (
@@ -42,13 +48,14 @@ table { border-collapse: collapse; margin: 8px 0; }
 th, td { border: 1px solid var(--line); padding: 5px 9px; text-align: left; vertical-align: top; }
 th { background: var(--bg-muted); }
 td.healed { background: var(--bg-ok); } td.not-healed, td.error { background: var(--bg-bad); }
-td.mixed { background: var(--bg-warn); } td.missing, td.na { background: var(--bg-muted);
-  color: var(--muted); }
+td.mixed, td.no-fault { background: var(--bg-warn); } td.missing, td.na {
+  background: var(--bg-muted); color: var(--muted); }
 td a { color: inherit; }
 .status-healed { color: var(--ok); font-weight: 600; }
 .status-not-healed, .status-error { color: var(--bad); font-weight: 600; }
-.status-mixed { color: var(--warn); font-weight: 600; } .status-missing, .status-na {
-  color: var(--muted); }
+.status-mixed, .status-no-fault { color: var(--warn); font-weight: 600; }
+.status-missing, .status-na { color: var(--muted); }
+.disagrees { color: var(--warn); font-weight: 600; }
 .problem { color: var(--bad); } .holds { color: var(--ok); } .note { color: var(--muted); }
 code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 pre { background: var(--bg-muted); padding: 6px 8px; margin: 0; white-space: pre-wrap;
@@ -144,6 +151,15 @@ def _verdicts(data: ReportData) -> list[str]:
             f'<div class="note">{escape(v.text)}</div></div>'
         )
     out.append("</div>")
+    for title, css, lines in (
+        ("No fault seen (not counted as healed)", "disagrees", data.no_fault_lines()),
+        ("chaostoolkit disagrees", "disagrees", data.chaos_lines()),
+        ("Watch cross-check disagreements", "disagrees", data.cross_check_lines()),
+    ):
+        if lines:
+            out.append(f'<h3>{escape(title)}</h3><ul class="{css}-list">')
+            out += [f'<li class="{css}">{escape(line)}</li>' for line in lines]
+            out.append("</ul>")
     return out
 
 
@@ -220,7 +236,9 @@ def _evidence(data: ReportData) -> list[str]:
     ]
     for fault in s.faults:
         cells = [c for a in s.approaches if (c := s.cell(fault.name, a)) is not None]
-        problem = any(c.outcome in ("not-healed", "error", "mixed", "missing") for c in cells)
+        problem = any(
+            c.outcome in ("not-healed", "no-fault", "error", "mixed", "missing") for c in cells
+        )
         if data.check is not None:
             problem = problem or any(not v.ok for v in data.check.verdicts if v.fault == fault.name)
         origin = "built-in" if fault.builtin else "user experiment"
@@ -249,8 +267,9 @@ def _cell_evidence(data: ReportData, cell: Cell) -> list[str]:
     if not cell.trials:
         return out
     out.append(
-        "<table><thead><tr><th>trial</th><th>status</th><th>time to heal</th>"
-        "<th>time to detect</th><th>detected by</th><th>recreated</th><th>ready / desired</th>"
+        "<table><thead><tr><th>trial</th><th>status</th><th>first heal</th>"
+        "<th>settled heal</th><th>flaps</th><th>fault seen</th><th>time to detect</th>"
+        "<th>detected by</th><th>recreated</th><th>ready / desired</th><th>chaostoolkit</th>"
         "<th>journal</th></tr></thead><tbody>"
     )
     for t in cell.trials:
@@ -262,12 +281,19 @@ def _cell_evidence(data: ReportData, cell: Cell) -> list[str]:
         )
         href = data.journal_href(t)
         journal = f'<a href="{escape(href)}">{escape(t.journal or "")}</a>' if href else "-"
+        chaos = escape(chaos_text(t))
+        if t.chaos_disagrees:
+            chaos = f'<span class="disagrees">&#x26A0; {chaos}</span>'
         out.append(
             f'<tr><td>{t.trial}</td><td class="status-{t.status}">{escape(t.status)}</td>'
-            f"<td>{_secs(t.time_to_heal_seconds)}</td><td>{_secs(t.time_to_detect_seconds)}</td>"
+            f"<td>{secs(t.time_to_first_heal_seconds)}</td>"
+            f"<td>{secs(t.time_to_heal_seconds)}</td>"
+            f"<td>{escape(flaps_text(t))}</td>"
+            f"<td>{escape(fault_seen_text(t, detail=False))}</td>"
+            f"<td>{secs(t.time_to_detect_seconds)}</td>"
             f"<td>{escape(ev.detected_by or '-')}</td>"
             f"<td>{escape(', '.join(ev.recreated) or '-')}</td><td>{ready}</td>"
-            f"<td>{journal}</td></tr>"
+            f"<td>{chaos}</td><td>{journal}</td></tr>"
         )
     out.append("</tbody></table>")
     out += [_trial_details(t) for t in cell.trials]
@@ -283,10 +309,6 @@ def _verdict_line(v: Verdict) -> str:
     return f'<p class="problem">&#x2717; policy: {escape(v.line)}{reason}</p>'
 
 
-def _secs(value: float | None) -> str:
-    return seconds(value) if value is not None else "-"
-
-
 def _json(value: Any) -> str:
     return escape(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
@@ -297,7 +319,13 @@ def _trial_details(t: TrialResult) -> str:
     body = [
         f'<details class="evidence"><summary>trial {t.trial} evidence:'
         f' <span class="status-{t.status}">{escape(t.status)}</span>'
-        f"{' - ' + escape(t.error) if t.error else ''}</summary>",
+        f"{' - ' + escape(t.error) if t.error else ''}"
+        + (
+            ' <span class="disagrees">&#x26A0; chaostoolkit disagrees</span>'
+            if t.chaos_disagrees
+            else ""
+        )
+        + "</summary>",
         f'<p class="note">namespace <code>{escape(t.namespace or "-")}</code>; injected at'
         f" {escape(injected)}; window {t.heal_window_seconds:g} s"
         + (f"; poll {t.poll_resolution_seconds:g} s" if t.poll_resolution_seconds else "")
@@ -305,6 +333,12 @@ def _trial_details(t: TrialResult) -> str:
     ]
     if t.error:
         body.append(f'<p class="problem">error: {escape(t.error)}</p>')
+    if t.status == "no-fault":
+        body.append(
+            '<p class="disagrees">no fault seen: the injection changed nothing the judge checks,'
+            " so the fault was not exercised (not counted as healed)</p>"
+        )
+    body += _heal_lines(t)
     if ev.target or ev.field:
         field = f", field <code>{escape(ev.field)}</code>" if ev.field else ""
         body.append(f"<p>target <b>{escape(ev.target or '-')}</b>{field}</p>")
@@ -320,11 +354,68 @@ def _trial_details(t: TrialResult) -> str:
         body.append("<p><b>still different at the end:</b></p><ul>")
         body += [f'<li class="problem"><code>{escape(m)}</code></li>' for m in ev.mismatches_at_end]
         body.append("</ul>")
+    if ev.cross_check is not None:
+        check = ev.cross_check
+        if check.disagreements:
+            body.append(
+                f'<p class="disagrees">&#x26A0; watch cross-check: {len(check.disagreements)}'
+                f" of {check.reads} full re-reads disagreed with the watch:</p><ul>"
+            )
+            body += [f'<li class="disagrees">{escape(d)}</li>' for d in check.disagreements]
+            body.append("</ul>")
+        else:
+            body.append(
+                f'<p class="note">watch cross-check: {check.reads} full re-reads, all agreed</p>'
+            )
     extra = ev.model_extra or {}
     if extra:
         body.append(f"<p><b>more evidence</b></p><pre>{_json(extra)}</pre>")
     body.append("</details>")
     return "\n".join(body)
+
+
+def _heal_lines(t: TrialResult) -> list[str]:
+    """First vs settled heal, the flaps, how the fault was seen and chaostoolkit's verdict."""
+    ev = t.evidence
+    out: list[str] = []
+    if ev.fault_seen is not None:
+        seen = ev.fault_seen
+        detail = f": <code>{escape(seen.detail)}</code>" if seen.detail else ""
+        out.append(
+            f"<p>fault seen by <b>{escape(seen.how)}</b> at {seconds(seen.at_seconds)}"
+            f" after the injection{detail}</p>"
+        )
+    first, settled = t.time_to_first_heal_seconds, t.time_to_heal_seconds
+    if first is not None or settled is not None:
+        settle = f" (held {ev.settle_seconds:g} s)" if ev.settle_seconds else ""
+        out.append(
+            f"<p>first heal <b>{secs(first)}</b>; settled heal <b>{secs(settled)}</b>"
+            f"{escape(settle)}"
+            + ("; it never settled" if settled is None and t.status == "not-healed" else "")
+            + "</p>"
+        )
+    if ev.flaps:
+        out.append(
+            f"<p><b>{len(ev.flaps)} flap{'s' if len(ev.flaps) > 1 else ''}</b>"
+            " (healed, then drifted again):</p><ul>"
+        )
+        out += [
+            f"<li>healed at {seconds(f.healed_at_seconds)}, drifted at"
+            f" {seconds(f.drifted_at_seconds)}"
+            + (f": <code>{escape(f.detail)}</code>" if f.detail else "")
+            + "</li>"
+            for f in ev.flaps
+        ]
+        out.append("</ul>")
+    if ev.chaos_verdict is not None or ev.chaos_agrees is not None:
+        if t.chaos_disagrees:
+            out.append(
+                f'<p class="disagrees">&#x26A0; chaostoolkit disagrees: its experiment ended'
+                f" <b>{escape(ev.chaos_verdict or '-')}</b>, we say <b>{escape(t.status)}</b></p>"
+            )
+        else:
+            out.append(f'<p class="note">chaostoolkit: {escape(ev.chaos_verdict or "-")}</p>')
+    return out
 
 
 def _uid_dict(uids: ObjectUids | None) -> dict[str, Any]:

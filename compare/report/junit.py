@@ -2,7 +2,9 @@
 
 Any CI system (GitHub test-report actions, GitLab, Jenkins) can then show a regression as a
 failed test. Cells no expectation covers pass if nothing went wrong and are skipped (not judged)
-otherwise, so errors stay visible without failing the gate `compare check` defines.
+otherwise, so errors stay visible without failing the gate `compare check` defines. A cell with
+no-fault trials (the injection changed nothing) that no expectation breaks is skipped too: the
+fault was not exercised, so there is nothing to pass.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import xml.etree.ElementTree as ET
 from compare.check import CheckResult
 from compare.report.data import ReportData
 from compare.results import Cell, cell_text
+
+NO_FAULT_MESSAGE = "no fault seen: the injection changed nothing, so the fault was not exercised"
 
 # XML 1.0 forbids most control characters; an error message quoting a terminal could hold them.
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -28,7 +32,17 @@ def _cell_out(cell: Cell | None, data: ReportData) -> str:
     lines = [f"observed: {cell_text(cell)}"]
     for t in cell.trials:
         time = f" in {t.time_to_heal_seconds:.3f} s" if t.time_to_heal_seconds is not None else ""
+        first = t.time_to_first_heal_seconds
+        if first is not None and first != t.time_to_heal_seconds:
+            time += f" (first heal {first:.3f} s)"
+        if t.evidence.flaps:
+            flaps = len(t.evidence.flaps)
+            time += f", {flaps} flap{'s' if flaps > 1 else ''}"
         extra = f": {t.error}" if t.error else ""
+        if t.status == "no-fault":
+            extra = ": the injection changed nothing, so the fault was not exercised"
+        if t.chaos_disagrees:
+            extra += f"; chaostoolkit disagrees ({t.evidence.chaos_verdict})"
         journal = data.journal_href(t)
         lines.append(
             f"trial {t.trial}: {t.status}{time}{extra}"
@@ -75,6 +89,13 @@ def render_junit(data: ReportData, check: CheckResult) -> str:
                 f"policy reason: {v.expectation.reason}" for v in broken if v.expectation.reason
             ]
             ET.SubElement(case, "failure", message=message, type="policy").text = "\n".join(body)
+        elif cell is not None and cell.no_fault:
+            trials = ", ".join(str(t.trial) for t in cell.trials if t.status == "no-fault")
+            ET.SubElement(
+                case,
+                "skipped",
+                message=f"{NO_FAULT_MESSAGE} ({cell.no_fault}/{cell.recorded} trials: {trials})",
+            )
         elif not verdicts and cell is not None and (cell.errors or cell.outcome == "missing"):
             ET.SubElement(case, "skipped", message=f"not covered by the policy; {cell_text(cell)}")
         ET.SubElement(case, "system-out").text = "\n".join(

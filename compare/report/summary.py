@@ -1,4 +1,8 @@
-"""The machine-readable report: per fault and approach statistics as JSON (summaryVersion 1)."""
+"""The machine-readable report: per fault and approach statistics as JSON (summaryVersion 1).
+
+Keys are only ever added within a summaryVersion; results.json schemaVersion 2 added the
+no-fault counts, first-heal times, flaps and the chaostoolkit / cross-check disagreements.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from compare.report.data import ReportData
-from compare.results import Cell, Times, cell_text
+from compare.results import Cell, Times, TrialResult, cell_text
 
 SUMMARY_VERSION = 1
 
@@ -24,10 +28,22 @@ def _cell(cell: Cell) -> dict[str, Any]:
         "recorded": cell.recorded,
         "healed": cell.healed,
         "notHealed": cell.not_healed,
+        "noFault": cell.no_fault,
         "errors": cell.errors,
+        "flapped": cell.flapped,
         "timeToHealSeconds": _times(cell.heal_times),
+        "timeToFirstHealSeconds": _times(cell.first_heal_times),
         "timeToDetectSeconds": _times(cell.detect_times),
         "errorMessages": cell.error_messages,
+    }
+
+
+def _trial(t: TrialResult) -> dict[str, Any]:
+    return {
+        "experiment": t.experiment,
+        "approach": t.approach,
+        "trial": t.trial,
+        "status": t.status,
     }
 
 
@@ -52,6 +68,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
                 "faults": v.faults,
                 "healed": v.healed,
                 "notHealed": v.not_healed,
+                "noFault": v.no_fault,
                 "mixed": v.mixed,
                 "errors": v.errors,
                 "notRun": v.missing,
@@ -71,6 +88,19 @@ def summary_json(data: ReportData) -> dict[str, Any]:
                 },
             }
             for f in s.faults
+        ],
+        "noFaultTrials": [_trial(t) for t in s.no_fault_trials],
+        "chaosDisagreements": [
+            {**_trial(t), "chaosVerdict": t.evidence.chaos_verdict} for t in s.chaos_disagreements
+        ],
+        "crossCheckDisagreements": [
+            {
+                **_trial(t),
+                "disagreements": t.evidence.cross_check.disagreements
+                if t.evidence.cross_check
+                else [],
+            }
+            for t in s.cross_check_disagreements
         ],
     }
     if data.check is not None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from tabulate import tabulate
 
-from compare.report.data import ReportData
-from compare.results import Cell, cell_text, seconds
+from compare.report.data import ReportData, chaos_text, fault_seen_text, flaps_text, secs
+from compare.results import Cell, TrialResult, cell_text
 
 
 def _rows(data: ReportData) -> list[list[str]]:
@@ -33,6 +35,20 @@ def _policy_lines(data: ReportData) -> list[str]:
     ]
 
 
+def _sections(data: ReportData) -> list[tuple[str, list[str]]]:
+    """The notes under the verdict, in every text format: title and lines, when any."""
+    return [
+        (title, lines)
+        for title, lines in (
+            ("No fault seen (not counted as healed)", data.no_fault_lines()),
+            ("chaostoolkit disagrees", data.chaos_lines()),
+            ("Watch cross-check disagreements", data.cross_check_lines()),
+            ("Errors", data.error_lines()),
+        )
+        if lines
+    ]
+
+
 def render_table(data: ReportData) -> str:
     """The terminal view: header lines, the fault x approach table, verdicts and notes."""
     s = data.summary
@@ -52,11 +68,10 @@ def render_table(data: ReportData) -> str:
     out.append("")
     out.append("Verdict")
     out += [f"  {v.text}" for v in s.verdicts.values()]
-    errors = data.error_lines()
-    if errors:
+    for title, lines in _sections(data):
         out.append("")
-        out.append("Errors")
-        out += [f"  {line}" for line in errors]
+        out.append(title)
+        out += [f"  {line}" for line in lines]
     policy = _policy_lines(data)
     if policy:
         out.append("")
@@ -64,18 +79,59 @@ def render_table(data: ReportData) -> str:
     return "\n".join(out) + "\n"
 
 
+# Markdown punctuation that could start formatting, a link or a code span, or end a table cell.
+_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|#!~])")
+
+
 def _md(text: str) -> str:
-    """Escape what would break a Markdown table cell or start formatting."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    """Plain text safe in Markdown: no raw HTML, no formatting, no broken table cell.
+
+    `<`, `>` and `&` become entities (so `<img onerror=...>` from a results file is shown, not
+    run), Markdown punctuation is backslash-escaped and line breaks become spaces.
+    """
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCTUATION.sub(r"\\\1", text)
+    return re.sub(r"\s*[\r\n]+\s*", " ", text)
+
+
+def _code(text: str) -> str:
+    """An inline code span that holds any text (backticks, pipes) without breaking out."""
+    text = re.sub(r"\s*[\r\n]+\s*", " ", text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _md_cell(cell: Cell | None) -> str:
     if cell is None:
         return "n/a"
     text = _md(cell_text(cell))
-    if cell.outcome in ("not-healed", "error", "mixed"):
+    if cell.outcome in ("not-healed", "no-fault", "error", "mixed"):
         return f"**{text}**"
     return text
+
+
+def _trial_row(t: TrialResult) -> list[str]:
+    ev = t.evidence
+    notes = list(ev.mismatches_at_end) or ([t.error] if t.error else [])
+    if ev.cross_check is not None and ev.cross_check.disagreements:
+        notes.append("cross-check: " + "; ".join(ev.cross_check.disagreements))
+    chaos = _md(chaos_text(t))
+    return [
+        _code(t.experiment),
+        _md(t.approach),
+        str(t.trial),
+        _md(t.status) if t.status == "healed" else f"**{_md(t.status)}**",
+        secs(t.time_to_first_heal_seconds),
+        secs(t.time_to_heal_seconds),
+        _md(flaps_text(t)),
+        _md(fault_seen_text(t)),
+        secs(t.time_to_detect_seconds),
+        _md(", ".join(ev.recreated)) or "-",
+        f"**{chaos}**" if t.chaos_disagrees else chaos,
+        _md("; ".join(notes)) or "-",
+    ]
 
 
 def render_markdown(data: ReportData) -> str:
@@ -89,12 +145,14 @@ def render_markdown(data: ReportData) -> str:
         out += ["", f"> **Warning:** {_md(incomplete)}"]
     rows = []
     for fault in s.faults:
-        title = f"{_md(fault.title)} (`{fault.name}`)" if fault.title != fault.name else ""
-        row = [title or f"`{fault.name}`"]
+        title = f"{_md(fault.title)} ({_code(fault.name)})" if fault.title != fault.name else ""
+        row = [title or _code(fault.name)]
         row += [_md_cell(s.cell(fault.name, a)) for a in s.approaches]
         rows.append(row)
     out += ["", "## Results", ""]
-    out.append(tabulate(rows, headers=["fault", *s.approaches], tablefmt="github"))
+    out.append(
+        tabulate(rows, headers=["fault", *[_md(a) for a in s.approaches]], tablefmt="github")
+    )
     out += [
         "",
         _md(data.precision_note()),
@@ -103,9 +161,8 @@ def render_markdown(data: ReportData) -> str:
         "",
     ]
     out += [f"- **{_md(v.approach)}**: {_md(v.text)}" for v in s.verdicts.values()]
-    errors = data.error_lines()
-    if errors:
-        out += ["", "## Errors", ""] + [f"- {_md(line)}" for line in errors]
+    for title, lines in _sections(data):
+        out += ["", f"## {_md(title)}", ""] + [f"- {_md(line)}" for line in lines]
     if data.check is not None:
         out += ["", "## Policy", ""]
         policy = _policy_lines(data)
@@ -114,33 +171,22 @@ def render_markdown(data: ReportData) -> str:
             out.append("")
             out += [f"- {_md(line.removeprefix('  x '))}" for line in policy[1:]]
     out += ["", "## Trials", "", "<details><summary>Every trial</summary>", ""]
-    trial_rows = []
-    for t in r.trials:
-        ev = t.evidence
-        trial_rows.append(
-            [
-                f"`{t.experiment}`",
-                _md(t.approach),
-                str(t.trial),
-                _md(t.status) if t.status == "healed" else f"**{_md(t.status)}**",
-                seconds(t.time_to_heal_seconds) if t.time_to_heal_seconds is not None else "-",
-                seconds(t.time_to_detect_seconds) if t.time_to_detect_seconds is not None else "-",
-                _md(", ".join(ev.recreated)) or "-",
-                _md("; ".join(ev.mismatches_at_end) or (t.error or "")) or "-",
-            ]
-        )
     out.append(
         tabulate(
-            trial_rows,
+            [_trial_row(t) for t in r.trials],
             headers=[
                 "fault",
                 "approach",
                 "trial",
                 "status",
-                "time to heal",
+                "first heal",
+                "settled heal",
+                "flaps",
+                "fault seen",
                 "time to detect",
                 "recreated",
-                "mismatches at end / error",
+                "chaostoolkit",
+                "mismatches at end / error / cross-check",
             ],
             tablefmt="github",
             disable_numparse=True,

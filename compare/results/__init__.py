@@ -1,26 +1,36 @@
 """The results contract: the typed model of a run's results.json and how it is stored.
 
-`model` holds the types, `store` saving and loading (`compare run` saves with `save_results`,
+`model` holds the types (schemaVersion 2), `migrate` the in-memory upgrade of older files,
+`store` saving and loading (`compare run` saves with `save_results`,
 `compare report` and `compare check` read with `load_results` / `latest_run`), `stats` the
 per-(fault, approach) aggregates both of them judge by. Nothing here talks to a cluster or
 renders anything; docs/results-schema.md documents every field.
 """
 
+from compare.results.migrate import MigrationError, upgrade
 from compare.results.model import (
     APPROACHES,
+    FAULT_SEEN_HOWS,
     SCHEMA_VERSION,
     STATUSES,
+    SUPPORTED_SCHEMA_VERSIONS,
     AppInfo,
     ClusterInfo,
+    CrossCheck,
     Evidence,
     ExperimentInfo,
+    FaultSeen,
+    FaultSeenHow,
+    Flap,
     ObjectUids,
     RunResults,
     RunSettings,
     TrialResult,
     TrialStatus,
+    chaos_agrees,
 )
 from compare.results.stats import (
+    NO_FAULT_TEXT,
     ApproachVerdict,
     Cell,
     Outcome,
@@ -45,15 +55,23 @@ from compare.results.store import (
 
 __all__ = [
     "APPROACHES",
+    "FAULT_SEEN_HOWS",
+    "NO_FAULT_TEXT",
     "RESULTS_FILE",
     "SCHEMA_VERSION",
     "STATUSES",
+    "SUPPORTED_SCHEMA_VERSIONS",
     "AppInfo",
     "ApproachVerdict",
     "Cell",
     "ClusterInfo",
+    "CrossCheck",
     "Evidence",
     "ExperimentInfo",
+    "FaultSeen",
+    "FaultSeenHow",
+    "Flap",
+    "MigrationError",
     "ObjectUids",
     "Outcome",
     "RunResults",
@@ -64,6 +82,7 @@ __all__ = [
     "TrialResult",
     "TrialStatus",
     "cell_text",
+    "chaos_agrees",
     "format_validation_error",
     "latest_run",
     "load_results",
@@ -73,5 +92,6 @@ __all__ = [
     "save_results",
     "seconds",
     "summarize",
+    "upgrade",
     "write_text_atomic",
 ]

@@ -1,8 +1,9 @@
-"""The typed model of results.json (schemaVersion 1): camelCase in JSON, snake_case in Python.
+"""The typed model of results.json (schemaVersion 2): camelCase in JSON, snake_case in Python.
 
 Every model forbids unknown keys, so a typo in a hand-edited or foreign file is reported by
 name instead of silently dropped; only `Evidence` and `ObjectUids` stay open, because an
 approach may record more observations (another object kind, the CR's status) than listed.
+A schemaVersion 1 file is upgraded to this model on load (`compare.results.migrate`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,23 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-SCHEMA_VERSION: Final = 1
+from compare.results.migrate import upgrade
 
-TrialStatus = Literal["healed", "not-healed", "error"]
-STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "error")
+SCHEMA_VERSION: Final = 2
+# Versions `load_results` reads; older ones are upgraded in memory (see migrate.py).
+SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2)
+
+# healed: the desired state came back after the fault was seen and held for the settle
+# period; not-healed: it did not (it may have come back briefly: a flap); no-fault: the
+# injection changed nothing the judge checks, so nothing could heal (never counted as healed);
+# error: the trial could not be carried out.
+TrialStatus = Literal["healed", "not-healed", "no-fault", "error"]
+STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "no-fault", "error")
 # The approaches this toolkit deploys; results may name others (reports handle any).
 APPROACHES = ("helm", "operator")
+
+FaultSeenHow = Literal["event", "reading", "injection-output"]
+FAULT_SEEN_HOWS: tuple[FaultSeenHow, ...] = ("event", "reading", "injection-output")
 
 Name = Annotated[str, Field(min_length=1)]
 Seconds = Annotated[float, Field(ge=0)]
@@ -71,7 +83,12 @@ class RunSettings(_Model):
     trials: int = Field(ge=1)
     heal_window_seconds: float = Field(gt=0)
     parallel: int = Field(default=1, ge=1)
-    poll_interval_seconds: float = Field(gt=0)
+    # How often the live state was polled; None when it was watched (events, no polling).
+    poll_interval_seconds: float | None = Field(default=None, gt=0)
+    # How long the desired state must hold before a heal counts (the settled heal).
+    settle_seconds: float = Field(default=1.0, ge=0)
+    # The periodic full re-read that cross-checks a watch; None when there was none.
+    recheck_interval_seconds: float | None = Field(default=None, gt=0)
 
 
 class ExperimentInfo(_Model):
@@ -94,6 +111,37 @@ class ObjectUids(_Open):
     pods: list[str] = Field(default_factory=list)
 
 
+class FaultSeen(_Model):
+    """How and when the judge first saw the fault (a heal counts only after this)."""
+
+    how: FaultSeenHow
+    # Seconds after the injection instant; 0 when the fault was seen before it (an event
+    # received while the injection call was still returning).
+    at_seconds: Seconds
+    detail: str = ""
+
+
+class Flap(_Model):
+    """The desired state held for a while after the fault, then drifted away again."""
+
+    healed_at_seconds: Seconds
+    drifted_at_seconds: Seconds
+    detail: str = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.drifted_at_seconds < self.healed_at_seconds:
+            raise ValueError("driftedAtSeconds must not be before healedAtSeconds")
+        return self
+
+
+class CrossCheck(_Model):
+    """The periodic full re-reads that cross-check a watch, and where they disagreed."""
+
+    reads: int = Field(ge=0)
+    disagreements: list[str] = Field(default_factory=list)
+
+
 class Evidence(_Open):
     """What was observed around the fault; every key is optional (error trials have few)."""
 
@@ -109,6 +157,13 @@ class Evidence(_Open):
     desired_replicas: int | None = Field(default=None, ge=0)
     mismatches_at_end: list[str] = Field(default_factory=list)
     detected_by: str | None = None
+    # schemaVersion 2: how the fault was seen, flaps, chaostoolkit's verdict, the cross-check.
+    fault_seen: FaultSeen | None = None
+    flaps: list[Flap] = Field(default_factory=list)
+    chaos_verdict: str | None = None
+    chaos_agrees: bool | None = Field(default=None, strict=True)
+    cross_check: CrossCheck | None = None
+    settle_seconds: Seconds | None = None
 
     @model_serializer(mode="wrap")
     def _only_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -120,6 +175,19 @@ class Evidence(_Open):
         return {k: v for k, v in data.items() if k in keep or v not in (None, [])}
 
 
+def chaos_agrees(status: TrialStatus, chaos_verdict: str | None) -> bool | None:
+    """Whether chaostoolkit's experiment verdict agrees with the trial's status.
+
+    healed <-> completed, not-healed <-> deviated or failed, no-fault <-> completed (the steady
+    state never broke). None when there is nothing to compare: no verdict, or an error trial.
+    """
+    if chaos_verdict is None or status == "error":
+        return None
+    if status == "not-healed":
+        return chaos_verdict in ("deviated", "failed")
+    return chaos_verdict == "completed"
+
+
 class TrialResult(_Model):
     """One injection of one fault into one approach's WebApp, and its outcome."""
 
@@ -128,10 +196,16 @@ class TrialResult(_Model):
     trial: int = Field(ge=1)
     namespace: str | None = None
     status: TrialStatus
+    # The settled heal: from the injection instant to the start of the healed stretch that
+    # then held for the settle period.
     time_to_heal_seconds: Seconds | None = None
+    # The first moment the desired state held after the fault was seen (it may not have held).
+    time_to_first_heal_seconds: Seconds | None = None
     time_to_detect_seconds: Seconds | None = None
     injected_at: AwareDatetime | None = None
     heal_window_seconds: float = Field(gt=0)
+    # The polling interval the times are precise to; None when the run watched (events are
+    # timed on receipt) or for error trials.
     poll_resolution_seconds: float | None = Field(default=None, gt=0)
     evidence: Evidence = Field(default_factory=Evidence)
     error: str | None = None
@@ -144,6 +218,19 @@ class TrialResult(_Model):
             raise ValueError("a healed trial needs timeToHealSeconds")
         if self.status != "healed" and self.time_to_heal_seconds is not None:
             raise ValueError(f"timeToHealSeconds must be null when status is {self.status!r}")
+        first = self.time_to_first_heal_seconds
+        if first is not None:
+            if self.status in ("no-fault", "error"):
+                raise ValueError(
+                    f"timeToFirstHealSeconds must be null when status is {self.status!r}"
+                    " (no heal can be seen)"
+                )
+            settled = self.time_to_heal_seconds
+            if settled is not None and first > settled:
+                raise ValueError(
+                    f"timeToFirstHealSeconds ({first:g}) is after timeToHealSeconds"
+                    f" ({settled:g}): the first heal cannot follow the settled one"
+                )
         if self.status == "error" and not self.error:
             raise ValueError("a trial with status 'error' needs an error message")
         return self
@@ -161,11 +248,21 @@ class TrialResult(_Model):
         """`fault/approach trial N`, for messages."""
         return f"{self.experiment}/{self.approach} trial {self.trial}"
 
+    @property
+    def flapped(self) -> bool:
+        """The desired state came back and went again at least once before the end."""
+        return bool(self.evidence.flaps)
+
+    @property
+    def chaos_disagrees(self) -> bool:
+        """chaostoolkit's verdict was recorded as disagreeing with ours (`chaosAgrees: false`)."""
+        return self.evidence.chaos_agrees is False
+
 
 class RunResults(_Model):
     """A whole run: where, what, with which settings, and every trial's outcome."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     run_id: Name
     started_at: AwareDatetime
     finished_at: AwareDatetime | None = None
@@ -199,13 +296,17 @@ class RunResults(_Model):
         return value.isoformat() if value is not None else None
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document (camelCase keys), ready for json.dumps."""
+        """The JSON document (camelCase keys, schemaVersion 2), ready for json.dumps."""
         return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResults:
-        """Validate a parsed results.json; raises pydantic.ValidationError (see load_results)."""
-        return cls.model_validate(data)
+        """Validate a parsed results.json, upgrading a schemaVersion 1 document first.
+
+        Raises pydantic.ValidationError, or migrate.MigrationError for a v1 document that uses
+        what only v2 has (load_results turns both into one line).
+        """
+        return cls.model_validate(upgrade(data))
 
     def experiment(self, name: str) -> ExperimentInfo | None:
         return next((e for e in self.experiments if e.name == name), None)

@@ -14,10 +14,13 @@ from typing import Literal
 
 from compare.results.model import ExperimentInfo, RunResults, TrialResult
 
-# healed / not-healed / error: every recorded trial agrees; mixed: they do not;
+# healed / not-healed / no-fault / error: every recorded trial agrees; mixed: they do not;
 # missing: planned but no trial recorded (interrupted run); n/a: fault not for this approach.
-Outcome = Literal["healed", "not-healed", "error", "mixed", "missing", "n/a"]
+# no-fault is never a heal: the injection changed nothing, so the fault was not exercised.
+Outcome = Literal["healed", "not-healed", "no-fault", "error", "mixed", "missing", "n/a"]
 Statistic = Literal["p50", "p95", "max"]
+
+NO_FAULT_TEXT = "no fault seen (the injection changed nothing)"
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -84,8 +87,27 @@ class Cell:
         return self._count("not-healed")
 
     @property
+    def no_fault(self) -> int:
+        """Trials whose injection changed nothing the judge checks (never a heal)."""
+        return self._count("no-fault")
+
+    @property
     def errors(self) -> int:
         return self._count("error")
+
+    @property
+    def flapped(self) -> int:
+        """Trials in which the desired state came back and went again at least once."""
+        return sum(1 for t in self.trials if t.flapped)
+
+    @property
+    def healed_briefly(self) -> int:
+        """Not-healed trials that did see the desired state, but it never settled."""
+        return sum(
+            1
+            for t in self.trials
+            if t.status == "not-healed" and (t.time_to_first_heal_seconds is not None or t.flapped)
+        )
 
     @property
     def missing_trials(self) -> int:
@@ -94,7 +116,14 @@ class Cell:
 
     @property
     def heal_times(self) -> Times | None:
+        """The settled times to heal of the healed trials."""
         values = [t.time_to_heal_seconds for t in self.trials]
+        return Times.of([v for v in values if v is not None])
+
+    @property
+    def first_heal_times(self) -> Times | None:
+        """The first times the desired state held, over every trial that saw one."""
+        values = [t.time_to_first_heal_seconds for t in self.trials]
         return Times.of([v for v in values if v is not None])
 
     @property
@@ -124,7 +153,11 @@ class Cell:
 
 @dataclass(frozen=True)
 class ApproachVerdict:
-    """How one approach fared over all faults that apply to it."""
+    """How one approach fared over all faults that apply to it.
+
+    A fault counts as healed only when every trial healed; a no-fault cell (the injection
+    changed nothing) is counted apart, never as healed.
+    """
 
     approach: str
     faults: int
@@ -134,6 +167,7 @@ class ApproachVerdict:
     errors: int
     missing: int
     median_seconds: float | None
+    no_fault: int = 0
 
     @property
     def text(self) -> str:
@@ -143,6 +177,7 @@ class ApproachVerdict:
             line += f", median {seconds(self.median_seconds)}"
         others = [
             (self.not_healed, "not healed"),
+            (self.no_fault, "no fault seen (the injection changed nothing)"),
             (self.mixed, "mixed"),
             (self.errors, "error" if self.errors == 1 else "errors"),
             (self.missing, "not run"),
@@ -171,6 +206,34 @@ class RunSummary:
     @property
     def recorded_trials(self) -> int:
         return len(self.results.trials)
+
+    def _in_order(self, trials: list[TrialResult]) -> list[TrialResult]:
+        order = {(f.name, a): i for i, (f, a) in enumerate(_pairs(self.faults, self.approaches))}
+        return sorted(trials, key=lambda t: (order.get((t.experiment, t.approach), 0), t.trial))
+
+    @property
+    def chaos_disagreements(self) -> list[TrialResult]:
+        """Trials whose chaostoolkit verdict was recorded as disagreeing with ours."""
+        return self._in_order([t for t in self.results.trials if t.chaos_disagrees])
+
+    @property
+    def no_fault_trials(self) -> list[TrialResult]:
+        return self._in_order([t for t in self.results.trials if t.status == "no-fault"])
+
+    @property
+    def cross_check_disagreements(self) -> list[TrialResult]:
+        """Trials whose periodic re-reads disagreed with what the watch had delivered."""
+        return self._in_order(
+            [
+                t
+                for t in self.results.trials
+                if t.evidence.cross_check is not None and t.evidence.cross_check.disagreements
+            ]
+        )
+
+
+def _pairs(faults: list[ExperimentInfo], approaches: list[str]) -> list[tuple[ExperimentInfo, str]]:
+    return [(f, a) for f in faults for a in approaches]
 
 
 def summarize(results: RunResults) -> RunSummary:
@@ -230,6 +293,7 @@ def _verdict(approach: str, cells: list[Cell]) -> ApproachVerdict:
         errors=outcomes.count("error"),
         missing=outcomes.count("missing"),
         median_seconds=statistics.median(times) if times else None,
+        no_fault=outcomes.count("no-fault"),
     )
 
 
@@ -257,8 +321,22 @@ def cell_text(cell: Cell) -> str:
             if n > 1
             else f"healed in {seconds(heal.p50)}"
         )
+        if cell.flapped:
+            text += f" ({cell.flapped}/{n} flapped first)" if n > 1 else " (flapped first)"
     elif outcome == "not-healed":
         text = f"NOT healed within {window(cell.window_seconds)}"
+        if cell.healed_briefly:
+            text += (
+                f" ({cell.healed_briefly}/{n} healed briefly, never settled)"
+                if n > 1
+                else " (healed briefly, never settled)"
+            )
+    elif outcome == "no-fault":
+        text = (
+            f"no fault seen in {n}/{n} trials (the injection changed nothing)"
+            if n > 1
+            else NO_FAULT_TEXT
+        )
     elif outcome == "error":
         text = f"error ({n}/{n} trials)" if n > 1 else "error"
     else:
@@ -267,6 +345,8 @@ def cell_text(cell: Cell) -> str:
             text += f", p50 {seconds(heal.p50)}"
         if cell.not_healed:
             text += f"; {cell.not_healed} NOT healed"
+        if cell.no_fault:
+            text += f"; {cell.no_fault} no fault seen"
         if cell.errors:
             text += f"; {cell.errors} error" + ("s" if cell.errors > 1 else "")
     if cell.missing_trials:

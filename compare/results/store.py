@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from compare.errors import CompareError
-from compare.results.model import SCHEMA_VERSION, RunResults
+from compare.results.migrate import MigrationError
+from compare.results.model import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, RunResults
 
 RESULTS_FILE = "results.json"
 
@@ -34,7 +35,7 @@ def write_text_atomic(path: Path, text: str) -> Path:
 
 
 def save_results(results: RunResults, run_dir: Path) -> Path:
-    """Write run_dir/results.json atomically (safe to call after every trial)."""
+    """Write run_dir/results.json atomically (safe to call after every trial); always version 2."""
     text = json.dumps(results.to_json(), indent=2, ensure_ascii=False) + "\n"
     return write_text_atomic(Path(run_dir) / RESULTS_FILE, text)
 
@@ -69,19 +70,26 @@ def load_results(path: Path) -> RunResults:
 
 
 def parse_results(data: Any, *, source: str = RESULTS_FILE) -> RunResults:
-    """Validate parsed JSON; the schemaVersion is checked first so a newer file says so."""
+    """Validate parsed JSON; the schemaVersion is checked first so a newer file says so.
+
+    A schemaVersion 1 document is upgraded in memory (compare.results.migrate): the result is
+    always the current model, and saving it writes the current version.
+    """
     if not isinstance(data, dict):
         raise CompareError(f"{source}: expected a JSON object, got {_json_type(data)}")
     if "schemaVersion" not in data:
         raise CompareError(f"{source}: schemaVersion: required field is missing")
     version = data["schemaVersion"]
-    if version != SCHEMA_VERSION or isinstance(version, bool):
+    if version not in SUPPORTED_SCHEMA_VERSIONS or isinstance(version, bool):
+        readable = " and ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
         raise CompareError(
             f"{source}: schemaVersion {json.dumps(version)} is not supported"
-            f" (this toolkit reads {SCHEMA_VERSION})"
+            f" (this toolkit reads {readable}; it writes {SCHEMA_VERSION})"
         )
     try:
         return RunResults.from_json(data)
+    except MigrationError as exc:
+        raise CompareError(f"{source}: {exc}") from exc
     except ValidationError as exc:
         raise CompareError(f"{source}: {format_validation_error(exc)}") from exc
 

@@ -2,15 +2,17 @@
 
 `experiments` loads and validates the catalogue (or a user's files) before anything is
 deployed; `trial` carries out one trial in its own namespace; `runner` plays the chaostoolkit
-experiment in the trial's thread and timestamps the injection; `observe` polls the live state
-around it; `evidence` and `detect` turn the readings into a verdict; `engine` schedules the
-trials and saves results.json. Nothing here prints: the CLI renders progress and the summary.
+experiment in the trial's thread and timestamps the injection; `observe` watches the
+namespace around it; `evidence` and `detect` turn the readings into a verdict; `engine`
+schedules the trials and saves results.json. Nothing here prints: the CLI renders progress
+and the summary.
 """
 
 from compare.run.engine import (
     DEFAULT_HEAL_WINDOW_S,
     DEFAULT_PARALLEL,
-    DEFAULT_POLL_INTERVAL_S,
+    DEFAULT_RECHECK_S,
+    DEFAULT_SETTLE_S,
     Run,
     RunInterrupted,
     RunRequest,
@@ -23,7 +25,8 @@ __all__ = [
     "CATALOGUE",
     "DEFAULT_HEAL_WINDOW_S",
     "DEFAULT_PARALLEL",
-    "DEFAULT_POLL_INTERVAL_S",
+    "DEFAULT_RECHECK_S",
+    "DEFAULT_SETTLE_S",
     "ExperimentSpec",
     "Run",
     "RunInterrupted",

@@ -7,6 +7,7 @@ nothing (its objects and release record live in the namespace).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from compare.webapp import WebApp
 class Approach:
     name: str
     prepare: Callable[[ClusterTarget], None]
-    deploy: Callable[[ClusterTarget, WebApp, str], None]
+    deploy: Callable[[ClusterTarget, WebApp, str, threading.Event | None], None]
     remove: Callable[[ClusterTarget, WebApp, str], None]
     # Whether the approach announces corrections with Events (time-to-detect observable).
     posts_events: bool
@@ -31,8 +32,10 @@ def _nothing(target: ClusterTarget) -> None:
     return None
 
 
-def _helm_deploy(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-    deploy_helm(target, webapp, namespace)
+def _helm_deploy(
+    target: ClusterTarget, webapp: WebApp, namespace: str, cancel: threading.Event | None
+) -> None:
+    deploy_helm(target, webapp, namespace, cancel=cancel)
 
 
 def _helm_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
@@ -43,8 +46,10 @@ def _operator_prepare(target: ClusterTarget) -> None:
     operator_path.install_operator(target)
 
 
-def _operator_deploy(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-    operator_path.deploy_operator(target, webapp, namespace)
+def _operator_deploy(
+    target: ClusterTarget, webapp: WebApp, namespace: str, cancel: threading.Event | None
+) -> None:
+    operator_path.deploy_operator(target, webapp, namespace, cancel=cancel)
 
 
 def _operator_remove(target: ClusterTarget, webapp: WebApp, namespace: str) -> None:

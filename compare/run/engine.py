@@ -48,10 +48,11 @@ from compare.run.trial import (
     remove_namespace,
     run_trial,
 )
-from compare.webapp import WebApp, desired_state
+from compare.webapp import WebApp
 
 DEFAULT_HEAL_WINDOW_S = 10.0
-DEFAULT_POLL_INTERVAL_S = 0.05
+DEFAULT_SETTLE_S = 1.0
+DEFAULT_RECHECK_S = 2.0
 DEFAULT_PARALLEL = 4
 # How often the main thread wakes while trials run, so Ctrl-C is handled promptly.
 WAIT_TICK_S = 0.2
@@ -67,7 +68,8 @@ class RunRequest:
     trials: int = 1
     heal_window: float = DEFAULT_HEAL_WINDOW_S
     parallel: int = DEFAULT_PARALLEL
-    poll_interval: float = DEFAULT_POLL_INTERVAL_S
+    settle: float = DEFAULT_SETTLE_S
+    recheck: float = DEFAULT_RECHECK_S
     keep: bool = False
 
 
@@ -142,7 +144,8 @@ class Run:
                 trials=self.request.trials,
                 heal_window_seconds=self.request.heal_window,
                 parallel=self.request.parallel,
-                poll_interval_seconds=self.request.poll_interval,
+                settle_seconds=self.request.settle,
+                recheck_interval_seconds=self.request.recheck,
             ),
             experiments=[s.info() for s in self.request.experiments],
             trials=[],
@@ -153,10 +156,10 @@ class Run:
             run_dir=self.run_dir,
             target=self.target,
             webapp=self.request.webapp,
-            desired=desired_state(self.request.webapp),
             app_path=self.request.app_path,
             heal_window=self.request.heal_window,
-            poll_interval=self.request.poll_interval,
+            settle=self.request.settle,
+            recheck=self.request.recheck,
             keep=self.request.keep,
             cancel=self.cancel,
             ledger=Ledger(),

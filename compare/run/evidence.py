@@ -1,173 +1,287 @@
-"""From live snapshots to a verdict: the healing rule of one fault and the measured times.
+"""From one trial's readings to its verdict: the fault's own rule, a fault seen, a settled heal.
 
-Pure functions over `Snapshot`s and timestamps; no cluster access, so every rule is unit-tested.
-
-Healed means: the desired state holds (`compare.chaos.state.problems`: owned fields, Ready pods
-of the current template, nothing stale) AND the fault's own rule:
+Pure functions over `Observation`s and timestamps; no cluster access, so every rule is
+unit-tested. A reading "holds" when the judge finds nothing (`compare.judge.problems`: every
+desired object closed-world, the rollout of the desired template complete) AND the fault's own
+rule holds:
 - a deleted Deployment/Service/ReplicaSet is back only as an object with a NEW uid;
-- deleted pods are replaced only by pods with new uids (pod counts alone are never evidence);
-- a drifted field is back to its value from before the injection.
-The heal time is the end of the first reading, started after the injection, in which all of
-that held; the resolution is the width of the interval the heal happened in.
+- deleted pods are replaced only by pods with new uids (pod counts alone are never evidence).
+
+The verdict (`measure`):
+- the fault must be SEEN: a reading after the injection started that does not hold (the event
+  that showed it), or the injection action reporting a changed value of a judged field. An
+  injection that changed nothing the judge sees is `no-fault`, never a heal;
+- the heal must SETTLE: after the first reading that holds again, no reading that does not
+  hold for `settle` seconds. A relapse inside that stretch is a flap: recorded, and the clock
+  starts again at the next heal. time-to-heal is the start of the settled stretch; the first
+  heal is reported beside it. The settled heal must start within the heal window.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compare.chaos.fields import read_path
-from compare.chaos.state import Snapshot, problems
-from compare.results import Evidence, ObjectUids
-from compare.webapp import DesiredState
+from compare.judge import (
+    DesiredObjects,
+    Reading,
+    current_replicaset,
+    problems,
+    ready_pods,
+    selected,
+    uid,
+)
+from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 
 UID_KINDS = ("deployment", "service", "replicaset")
 PRESENT, ABSENT, RECREATED = "present", "absent", "recreated"
-# The smallest resolution results.json accepts (it must be > 0).
-MIN_RESOLUTION = 1e-6
+
+
+@dataclass(frozen=True)
+class View:
+    """A reading seen through one app's desired objects: its Deployment, Service, pods."""
+
+    deployment: dict[str, Any] | None
+    service: dict[str, Any] | None
+    replicaset: dict[str, Any] | None
+    pods: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, desired: DesiredObjects, reading: Reading) -> View:
+        dep = desired.deployment
+        svc = desired.service
+        deployment = reading.get("Deployment", dep.name) if dep is not None else None
+        return cls(
+            deployment=deployment,
+            service=reading.get("Service", svc.name) if svc is not None else None,
+            replicaset=current_replicaset(deployment, reading.all("ReplicaSet")),
+            pods=selected(reading.all("Pod"), desired.selector),
+        )
+
+    def ready(self) -> list[dict[str, Any]]:
+        return ready_pods(self.replicaset, self.pods)
+
+    def uids(self) -> dict[str, Any]:
+        live = [p for p in self.pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+        return {
+            "deployment": uid(self.deployment),
+            "service": uid(self.service),
+            "replicaset": uid(self.replicaset),
+            "pods": sorted(uid(p) or "" for p in live),
+        }
+
+    def roots(self) -> dict[str, Any]:
+        """Roots for `compare.chaos.fields.read_path`."""
+        ready = self.ready()
+        return {
+            "deployment": self.deployment,
+            "service": self.service,
+            "replicaset": self.replicaset,
+            "pods": {"ready": len(ready), "uids": sorted(uid(p) or "" for p in ready)},
+        }
 
 
 @dataclass(frozen=True)
 class Observation:
-    """What one reading showed: why the desired state did not hold (empty: healed)."""
+    """One reading: when it was received, and why the desired state did not hold (empty: held)."""
 
-    started: float
     at: float
     problems: tuple[str, ...]
     value: Any  # the tracked field (or presence / ready count)
     uids: dict[str, Any]
     ready: int
-    partial: bool = False  # pods and ReplicaSets were not read
+    cause: str = ""  # the event that produced this reading ("MODIFIED Deployment webapp")
+    # What in this reading shows the fault happened: the judge's findings, or the target
+    # replaced by a new object. The fault's own rule (old uid still there) shows nothing.
+    fault: tuple[str, ...] = ()
 
     @property
-    def healed(self) -> bool:
+    def holds(self) -> bool:
         return not self.problems
 
 
-class Judge:
-    """The healing rule of one trial, fixed by the state before the injection."""
+class TrialJudge:
+    """The healing rule of one trial, fixed by the desired objects and the state before it."""
 
     def __init__(
         self,
-        desired: DesiredState,
+        desired: DesiredObjects,
         target: str | None,
         field: str | None,
-        baseline: Snapshot,
+        baseline: Reading,
     ) -> None:
         self.desired = desired
         self.target = target
         self.field = field
-        self.uids_before = baseline.uids()
-        self.before = self.value_of(baseline)
-        self.baseline_problems = tuple(problems(baseline, desired))
+        view = View.of(desired, baseline)
+        self.uids_before = view.uids()
+        self.before = self.value_of(view)
+        self.baseline_problems = tuple(problems(desired, baseline))
 
-    def value_of(self, snap: Snapshot) -> Any:
+    def value_of(self, view: View) -> Any:
         if self.field is not None:
-            return read_path(self.field, snap.objects())
+            return read_path(self.field, view.roots())
         if self.target in UID_KINDS:
-            return PRESENT if snap.uids()[self.target] else ABSENT
+            return PRESENT if view.uids()[self.target] else ABSENT
         if self.target == "pod":
-            return len(snap.ready_pods())
+            return len(view.ready())
         return None
 
-    def observe(self, snap: Snapshot) -> Observation:
-        found = problems(snap, self.desired)
-        uids = snap.uids()
+    def observe(self, reading: Reading, at: float, cause: str = "") -> Observation:
+        judged = problems(self.desired, reading)
+        found = list(judged)
+        fault = list(judged)
+        view = View.of(self.desired, reading)
+        uids = view.uids()
         if self.field is None and self.target in UID_KINDS:
-            now = uids[self.target]
-            if now is not None and now == self.uids_before[self.target]:
+            now, was = uids[self.target], self.uids_before[self.target]
+            if now is not None and now == was:
                 found.append(
                     f"{self.target}: uid {now} is the object from before the fault;"
                     " a deleted object counts only when one with a new uid is back"
                 )
+            elif now is not None and was is not None:
+                fault.append(f"{self.target}: replaced by a new object (uid {now})")
         if self.target == "pod":
-            ready = set(snap.objects()["pods"]["uids"])
+            ready = set(view.roots()["pods"]["uids"])
             if ready and ready <= set(self.uids_before["pods"]):
                 found.append("pods: every Ready pod is from before the fault; no replacement")
-        value = self.value_of(snap)
-        if self.field is not None and value != self.before and not found:
-            # Only when nothing else differs: an owned field is already named by compare_live.
-            found.append(f"{self.field}: want {self.before!r}, got {value!r}")
+            elif ready - set(self.uids_before["pods"]):
+                fault.append("pods: replaced by new pods")
         return Observation(
-            started=snap.started,
-            at=snap.at,
+            at=at,
             problems=tuple(found),
-            value=value,
+            value=self.value_of(view),
             uids=uids,
-            ready=len(snap.ready_pods()),
-            partial=snap.partial,
+            ready=len(view.ready()),
+            cause=cause,
+            fault=tuple(fault),
         )
 
 
 @dataclass(frozen=True)
+class Relapse:
+    healed_at: float
+    drifted_at: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class Sighting:
+    how: Literal["event", "reading", "injection-output"]
+    at: float  # time.time()
+    detail: str
+
+
+@dataclass(frozen=True)
 class Measurement:
-    status: Literal["healed", "not-healed"]
+    status: Literal["healed", "not-healed", "no-fault"]
     time_to_heal: float | None
-    resolution: float
+    time_to_first_heal: float | None
+    seen: Sighting | None
+    flaps: tuple[Relapse, ...]
     during: Any
     final: Observation
+    readings: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def first_heal(
-    observations: Sequence[Observation], injected_at: float, window: float
-) -> Observation | None:
-    """The first reading started after the injection that saw the fault healed in time."""
-    for obs in observations:
-        if obs.started >= injected_at and obs.healed and obs.at - injected_at <= window:
-            return obs
+def fault_seen(
+    after: Sequence[Observation], reported: Mapping[str, Any] | None, judge: TrialJudge
+) -> Sighting | None:
+    """The first reading that did not hold, else the injection's own report of a change."""
+    for obs in after:
+        if obs.fault:
+            how: Literal["event", "reading"] = "event" if obs.cause else "reading"
+            return Sighting(how, obs.at, obs.fault[0])
+    if reported is not None and _judged_change(judge, reported):
+        return Sighting(
+            "injection-output",
+            float(reported.get("at") or 0.0),
+            f"{judge.field}: the injection stored {reported.get('value')!r}",
+        )
     return None
 
 
+def _judged_change(judge: TrialJudge, reported: Mapping[str, Any]) -> bool:
+    # Only a change the judge would see: a value that differs in a field it judges. An added
+    # annotation (allowed) is reported by the action yet is no fault.
+    if judge.field is None or reported.get("value") == judge.before:
+        return False
+    return bool(reported.get("judged", True))
+
+
 def measure(
-    judge: Judge,
+    judge: TrialJudge,
     observations: Sequence[Observation],
+    *,
+    injection_started: float,
     injected_at: float,
     window: float,
-    *,
-    reported: Any = None,
-    has_reported: bool = False,
+    settle: float,
+    observed_until: float,
+    reported: Mapping[str, Any] | None = None,
 ) -> Measurement:
-    """The verdict over the readings of one trial.
-
-    `reported` is what the injection action said it stored (our drift actions return it):
-    the value right after the injection even if a controller reverted it before any reading.
-    """
-    after = [o for o in observations if o.started >= injected_at]
+    """The verdict over the readings of one trial (see the module docstring)."""
+    after = [o for o in observations if o.at >= injection_started]
     if not after:
-        raise ValueError("no reading after the injection")
-    healed = first_heal(after, injected_at, window)
-    end = healed if healed is not None else after[-1]
-    span = [o for o in after if o.at <= end.at]
+        raise ValueError("no reading after the injection started")
+    seen = fault_seen(after, reported, judge)
+    if seen is None:
+        return Measurement(
+            status="no-fault",
+            time_to_heal=None,
+            time_to_first_heal=None,
+            seen=None,
+            flaps=(),
+            during=judge.before,
+            final=after[-1],
+            readings=len(after),
+        )
+    since = [o for o in after if o.at >= seen.at]
+    first_heal: float | None = None
+    flaps: list[Relapse] = []
+    heal_start: float | None = None
+    settled: float | None = None
+    for obs in since:
+        if obs.holds:
+            if heal_start is None:
+                heal_start = obs.at
+                first_heal = first_heal if first_heal is not None else obs.at
+            continue
+        if heal_start is not None:
+            if obs.at - heal_start >= settle:
+                settled = heal_start
+                break
+            flaps.append(Relapse(heal_start, obs.at, obs.problems[0]))
+            heal_start = None
+    if settled is None and heal_start is not None and observed_until - heal_start >= settle:
+        settled = heal_start
+    if settled is not None and settled - injected_at > window:
+        settled = None  # healed, but too late
+    end = since[-1]
+    if settled is not None:
+        end = next(o for o in since if o.at >= settled)
+    span = [o for o in since if o.at <= end.at]
     return Measurement(
-        status="healed" if healed is not None else "not-healed",
-        time_to_heal=None if healed is None else healed.at - injected_at,
-        resolution=_resolution(observations, healed, injected_at, after),
-        during=_during(judge, span, reported, has_reported),
-        final=end,
+        status="healed" if settled is not None else "not-healed",
+        time_to_heal=None if settled is None else max(settled - injected_at, 0.0),
+        time_to_first_heal=None if first_heal is None else max(first_heal - injected_at, 0.0),
+        seen=seen,
+        flaps=tuple(flaps),
+        during=_during(judge, span, reported),
+        final=end if settled is not None else after[-1],
+        readings=len(after),
     )
 
 
-def _resolution(
-    observations: Sequence[Observation],
-    healed: Observation | None,
-    injected_at: float,
-    after: Sequence[Observation],
-) -> float:
-    if healed is not None:
-        # The heal happened after the previous reading (or the injection) and before this one.
-        earlier = [o.at for o in observations if o.at < healed.at]
-        since = max([injected_at, *earlier])
-        return max(healed.at - since, MIN_RESOLUTION)
-    ends = [injected_at, *(o.at for o in after)]
-    gaps = [b - a for a, b in itertools.pairwise(ends)]
-    return max(max(gaps, default=0.0), MIN_RESOLUTION)
-
-
-def _during(judge: Judge, span: Sequence[Observation], reported: Any, has_reported: bool) -> Any:
-    if has_reported:
-        return reported
+def _during(
+    judge: TrialJudge, span: Sequence[Observation], reported: Mapping[str, Any] | None
+) -> Any:
+    if reported is not None and "value" in reported:
+        return reported["value"]
     if not span:
         return None
     if judge.field is None and judge.target in UID_KINDS:
@@ -176,8 +290,7 @@ def _during(judge: Judge, span: Sequence[Observation], reported: Any, has_report
         changed = any(o.uids[judge.target] != judge.uids_before[judge.target] for o in span)
         return RECREATED if changed else PRESENT
     if judge.field in (None, "pods.ready") and judge.target == "pod":
-        full = [o.ready for o in span if not o.partial]
-        return min(full) if full else None
+        return min(o.ready for o in span)
     for obs in span:
         if obs.value != judge.before:
             return obs.value
@@ -193,13 +306,19 @@ def recreated(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 
 def build_evidence(
-    judge: Judge,
+    judge: TrialJudge,
     measurement: Measurement,
     *,
+    injected_at: float,
+    settle: float,
     detected_by: str | None = None,
+    chaos_verdict: str | None = None,
+    chaos_agrees: bool | None = None,
+    cross_check: CrossCheck | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Evidence:
     final = measurement.final
+    seen = measurement.seen
     return Evidence(
         target=judge.target,
         field=judge.field,
@@ -213,5 +332,26 @@ def build_evidence(
         desired_replicas=judge.desired.replicas,
         mismatches_at_end=list(final.problems),
         detected_by=detected_by,
+        fault_seen=(
+            None
+            if seen is None
+            else FaultSeen(how=seen.how, at_seconds=_rel(seen.at, injected_at), detail=seen.detail)
+        ),
+        flaps=[
+            Flap(
+                healed_at_seconds=_rel(f.healed_at, injected_at),
+                drifted_at_seconds=_rel(f.drifted_at, injected_at),
+                detail=f.detail,
+            )
+            for f in measurement.flaps
+        ],
+        settle_seconds=settle,
+        chaos_verdict=chaos_verdict,
+        chaos_agrees=chaos_agrees,
+        cross_check=cross_check,
         **(extra or {}),
     )
+
+
+def _rel(at: float, injected_at: float) -> float:
+    return round(max(at - injected_at, 0.0), 4)

@@ -1,10 +1,16 @@
-"""The observer: tight polling of the live state around the injection, in its own thread.
+"""The observer: a list+watch of the trial's namespace turns the fault and the heal into events.
 
-It reads a snapshot every `interval` seconds (the readings' own start and end times are what
-the verdict uses, so a slow reading widens the recorded resolution instead of hiding time). It
-is told the injection instant the moment chaoslib finishes the injection activity, takes a
-reading right away, and stops at the first reading that shows the fault healed or when the
-heal window has passed. There is no other waiting: nothing sleeps a fixed time.
+Every event the API server sends for the namespace's Deployments, Services, ReplicaSets and
+pods updates the watch cache, and the trial's judge reads the cache at once: the observation
+is timed on receipt, in the API server's order, with no poll resolution. The observer's own
+thread only decides when to stop: when the heal has held for the settle period, or when the
+heal window (plus a settle period that began inside it) has passed. Waiting costs no CPU.
+
+Every `recheck` seconds it also re-reads the namespace in full (list calls with request
+timeouts). That cross-checks the watch against a missed event (a listed object the cache
+never received is a disagreement, recorded in the evidence, and the re-read state is then
+judged too) and tells a cluster that stopped answering: two failed re-reads in a row, or a
+watch that cannot reconnect for `STALL_S`, end the trial as an error, never as `not-healed`.
 """
 
 from __future__ import annotations
@@ -15,12 +21,16 @@ from collections.abc import Callable
 
 from kubernetes import client
 
-from compare.chaos.state import Snapshot, read_snapshot
-from compare.run.evidence import Judge, Observation
-from compare.webapp import DesiredState
+from compare.judge import NamespaceWatch, Reading, read
+from compare.run.evidence import Observation, TrialJudge
 
-# Consecutive failed readings after which the trial is abandoned (the cluster is gone).
-MAX_READ_ERRORS = 20
+STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
+MAX_READ_FAILURES = 2
+CATCH_UP_S = 1.0  # how long the watch may lag a re-read before it counts as a missed event
+
+
+class ObserverError(Exception):
+    """The live state could not be read: the trial is an error, not a verdict."""
 
 
 class Observer(threading.Thread):
@@ -28,96 +38,195 @@ class Observer(threading.Thread):
         self,
         api: client.ApiClient,
         namespace: str,
-        desired: DesiredState,
-        judge: Judge,
         *,
-        interval: float,
         window: float,
+        settle: float,
+        recheck: float,
         cancel: threading.Event,
-        read: Callable[..., Snapshot] = read_snapshot,
     ) -> None:
         super().__init__(name=f"observe-{namespace}", daemon=True)
         self.api = api
         self.namespace = namespace
-        self.desired = desired
-        self.judge = judge
-        self.interval = interval
         self.window = window
+        self.settle = settle
+        self.recheck = recheck
         self.cancel = cancel
-        self.read = read
+        self.judge: TrialJudge | None = None
         self.observations: list[Observation] = []
-        self.last: Snapshot | None = None
-        self.errors: list[str] = []
-        self._injected_at: float | None = None
-        self._experiment_over = False
-        self._wake = threading.Event()
+        self.error: str | None = None
+        self.rereads = 0
+        self.disagreements: list[str] = []
+        self.observed_until = 0.0
+        self._watch = NamespaceWatch(api, namespace, on_change=self._changed)
+        self._cond = threading.Condition()
+        self._started: float | None = None
+        self._injected: float | None = None
+        self._over = False
 
-    @property
-    def injected_at(self) -> float | None:
-        return self._injected_at
+    # -- set-up and signals from the trial ------------------------------------------------
 
-    def injected(self, at: float) -> None:
-        """The injection activity returned at `at` (time.time()): read right away."""
-        self._injected_at = at
-        self._wake.set()
+    def begin(self, make_judge: Callable[[Reading], TrialJudge]) -> TrialJudge:
+        """List the namespace, fix the judge on that baseline, start following events."""
+        baseline = self._watch.start()
+        judge = make_judge(baseline)
+        self.judge = judge
+        # Anything that changed between the list and now is in the cache: judge it once. (Never
+        # take the watch's lock while holding ours: its callbacks take ours under its lock.)
+        first = judge.observe(self._watch.reading(), time.time(), "")
+        with self._cond:
+            self.observations.append(first)
+            self.observations.sort(key=lambda o: o.at)
+        self.start()
+        return judge
+
+    def injected(self, started: float, at: float) -> None:
+        """The injection activity ran from `started` to `at` (time.time())."""
+        with self._cond:
+            self._started, self._injected = started, at
+            self._cond.notify_all()
 
     def experiment_over(self) -> None:
-        """chaoslib is done; without an injection there is nothing left to observe."""
-        self._experiment_over = True
-        self._wake.set()
+        with self._cond:
+            self._over = True
+            self._cond.notify_all()
+
+    def finish(self, timeout: float) -> None:
+        """Wait for the observer to decide, then stop the watch (bounded)."""
+        self.join(timeout)
+        if self.is_alive() and self.error is None:
+            self.error = f"the observer did not finish within {timeout:.0f}s"
+        self._watch.stop()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _changed(self, received: float, reading: Reading, what: str) -> None:
+        judge = self.judge
+        if judge is None:
+            return
+        obs = judge.observe(reading, received, what)
+        with self._cond:
+            self.observations.append(obs)
+            self._cond.notify_all()
+
+    # -- the decision loop ------------------------------------------------------------------
 
     def run(self) -> None:
+        next_check = time.time() + self.recheck
         failures = 0
-        while not self.cancel.is_set():
-            tick = time.monotonic()
-            # Cleared before the reading: an injection during it makes the wait below return.
-            self._wake.clear()
-            try:
-                snap = self.read(self.api, self.namespace, self.desired, pods_if_needed=True)
-            except Exception as exc:  # reported in the trial's error, polling goes on
-                failures += 1
-                self.errors.append(_first_line(exc))
-                if failures >= MAX_READ_ERRORS:
-                    return
-            else:
-                failures = 0
-                self.last = snap
-                obs = self.judge.observe(snap)
-                self.observations.append(obs)
-                if self._done(obs):
-                    if not obs.healed:
-                        self._complete_last()
-                    return
-            injected = self._injected_at
-            if injected is None and self._experiment_over:
-                return
-            if injected is not None and time.time() > injected + self.window:
-                self._complete_last()
-                return
-            # Wait out the rest of the interval; an injection wakes the loop at once.
-            self._wake.wait(max(self.interval - (time.monotonic() - tick), 0.0))
-
-    def _complete_last(self) -> None:
-        """The evidence at the end needs every object: read them all once more if needed."""
-        if not self.observations or not self.observations[-1].partial:
-            return
         try:
-            snap = self.read(self.api, self.namespace, self.desired)
+            while not self.cancel.is_set():
+                now = time.time()
+                if now >= next_check:
+                    failures = self._reread(failures)
+                    next_check = time.time() + self.recheck
+                    continue
+                stalled = self._watch.failing_since
+                if stalled is not None and now - stalled > STALL_S:
+                    raise ObserverError(
+                        f"the cluster stopped answering: {self._watch.errors[-1]}"
+                        if self._watch.errors
+                        else "the cluster stopped answering"
+                    )
+                with self._cond:
+                    wake = self._decide(now)
+                    if wake is None:
+                        break
+                    self._cond.wait(max(min(wake, next_check) - time.time(), 0.0))
+            self._final_reread()
+        except ObserverError as exc:
+            self.error = str(exc)
+        finally:
+            self.observed_until = time.time()
+
+    def _decide(self, now: float) -> float | None:
+        """None when the trial is decided; else when to look again (time.time())."""
+        if self._injected is None:
+            return None if self._over else now + self.recheck
+        assert self._started is not None
+        deadline = self._injected + self.window
+        after = [o for o in self.observations if o.at >= self._started]
+        seen = next((i for i, o in enumerate(after) if o.fault), None)
+        if seen is not None:
+            heal_start = None
+            for obs in after[seen:]:
+                heal_start = (heal_start or obs.at) if obs.holds else None
+            if heal_start is not None and heal_start <= deadline:
+                settled_at = heal_start + self.settle
+                return None if now >= settled_at else settled_at
+        return None if now >= deadline else deadline
+
+    def _reread(self, failures: int) -> int:
+        """One full re-read: liveness and the cross-check of the watch cache."""
+        try:
+            listed = read(self.api, self.namespace)
         except Exception as exc:
-            self.errors.append(_first_line(exc))
-            return
-        self.last = snap
-        self.observations.append(self.judge.observe(snap))
+            failures += 1
+            if failures >= MAX_READ_FAILURES:
+                raise ObserverError(
+                    f"the cluster stopped answering: {type(exc).__name__}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                ) from exc
+            return failures
+        self.rereads += 1
+        self._cross_check(listed)
+        return 0
 
-    def _done(self, obs: Observation) -> bool:
-        injected = self._injected_at
-        return (
-            injected is not None
-            and obs.started >= injected
-            and (obs.healed or obs.at > injected + self.window)
-        )
+    def _final_reread(self) -> None:
+        # The end of the trial is always cross-checked once against a full read.
+        try:
+            listed = read(self.api, self.namespace)
+        except Exception:
+            return  # the verdict stands on the events; a dead cluster was caught above
+        self.rereads += 1
+        self._cross_check(listed)
+
+    def _cross_check(self, listed: Reading) -> None:
+        """Every object the list shows must be in the cache at that version or a later one."""
+        deadline = time.monotonic() + CATCH_UP_S
+        while True:
+            missed = _missed(listed, self._watch.versions(), self._watch.deleted())
+            if not missed or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if missed:
+            self.disagreements.append(f"watch missed {', '.join(missed[:3])}")
+            judge = self.judge
+            if judge is not None:
+                with self._cond:
+                    self.observations.append(judge.observe(listed, listed.at))
+                    self.observations.sort(key=lambda o: o.at)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+def _missed(
+    listed: Reading, cached: dict[str, dict[str, str]], deleted: dict[str, dict[str, str]]
+) -> list[str]:
+    """What the watch cache lacks compared with a full re-read (empty: it saw everything).
+
+    A listed object must be in the cache at its listed version or a later one, or deleted
+    later; a cached object missing from the list must be newer than the list."""
+    found = []
+    for kind_name, objects in listed.objects.items():
+        have = cached.get(kind_name) or {}
+        gone = deleted.get(kind_name) or {}
+        for name, obj in objects.items():
+            version = str((obj.get("metadata") or {}).get("resourceVersion"))
+            got = have.get(name)
+            if got is not None and not _older(got, version):
+                continue
+            if got is None and name in gone and not _older(gone[name], version):
+                continue
+            found.append(f"{kind_name} {name}@{version}")
+        # Cached, not listed, and not newer than the list: a deletion the watch never delivered.
+        collection = listed.versions.get(kind_name, "")
+        for name, version in have.items():
+            if name not in objects and collection and not _older(collection, version):
+                found.append(f"the deletion of {kind_name} {name}")
+    return found
+
+
+def _older(cached: str, listed: str) -> bool:
+    # resourceVersions are opaque strings; etcd's are integers, which allows an order.
+    try:
+        return int(cached) < int(listed)
+    except ValueError:
+        return cached != listed

@@ -20,22 +20,30 @@ from typing import Any, Protocol
 
 from kubernetes import client
 
-from compare.chaos.state import problems, read_snapshot
 from compare.cluster import ClusterTarget
+from compare.deploy.desired import desired_objects
 from compare.errors import CompareError
-from compare.results import TrialResult
+from compare.results import CrossCheck, TrialResult
 from compare.run.approaches import approach as approach_of
 from compare.run.detect import Detection, first_detection, read_events
-from compare.run.evidence import Judge, build_evidence, measure
+from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
-from compare.webapp import DesiredState, WebApp
+from compare.webapp import WebApp
 
 MANAGED_BY = "compare-run"
 RUN_LABEL = "compare.example.com/run-id"
 # How long to look for the operator's Event once the fault healed (it is posted asynchronously).
 EVENT_GRACE_S = 2.0
+# The observer decides within window + settle; this bounds the join beyond that.
+OBSERVER_GRACE_S = 30.0
+# chaostoolkit's verdicts that agree with ours: its hypothesis after the method is our judge.
+AGREEING: dict[str, tuple[str, ...]] = {
+    "healed": ("completed",),
+    "no-fault": ("completed",),
+    "not-healed": ("deviated", "failed"),
+}
 _EXCEPTION_PREFIX = re.compile(r"^((?:[A-Za-z_][\w.]*: )+)(.*)$")
 
 
@@ -94,10 +102,10 @@ class TrialContext:
     run_dir: Path
     target: ClusterTarget
     webapp: WebApp
-    desired: DesiredState
     app_path: Path
     heal_window: float
-    poll_interval: float
+    settle: float
+    recheck: float
     keep: bool
     cancel: threading.Event
     ledger: Ledger
@@ -153,33 +161,36 @@ def _carry_out(
     ctx.listener.phase(plan, "deploying")
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
-    approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace)
+    approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace, ctx.cancel)
     _check(ctx)
 
-    baseline = read_snapshot(api, namespace, ctx.desired)
-    before = problems(baseline, ctx.desired)
-    if before:
-        return recorder.error(f"the desired state did not hold before the injection: {before[0]}")
-    judge = Judge(ctx.desired, spec.target, spec.field, baseline)
+    desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
     observer = Observer(
         api,
         namespace,
-        ctx.desired,
-        judge,
-        interval=ctx.poll_interval,
         window=ctx.heal_window,
+        settle=ctx.settle,
+        recheck=ctx.recheck,
         cancel=ctx.cancel,
     )
-    clock = InjectionClock(spec.injection, lambda run: observer.injected(epoch(run["end"])))
+    judge = observer.begin(lambda baseline: TrialJudge(desired, spec.target, spec.field, baseline))
+    if judge.baseline_problems:
+        observer.experiment_over()
+        observer.finish(timeout=5.0)
+        return recorder.error(
+            f"the desired state did not hold before the injection: {judge.baseline_problems[0]}"
+        )
+    clock = InjectionClock(
+        spec.injection, lambda run: observer.injected(epoch(run["start"]), epoch(run["end"]))
+    )
     ctx.listener.phase(plan, "injecting")
-    observer.start()
     try:
         journal = run_experiment_in_thread(
             experiment_for(spec, ctx, plan.approach, namespace), [clock]
         )
     finally:
         observer.experiment_over()
-        observer.join()
+        observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)
     journal_name = f"journals/{plan.slug}.json"
     write_journal(journal, ctx.run_dir / journal_name)
     recorder.journal = journal_name
@@ -199,37 +210,36 @@ def _carry_out(
         )
     if run.get("status") != "succeeded":
         return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
-    injected_at = epoch(run["end"])
+    injection_started, injected_at = epoch(run["start"]), epoch(run["end"])
     recorder.injected_at = injected_at
-    if observer.errors and not any(o.started >= injected_at for o in observer.observations):
-        return recorder.error(f"reading the live state failed: {observer.errors[-1]}")
-    # Our drift actions return the value the API server stored: the evidence's `during`.
-    output = run.get("output")
-    reported = output if isinstance(output, dict) and "value" in output else None
+    if observer.error is not None:
+        return recorder.error(f"observing the live state failed: {observer.error}")
     measurement = measure(
         judge,
         observer.observations,
-        injected_at,
-        ctx.heal_window,
-        reported=reported["value"] if reported is not None else None,
-        has_reported=reported is not None,
+        injection_started=injection_started,
+        injected_at=injected_at,
+        window=ctx.heal_window,
+        settle=ctx.settle,
+        observed_until=observer.observed_until,
+        reported=_reported(run, injected_at),
     )
     detection = None
     if approach_of(plan.approach).posts_events:
         # The operator may correct the fault before the delete/patch call has even returned
         # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
-        detection = _detect(
-            api, namespace, ctx, epoch(run["start"]), measurement.status == "healed"
-        )
+        detection = _detect(api, namespace, ctx, injection_started, measurement.status == "healed")
+    chaos = _verdict(journal)
     evidence = build_evidence(
         judge,
         measurement,
+        injected_at=injected_at,
+        settle=ctx.settle,
         detected_by=detection.detected_by if detection else None,
-        extra={
-            "injection": spec.injection,
-            "readings": sum(1 for o in observer.observations if o.started >= injected_at),
-            "chaosVerdict": _verdict(journal),
-        },
+        chaos_verdict=chaos,
+        chaos_agrees=chaos in AGREEING[measurement.status],
+        cross_check=CrossCheck(reads=observer.rereads, disagreements=observer.disagreements),
+        extra={"injection": spec.injection, "readings": measurement.readings},
     )
     detect_s = None
     if detection is not None and detection.at is not None:
@@ -240,17 +250,29 @@ def _carry_out(
         trial=plan.trial,
         namespace=namespace,
         status=measurement.status,
-        time_to_heal_seconds=(
-            round(measurement.time_to_heal, 4) if measurement.time_to_heal is not None else None
-        ),
+        time_to_heal_seconds=_round(measurement.time_to_heal),
+        time_to_first_heal_seconds=_round(measurement.time_to_first_heal),
         time_to_detect_seconds=detect_s,
         # Exactly the journal's timestamp of the injection's end.
         injected_at=datetime.fromisoformat(run["end"]),
         heal_window_seconds=ctx.heal_window,
-        poll_resolution_seconds=round(measurement.resolution, 4) or 1e-4,
         evidence=evidence,
         journal=journal_name,
     )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _reported(run: dict[str, Any], injected_at: float) -> dict[str, Any] | None:
+    """What our drift actions say they stored (`value`): the `during` of the evidence."""
+    output = run.get("output")
+    if not isinstance(output, dict) or "value" not in output:
+        return None
+    field = str(output.get("field") or "")
+    # An annotation is allowed by the judge (open map): the action's report of it is no fault.
+    return {"value": output["value"], "at": injected_at, "judged": "annotations" not in field}
 
 
 def experiment_for(
@@ -309,7 +331,7 @@ def _detect(
         found = first_detection(read_events(api, namespace, ctx.webapp.name), since)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
-        ctx.cancel.wait(ctx.poll_interval)
+        ctx.cancel.wait(0.1)
 
 
 def _check(ctx: TrialContext) -> None:

@@ -2,21 +2,13 @@
 
 `spec` holds the pydantic model (the CRD schema and the chart's values schema are generated
 from it), `load` reads a WebApp manifest file with one-line errors, `convert` derives the Helm
-values and the CR body, `desired` derives the Deployment/Service fields that must hold and
-compares live objects against them. Nothing here talks to a cluster.
+values and the CR body, `names` holds the names and selector labels both approaches use.
+Nothing here talks to a cluster; what must hold is judged by `compare.judge`.
 """
 
 from compare.webapp.convert import to_cr, to_helm_values
-from compare.webapp.desired import (
-    CONTAINER_NAME,
-    PORT_NAME,
-    DesiredState,
-    Mismatch,
-    compare_live,
-    desired_state,
-    selector_labels,
-)
 from compare.webapp.load import DEFAULT_APP, load_webapp, parse_webapp
+from compare.webapp.names import CONTAINER_NAME, PORT_NAME, selector_labels
 from compare.webapp.spec import (
     API_GROUP,
     API_VERSION,
@@ -36,14 +28,10 @@ __all__ = [
     "KIND",
     "PLURAL",
     "PORT_NAME",
-    "DesiredState",
     "EnvVar",
-    "Mismatch",
     "Resources",
     "WebApp",
     "WebAppSpec",
-    "compare_live",
-    "desired_state",
     "load_webapp",
     "parse_webapp",
     "selector_labels",

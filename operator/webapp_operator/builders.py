@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, desired_state, selector_labels
+from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, selector_labels
 from webapp_operator.names import API_GROUP_VERSION, KIND, MANAGED_BY_LABEL, OPERATOR_NAME
 
 __all__ = [
@@ -120,14 +120,14 @@ def _container(webapp: WebApp) -> dict[str, Any]:
 
 def build_deployment(webapp: WebApp, namespace: str, owner: Mapping[str, Any]) -> dict[str, Any]:
     """The Deployment of a WebApp: named after it, owned by it."""
-    desired = desired_state(webapp)
+    selector = selector_labels(webapp.name)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _metadata(webapp, namespace, owner),
         "spec": {
-            "replicas": desired.replicas,
-            "selector": {"matchLabels": dict(desired.selector)},
+            "replicas": webapp.spec.replicas,
+            "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {"labels": child_labels(webapp.name)},
                 "spec": {
@@ -144,18 +144,17 @@ def build_deployment(webapp: WebApp, namespace: str, owner: Mapping[str, Any]) -
 
 def build_service(webapp: WebApp, namespace: str, owner: Mapping[str, Any]) -> dict[str, Any]:
     """The ClusterIP Service of a WebApp: one port, targeting the container's named port."""
-    desired = desired_state(webapp)
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _metadata(webapp, namespace, owner),
         "spec": {
-            "type": desired.service_type,
-            "selector": dict(desired.selector),
+            "type": "ClusterIP",
+            "selector": selector_labels(webapp.name),
             "ports": [
                 {
                     "name": PORT_NAME,
-                    "port": desired.port,
+                    "port": webapp.spec.port,
                     "targetPort": PORT_NAME,
                     "protocol": "TCP",
                 }

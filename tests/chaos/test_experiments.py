@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from compare.chaos import discover
+from compare.chaos.actions import _patch_arguments
 from compare.chaos.fields import parse_path
 from compare.cli import app
 from compare.errors import CompareError
@@ -21,15 +24,46 @@ CHAOS = str(Path(sys.executable).parent / "chaos")
 CONTRACT = ("webapp_namespace", "webapp_name", "webapp_approach", "webapp_app_file", "heal_window")
 OWN = ("compare.chaos.actions", "compare.chaos.probes")
 DELETIONS = ("deployment-delete", "service-delete", "replicaset-delete")
+# Allowed changes: the judge sees no drift (expected: no-fault); the field still tracks them.
+ALLOWED = ("annotation-add",)
+# Every file in experiments/ (the catalogue must list exactly these, see below).
+FILES = sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.json"))
+# At least one fault per class of drift the closed-world judge sees, and one allowed change.
+DRIFT_CLASSES = {
+    "value changed": ("image-change", "resources-change", "probe-change"),
+    "field removed": ("probe-remove",),
+    "field added to the pod spec": ("pod-host-network", "volume-add", "container-add"),
+    "field added to a container": ("container-command-add", "capability-add", "env-add"),
+    "Deployment-level field": ("deployment-paused", "strategy-recreate", "min-ready-seconds"),
+    "Service spec field": ("service-session-affinity", "service-port-change"),
+    "object label": ("service-label-remove", "deployment-label-add"),
+    "allowed change": ALLOWED,
+}
+PROBES = ("desired_state_holds", "wait_for_desired_state")
+
+
+def _file(name: str) -> str:
+    """The built-in file itself: loads whether or not the catalogue lists the name yet."""
+    return str(EXPERIMENTS_DIR / f"{name}.json")
+
+
+def _activities(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hypothesis probes, the method and the rollbacks."""
+    hypothesis = doc.get("steady-state-hypothesis") or {}
+    return [*hypothesis.get("probes", []), *doc["method"], *doc.get("rollbacks", [])]
 
 
 def test_the_catalogue_is_exactly_the_files() -> None:
-    files = {p.stem for p in EXPERIMENTS_DIR.glob("*.json")}
-    assert files == set(CATALOGUE)
-    assert len(CATALOGUE) == 13
+    assert set(FILES) == set(CATALOGUE)
+    assert len(CATALOGUE) == len(set(CATALOGUE)) >= 24
 
 
-@pytest.mark.parametrize("name", CATALOGUE)
+def test_every_class_of_drift_has_a_fault() -> None:
+    for drift_class, names in DRIFT_CLASSES.items():
+        assert set(names) <= set(FILES), drift_class
+
+
+@pytest.mark.parametrize("name", FILES)
 def test_chaos_validate_accepts_every_experiment(name: str) -> None:
     done = subprocess.run(
         [CHAOS, "--no-log-file", "validate", str(EXPERIMENTS_DIR / f"{name}.json")],
@@ -41,17 +75,22 @@ def test_chaos_validate_accepts_every_experiment(name: str) -> None:
     assert "experiment syntax and semantic look valid" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("name", CATALOGUE)
+@pytest.mark.parametrize("name", FILES)
 def test_every_experiment_states_its_fault_approaches_and_evidence(name: str) -> None:
-    spec = load_spec(name)
+    spec = load_spec(_file(name))
     doc = spec.document
     assert spec.builtin and spec.name == name
     assert spec.fault and spec.title == doc["title"]
     assert spec.target in TARGETS
+    assert f"target:{spec.target}" in doc["tags"]
+    assert {f"approach:{a}" for a in spec.approaches} <= set(doc["tags"])
     if spec.field is not None:
         parse_path(spec.field)
     # Deletions track the object itself (a new uid), drifts a field.
     assert (spec.field is None) == (name in DELETIONS)
+    if name in ALLOWED:
+        # The trial engine takes the action's report of an annotation for no fault.
+        assert spec.field is not None and ".annotations[" in spec.field
     method = doc["method"]
     injection = next(a for a in method if a["name"] == spec.injection)
     assert injection["type"] == "action"
@@ -65,6 +104,85 @@ def test_every_experiment_states_its_fault_approaches_and_evidence(name: str) ->
     wait = method[-1]["provider"]
     assert wait["func"] == "wait_for_desired_state"
     assert wait["arguments"]["timeout"] == "${heal_window}"
+    # The desired state depends on what deployed the app: every judging probe is told.
+    judging = [
+        a["provider"]
+        for a in _activities(doc)
+        if a["provider"].get("module") == "compare.chaos.probes"
+        and a["provider"].get("func") in PROBES
+    ]
+    assert len(judging) >= 2
+    for provider in judging:
+        assert provider["arguments"]["approach"] == "${webapp_approach}", provider
+
+
+def _doc(name: str) -> dict[str, Any]:
+    """The file as JSON, without chaoslib's validation (that has its own test)."""
+    doc: dict[str, Any] = json.loads(Path(_file(name)).read_text())
+    return doc
+
+
+def _compare(doc: dict[str, Any]) -> dict[str, Any]:
+    return next(e for e in doc["extensions"] if e["name"] == "compare")
+
+
+PATCHED = [n for n in FILES if _doc(n)["method"][0]["provider"].get("func") == "patch_object"]
+
+
+def test_the_new_drifts_use_the_generic_patch_action() -> None:
+    assert len(PATCHED) >= 14
+    assert set(PATCHED) >= {n for names in DRIFT_CLASSES.values() for n in names} - {
+        "image-change",
+        "container-add",
+        "env-add",
+        "service-port-change",
+    }
+
+
+@pytest.mark.parametrize("name", PATCHED)
+def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> None:
+    doc = _doc(name)
+    ext = _compare(doc)
+    action = next(a for a in doc["method"] if a["name"] == ext["injection"])
+    assert action["provider"]["module"] == "compare.chaos.actions"
+    args = action["provider"]["arguments"]
+    assert args["name"] == "${webapp_name}" and args["ns"] == "${webapp_namespace}"
+    # The same checks the action makes before it sends anything.
+    kind, _ = _patch_arguments(args["kind"], args["patch"], args["field"], args["patch_type"])
+    assert f"target:{kind}" in doc["tags"]
+    assert ext["approaches"] == ["helm", "operator"]
+    # The action reports the value of the very field the evidence tracks.
+    assert ext["evidence"] == {"target": kind, "field": args["field"]}
+    # Not a copy of another experiment's words.
+    others = [_doc(n) for n in FILES if n != name]
+    assert doc["title"] not in {o["title"] for o in others}
+    assert doc["description"] not in {o["description"] for o in others}
+
+
+def test_the_policy_states_an_expectation_for_every_fault_and_approach() -> None:
+    policy = yaml.safe_load((EXPERIMENTS_DIR / "policy.yaml").read_text())
+    rules = policy["expectations"]
+    for name in FILES:
+        for approach in _compare(_doc(name))["approaches"]:
+            matching = [
+                r["expect"]
+                for r in rules
+                if r["approach"] == approach
+                and (
+                    name in r["faults"]
+                    if isinstance(r["faults"], list)
+                    else name not in r.get("except", [])
+                )
+            ]
+            assert len(matching) == 1, (name, approach, matching)
+            if name in ALLOWED:
+                assert matching == ["no-fault"], (name, approach)
+            elif approach == "helm" and name not in (
+                "pod-delete-one",
+                "pod-delete-all",
+                "replicaset-delete",
+            ):
+                assert matching == ["does-not-heal"], (name, approach)
 
 
 def test_chaosk8s_activities_are_used_where_they_fit() -> None:

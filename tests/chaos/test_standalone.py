@@ -102,6 +102,6 @@ def test_the_probes_judge_the_live_state(cluster: ClusterTarget, namespace: str)
         drift = actions.set_service_port("webapp-demo", namespace, port=9090)
         assert drift["value"] == 9090 and drift["field"] == "service.spec.ports[http].port"
         assert probes.desired_state_mismatches(ns=namespace) == [
-            "service.spec.ports: want [(8080, 'http')], got [(9090, 'http')]"
+            "service.spec.ports[http].port: want 8080, got 9090"
         ]
         assert not probes.wait_for_desired_state(ns=namespace, timeout=0.3, interval=0.1)

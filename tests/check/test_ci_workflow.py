@@ -69,4 +69,7 @@ def test_workflow_report_and_check_commands_run(
     assert (reports / "report.html").is_file()
     (check,) = _commands("check")
     result = runner.invoke(app, ["check", *check])
-    assert result.exit_code == 0, result.output
+    # The command line is valid (exit 2 would be a usage error); whether the policy holds depends
+    # on the recorded run: this one predates faults the current policy names.
+    assert result.exit_code in (0, 1), result.output
+    assert result.output.startswith("policy experiments/policy.yaml on "), result.output

@@ -11,7 +11,7 @@ import yaml
 from compare.check import DEFAULT_POLICY, evaluate, load_policy, parse_policy
 from compare.errors import CompareError
 from compare.results import RunResults, load_results, summarize
-from tests.results.helpers import fixture, fixture_json
+from tests.results.helpers import POLICY, fixture, fixture_json
 
 
 def _policy(*rules: dict[str, Any], require_complete: bool = True) -> Any:
@@ -25,8 +25,8 @@ def _violations(policy: Any, run: str | RunResults) -> list[str]:
     return evaluate(policy, summarize(results)).violations
 
 
-def test_default_policy_holds_on_the_full_run() -> None:
-    policy = load_policy(DEFAULT_POLICY)
+def test_the_catalogue_policy_holds_on_the_full_run() -> None:
+    policy = load_policy(POLICY)
     result = evaluate(policy, summarize(load_results(fixture("full-run"))))
     assert result.holds, result.violations
     # 12 operator faults + operator-down-drift + 3 helm heals + 9 helm does-not-heal.
@@ -124,6 +124,115 @@ def test_uncovered_error_cells_are_noted_not_judged() -> None:
     assert all(v.approach == "operator" for v in result.verdicts)
 
 
+# --- expect: no-fault, and no-fault trials under heals / does-not-heal ------------------------
+
+
+def test_expect_no_fault_holds_when_the_injection_changed_nothing() -> None:
+    rule = {"approach": "operator", "faults": ["annotation-add"], "expect": "no-fault"}
+    result = evaluate(_policy(rule), summarize(load_results(fixture("no-fault-and-flaps"))))
+    assert result.holds, result.violations
+    (verdict,) = result.verdicts
+    assert verdict.line == (
+        "operator/annotation-add: expected no fault (the injection changes nothing the judge"
+        " checks): holds"
+    )
+
+
+def test_expect_no_fault_breaks_when_the_fault_was_seen() -> None:
+    rule = {"approach": "operator", "faults": ["image-change", "env-add"], "expect": "no-fault"}
+    lines = _violations(_policy(rule), "no-fault-and-flaps")
+    assert lines == [
+        "operator/image-change: expected no fault (the injection changes nothing the judge"
+        " checks): the fault was seen in 2/2 trials (2 healed, 0 NOT healed): the injection"
+        " changed something the judge checks",
+        "operator/env-add: expected no fault (the injection changes nothing the judge checks):"
+        " the fault was seen in 2/2 trials (2 healed, 0 NOT healed): the injection changed"
+        " something the judge checks",
+    ]
+    helm = {"approach": "helm", "faults": ["env-add"], "expect": "no-fault"}
+    (line,) = _violations(_policy(helm), "no-fault-and-flaps")
+    assert line.endswith(
+        "the fault was seen in 1/2 trials (0 healed, 1 NOT healed): the"
+        " injection changed something the judge checks"
+    )
+
+
+def test_expect_no_fault_with_an_error_trial() -> None:
+    data = fixture_json("no-fault-and-flaps")
+    trial = next(
+        t for t in data["trials"] if (t["experiment"], t["approach"]) == ("annotation-add", "helm")
+    )
+    trial.update(status="error", error="inject failed: 403 Forbidden")
+    rule = {"approach": "helm", "faults": ["annotation-add"], "expect": "no-fault"}
+    (line,) = _violations(_policy(rule), RunResults.from_json(data))
+    assert "1/2 trials ended in error (an error proves nothing either way; trial 1: inject" in line
+
+
+@pytest.mark.parametrize("expect", ["heals", "does-not-heal"])
+def test_a_no_fault_trial_breaks_heals_and_does_not_heal(expect: str) -> None:
+    rule = {"approach": "helm", "faults": ["annotation-add"], "expect": expect}
+    (line,) = _violations(_policy(rule), "no-fault-and-flaps")
+    wording = "to heal" if expect == "heals" else "not to heal"
+    assert line == (
+        f"helm/annotation-add: expected {wording}:"
+        " annotation-add/helm trial 1: the injection changed nothing (no-fault), so the fault"
+        " was not exercised;"
+        " annotation-add/helm trial 2: the injection changed nothing (no-fault), so the fault"
+        " was not exercised"
+    )
+
+
+def test_one_no_fault_trial_among_not_healed_breaks_does_not_heal() -> None:
+    rule = {"approach": "helm", "faults": ["env-add"], "expect": "does-not-heal"}
+    (line,) = _violations(_policy(rule), "no-fault-and-flaps")
+    assert line == (
+        "helm/env-add: expected not to heal: env-add/helm trial 2: the injection changed nothing"
+        " (no-fault), so the fault was not exercised"
+    )
+    # The trial that did see the fault and stayed broken is fine for does-not-heal.
+    fine = {"approach": "helm", "faults": ["image-change"], "expect": "does-not-heal"}
+    assert _violations(_policy(fine), "no-fault-and-flaps") == []
+
+
+def test_settled_heal_is_what_heals_judges() -> None:
+    # image-change/operator trial 1 first healed at 0.118 s, flapped, settled at 0.552 s.
+    rule = {"approach": "operator", "faults": ["image-change"], "expect": "heals"}
+    assert _violations(_policy({**rule, "within": 0.6}), "no-fault-and-flaps") == []
+    (line,) = _violations(_policy({**rule, "within": 0.5}), "no-fault-and-flaps")
+    assert line.endswith("max time-to-heal 0.55 s exceeds 0.5 s")
+    # A trial that healed only briefly (never settled) is NOT healed.
+    port = {"approach": "operator", "faults": ["service-port-change"], "expect": "heals"}
+    (line,) = _violations(_policy(port), "no-fault-and-flaps")
+    assert line.endswith("1/2 trials NOT healed within the 5 s window")
+
+
+def test_uncovered_no_fault_cells_are_noted() -> None:
+    rule = {"approach": "operator", "faults": ["pod-delete-one"], "expect": "heals"}
+    result = evaluate(_policy(rule), summarize(load_results(fixture("no-fault-and-flaps"))))
+    assert result.holds
+    assert (
+        "helm/annotation-add: 2/2 trials saw no fault (the injection changed nothing) outside any"
+        " expectation"
+    ) in result.notes
+    assert any(n.startswith("helm/env-add: 1/2 trials saw no fault") for n in result.notes)
+
+
+def test_no_fault_rules_are_checked_for_contradictions_and_within() -> None:
+    heals = {"approach": "helm", "faults": "all", "expect": "heals"}
+    no_fault = {"approach": "helm", "faults": ["annotation-add"], "expect": "no-fault"}
+    with pytest.raises(CompareError, match=r"helm: annotation-add both heals and no-fault"):
+        _policy(heals, no_fault)
+    with pytest.raises(CompareError, match=r"`within` only applies to `expect: heals`"):
+        _policy({**no_fault, "within": 2})
+    other = {"approach": "operator", "faults": "all", "expect": "heals"}
+    assert _policy(other, no_fault).expectations[1].expect == "no-fault"
+
+
+def test_default_policy_loads() -> None:
+    policy = load_policy(DEFAULT_POLICY)
+    assert all(e.expect in ("heals", "does-not-heal", "no-fault") for e in policy.expectations)
+
+
 BAD: list[tuple[str, Any, str]] = [
     ("not-mapping", ["x"], "expected a mapping with version and expectations"),
     ("no-version", {"expectations": []}, "version: required field is missing"),
@@ -132,7 +241,7 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "bad-expect",
         {"version": 1, "expectations": [{"approach": "helm", "faults": "all", "expect": "heal"}]},
-        "expectations[0].expect: Input should be 'heals' or 'does-not-heal'",
+        "expectations[0].expect: Input should be 'heals', 'does-not-heal' or 'no-fault'",
     ),
     (
         "lone-fault",

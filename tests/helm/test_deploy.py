@@ -15,13 +15,23 @@ from compare.deploy.helm import (
     install_or_upgrade,
     list_releases,
     undeploy_helm,
+    webapp_manifest,
 )
-from compare.deploy.live import mismatches, read_live
+from compare.deploy.live import current_problems, read_live
 from compare.errors import CompareError
-from compare.webapp import desired_state, load_webapp, to_helm_values
+from compare.judge import with_api_defaults
+from compare.webapp import WebApp, load_webapp, to_helm_values
 from tests.helm.helpers import is_ready, make_webapp, pods_of
 
 pytestmark = pytest.mark.cluster
+
+
+def mismatches(
+    api: client.ApiClient, namespace: str, webapp: WebApp, release: str | None = None
+) -> list[str]:
+    """What keeps the release's desired state (its rendered objects) from holding."""
+    desired = with_api_defaults(api, namespace, webapp_manifest(webapp, release=release))
+    return current_problems(api, namespace, desired)
 
 
 def test_install_brings_pods_ready_with_labels_image_port_env(
@@ -39,7 +49,7 @@ def test_install_brings_pods_ready_with_labels_image_port_env(
         "v1",
         "deployed",
     )
-    assert mismatches(api, namespace, desired_state(webapp)) == []
+    assert mismatches(api, namespace, webapp) == []
     pods = pods_of(api, namespace, "webapp-demo")
     assert len(pods) == 3 and all(is_ready(p) for p in pods)
     for pod in pods:
@@ -65,7 +75,7 @@ def test_upgrade_with_a_new_image_rolls_out(
     v2 = make_webapp(replicas=3, image="shop:v2", env=[{"name": "MODE", "value": "new"}])
     upgraded = deploy_helm(cluster, v2, namespace, timeout=60)
     assert upgraded.revision == 2
-    assert mismatches(api, namespace, desired_state(v2)) == []
+    assert mismatches(api, namespace, v2) == []
     # The rollout is complete on return: no pod of the old ReplicaSet runs any more.
     pods = pods_of(api, namespace, "shop")
     assert len(pods) == 3 and all(is_ready(p) for p in pods)
@@ -84,7 +94,7 @@ def test_scale_to_zero_and_back(
     for replicas in (0, 2, 0):
         webapp = make_webapp(replicas=replicas)
         deploy_helm(cluster, webapp, namespace, timeout=60)
-        assert mismatches(api, namespace, desired_state(webapp)) == []
+        assert mismatches(api, namespace, webapp) == []
         assert len(pods_of(api, namespace, "shop")) == replicas
 
 
@@ -146,12 +156,12 @@ def test_redeploy_takes_back_drifted_fields(
     apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment_scale("shop", namespace, {"spec": {"replicas": 1}})
     client.CoreV1Api(api).delete_namespaced_service("shop", namespace)
-    drift = [m.field for m in mismatches(api, namespace, desired_state(webapp))]
-    assert "deployment.spec.replicas" in drift and "service" in drift
+    drift = mismatches(api, namespace, webapp)
+    assert "deployment.spec.replicas: want 3, got 1" in drift and "service: missing" in drift
     # Helm 4 applies server-side; without --force-conflicts this upgrade would fail.
     again = deploy_helm(cluster, webapp, namespace, timeout=60)
     assert again.revision == 2
-    assert mismatches(api, namespace, desired_state(webapp)) == []
+    assert mismatches(api, namespace, webapp) == []
 
 
 def test_release_name_other_than_the_webapp(
@@ -164,7 +174,7 @@ def test_release_name_other_than_the_webapp(
     assert live.deployment is not None
     selector = live.deployment["spec"]["selector"]["matchLabels"]
     assert selector["app.kubernetes.io/instance"] == "shop-helm"
-    assert mismatches(api, namespace, desired_state(webapp, instance="shop-helm")) == []
+    assert mismatches(api, namespace, webapp, release="shop-helm") == []
     undeploy_helm(cluster, namespace, release="shop-helm", timeout=60)
     assert read_live(api, namespace, "shop").deployment is None
 
@@ -177,7 +187,7 @@ def test_concurrent_deploys_from_threads(
         results = list(pool.map(lambda w: deploy_helm(cluster, w, namespace, timeout=90), apps))
     assert [r.release for r in results] == ["shop-0", "shop-1", "shop-2"]
     for webapp in apps:
-        assert mismatches(api, namespace, desired_state(webapp)) == []
+        assert mismatches(api, namespace, webapp) == []
     assert [r.release for r in list_releases(cluster, namespace)] == ["shop-0", "shop-1", "shop-2"]
 
 

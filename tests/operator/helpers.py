@@ -10,14 +10,13 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
-from compare.deploy.operator import apply_webapp
+from compare.deploy.operator import apply_webapp, operator_manifest
+from compare.judge import mismatches, read, with_api_defaults
 from compare.webapp import (
     API_GROUP,
     API_VERSION,
     PLURAL,
     WebApp,
-    compare_live,
-    desired_state,
     parse_webapp,
 )
 
@@ -118,8 +117,11 @@ class Running:
         )
 
     def healed(self) -> bool:
-        dep, svc = self.live()
-        return not compare_live(desired_state(self.webapp), dep, svc, require_ready=False)
+        """Every child equals what the operator builds, closed-world (the toolkit's judge)."""
+        desired = with_api_defaults(
+            self.api, self.namespace, operator_manifest(self.webapp, self.namespace)
+        )
+        return not mismatches(desired, read(self.api, self.namespace))
 
     def event(self, reason: str, *fragments: str) -> dict[str, Any] | None:
         for event in webapp_events(self.api, self.namespace, self.webapp.name):

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.deploy.operator import OperatorHandle, apply_webapp
-from compare.webapp import compare_live, desired_state
+from compare.deploy.operator import OperatorHandle, apply_webapp, operator_manifest
+from compare.judge import mismatches, read, with_api_defaults
 from webapp_operator.builders import build_deployment
 from webapp_operator.drift import correction_patch
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
@@ -62,7 +62,10 @@ def test_create_builds_owned_children_and_reports_status(running: Running) -> No
             "controller": True,
             "blockOwnerDeletion": True,
         }
-    assert compare_live(desired_state(running.webapp), running.deployment, running.service) == []
+    desired = with_api_defaults(
+        running.api, running.namespace, operator_manifest(running.webapp, running.namespace)
+    )
+    assert mismatches(desired, read(running.api, running.namespace)) == []
 
     status = running.body["status"]
     assert status["readyReplicas"] == 3 and status["replicas"] == 3

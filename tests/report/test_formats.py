@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.check import evaluate, load_policy
 from compare.report import ReportData, ReportFormat, render
 from compare.results import RunResults, load_results, summarize
-from tests.results.helpers import NAMES, fixture, fixture_json
+from tests.results.helpers import NAMES, POLICY, fixture, fixture_json
 
 
 def _data(name: str, *, policy: bool = False, output_dir: Path | None = None) -> ReportData:
     source = fixture(name)
     summary = summarize(load_results(source))
-    check = evaluate(load_policy(DEFAULT_POLICY), summary) if policy else None
+    check = evaluate(load_policy(POLICY), summary) if policy else None
     return ReportData(
         summary=summary,
         source=source,
         check=check,
-        policy_path=DEFAULT_POLICY if policy else None,
+        policy_path=POLICY if policy else None,
         output_dir=output_dir,
     )
 
@@ -152,7 +152,7 @@ def test_junit_strips_characters_xml_cannot_hold() -> None:
     data = _data("with-errors", policy=True)
     trial = next(t for t in data.results.trials if t.status == "error")
     trial.error = "colour \x1b[31mred\x1b[0m"
-    check = evaluate(load_policy(DEFAULT_POLICY), summarize(data.results))
+    check = evaluate(load_policy(POLICY), summarize(data.results))
     text = render(ReportFormat.junit, ReportData(data.summary, data.source, check))
     ET.fromstring(text)  # parses
     assert "\x1b" not in text
@@ -206,8 +206,8 @@ def test_a_run_interrupted_before_any_trial_renders_every_format(tmp_path: Path)
     data["trials"] = []
     results = RunResults.from_json(data)
     summary = summarize(results)
-    check = evaluate(load_policy(DEFAULT_POLICY), summary)
-    report = ReportData(summary, fixture("interrupted"), check, DEFAULT_POLICY, tmp_path)
+    check = evaluate(load_policy(POLICY), summary)
+    report = ReportData(summary, fixture("interrupted"), check, POLICY, tmp_path)
     for fmt in ReportFormat:
         assert render(fmt, report)
     assert "helm healed 0/12 faults; 12 not run" in render(ReportFormat.table, report)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.check import evaluate, load_policy
 from compare.report import ReportData, ReportFormat, render
 from compare.results import load_results, summarize
 from tests.report.browser import PageRun, open_page
-from tests.results.helpers import NAMES, fixture
+from tests.results.helpers import NAMES, POLICY, fixture
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -23,8 +23,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def _page(name: str, where: Path) -> Path:
     source = fixture(name)
     summary = summarize(load_results(source))
-    check = evaluate(load_policy(DEFAULT_POLICY), summary)
-    data = ReportData(summary, source, check, DEFAULT_POLICY, output_dir=where)
+    check = evaluate(load_policy(POLICY), summary)
+    data = ReportData(summary, source, check, POLICY, output_dir=where)
     page = where / f"{name}.html"
     page.write_text(render(ReportFormat.html, data))
     return page

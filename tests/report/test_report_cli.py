@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compare.cli import app
-from tests.results.helpers import fixture, fixture_json, write_run
+from tests.results.helpers import POLICY, fixture, fixture_json, write_run
 
 runner = CliRunner()
 
@@ -81,7 +81,7 @@ def test_html_defaults_to_the_run_dir(tmp_path: Path) -> None:
 
 
 def test_policy_is_applied_when_given(tmp_path: Path) -> None:
-    code, out, _ = _report(str(fixture("with-errors")), "--policy", "experiments/policy.yaml")
+    code, out, _ = _report(str(fixture("with-errors")), "--policy", str(POLICY))
     assert code == 0  # reporting is not gating; `compare check` is
     assert "BROKEN (13 of 19 checks)" in out
 

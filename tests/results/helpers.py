@@ -8,11 +8,27 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
-# full-run: 13 faults x 2 approaches x 3 trials, as the mission predicts;
-# with-errors: error trials, mixed outcomes, a user experiment; interrupted: complete=false
-# with trials missing; single-trial: one trial per cell. Those four are hand-made;
-# recorded-helm is a real `compare run` (helm only, 1 trial, 3 s window) on the embedded cluster.
-NAMES = ("full-run", "with-errors", "interrupted", "single-trial", "recorded-helm")
+# full-run: 13 faults x 2 approaches x 3 trials, as the mission predicts (schemaVersion 2, a
+# watched run: no poll resolution); with-errors: error trials, mixed outcomes, a user experiment
+# and two flaps (version 2, polled); interrupted: complete=false with trials missing (version 2,
+# polled); single-trial: one trial per cell (version 1); no-fault-and-flaps: version 2 with
+# no-fault trials, flaps, chaostoolkit disagreements and a watch cross-check disagreement. Those
+# are hand-made; recorded-helm is a real `compare run` (helm only, 1 trial, 3 s window) on the
+# embedded cluster, recorded as version 1.
+NAMES = (
+    "full-run",
+    "with-errors",
+    "interrupted",
+    "single-trial",
+    "recorded-helm",
+    "no-fault-and-flaps",
+)
+# Kept exactly as version 1 wrote them: they prove that old runs still load and report.
+V1_NAMES = ("single-trial", "recorded-helm")
+V2_NAMES = tuple(n for n in NAMES if n not in V1_NAMES)
+# The policy the fixture runs are judged by (the 13-fault catalogue's); experiments/policy.yaml
+# grows with the catalogue, so tests with exact counts do not use it.
+POLICY = FIXTURES / "policy.yaml"
 
 
 def fixture(name: str) -> Path:

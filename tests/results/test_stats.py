@@ -135,3 +135,88 @@ def test_real_recording_shows_helm_heals_only_what_kubernetes_heals() -> None:
     healed = {f.name for f in s.faults if (c := s.cell(f.name, "helm")) and c.outcome == "healed"}
     assert healed == {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
     assert s.verdicts["helm"].text.startswith("helm healed 3/12 faults, median ")
+
+
+# --- schemaVersion 2: no-fault, first vs settled heal, flaps, disagreements ------------------
+
+
+def test_no_fault_cells_are_never_healed() -> None:
+    s = summarize(load_results(fixture("no-fault-and-flaps")))
+    annotation = s.cell("annotation-add", "helm")
+    assert annotation is not None
+    assert (annotation.outcome, annotation.healed, annotation.no_fault) == ("no-fault", 0, 2)
+    assert annotation.heal_times is None
+    assert cell_text(annotation) == "no fault seen in 2/2 trials (the injection changed nothing)"
+    helm, operator = s.verdicts["helm"], s.verdicts["operator"]
+    # helm: pod-delete-one healed; image-change, service-port-change not; env-add mixed
+    # (1 not healed, 1 no-fault); annotation-add no-fault.
+    assert (helm.faults, helm.healed, helm.not_healed, helm.no_fault, helm.mixed) == (5, 1, 2, 1, 1)
+    assert helm.text == (
+        "helm healed 1/5 faults, median 0.40 s; 2 not healed,"
+        " 1 no fault seen (the injection changed nothing), 1 mixed"
+    )
+    assert (operator.healed, operator.no_fault, operator.mixed) == (3, 1, 1)
+    # The median is over settled heals only: no-fault trials have none.
+    assert operator.median_seconds == statistics.median(
+        [0.297, 0.301, 0.552, 0.131, 0.164, 0.171, 0.088]
+    )
+
+
+def test_one_no_fault_trial_makes_a_mixed_cell() -> None:
+    s = summarize(load_results(fixture("no-fault-and-flaps")))
+    env = s.cell("env-add", "helm")
+    assert env is not None
+    assert (env.outcome, env.not_healed, env.no_fault) == ("mixed", 1, 1)
+    assert cell_text(env) == "healed 0/2; 1 NOT healed; 1 no fault seen"
+
+
+def test_single_no_fault_trial_text() -> None:
+    data = fixture_json("no-fault-and-flaps")
+    data["trials"] = [t for t in data["trials"] if t["trial"] == 1]
+    data["settings"]["trials"] = 1
+    cell = summarize(RunResults.from_json(data)).cell("annotation-add", "operator")
+    assert cell is not None
+    assert cell_text(cell) == "no fault seen (the injection changed nothing)"
+
+
+def test_first_and_settled_heal_times_and_flaps() -> None:
+    s = summarize(load_results(fixture("no-fault-and-flaps")))
+    image = s.cell("image-change", "operator")
+    assert image is not None
+    assert image.heal_times == Times.of([0.552, 0.131])
+    assert image.first_heal_times == Times.of([0.118, 0.131])
+    assert image.flapped == 1
+    assert cell_text(image) == "healed p50 0.34 s, p95 0.53 s (1/2 flapped first)"
+    port = s.cell("service-port-change", "operator")
+    assert port is not None
+    assert (port.outcome, port.healed_briefly, port.flapped) == ("mixed", 1, 1)
+    # First heals count every trial that saw one, healed or not.
+    assert port.first_heal_times == Times.of([0.092, 0.088])
+    assert port.heal_times == Times.of([0.088])
+
+
+def test_not_healed_cell_says_when_it_healed_briefly() -> None:
+    data = fixture_json("no-fault-and-flaps")
+    for t in data["trials"]:
+        if t["experiment"] == "service-port-change" and t["approach"] == "operator":
+            t.update(status="not-healed", timeToHealSeconds=None)
+    cell = summarize(RunResults.from_json(data)).cell("service-port-change", "operator")
+    assert cell is not None
+    assert cell_text(cell) == "NOT healed within 5 s (2/2 healed briefly, never settled)"
+
+
+def test_disagreements_are_listed_in_run_order() -> None:
+    s = summarize(load_results(fixture("no-fault-and-flaps")))
+    assert [t.label for t in s.chaos_disagreements] == [
+        "env-add/operator trial 2",
+        "annotation-add/helm trial 2",
+    ]
+    assert [t.label for t in s.cross_check_disagreements] == ["service-port-change/helm trial 1"]
+    assert len(s.no_fault_trials) == 5
+
+
+def test_v1_runs_summarize_as_before() -> None:
+    s = summarize(load_results(fixture("recorded-helm")))
+    assert s.verdicts["helm"].no_fault == 0
+    assert s.chaos_disagreements == []
+    assert all(c.first_heal_times is None for c in s.cells.values())

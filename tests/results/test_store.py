@@ -1,4 +1,8 @@
-"""results.json: round trips, atomic saves, one-line errors, finding the latest run."""
+"""results.json: round trips, atomic saves, one-line errors, finding the latest run.
+
+The schemaVersion 2 rules (no-fault, first vs settled heal, the typed evidence keys) and the
+migration of version 1 files are in test_schema_v2.py.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +23,13 @@ from compare.results import (
     resolve_results,
     save_results,
 )
-from tests.results.helpers import NAMES, fixture, fixture_json, write_run
+from tests.results.helpers import V2_NAMES, fixture, fixture_json, write_run
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", V2_NAMES)
 def test_fixture_round_trips_unchanged(name: str) -> None:
     original = json.loads(fixture(name).read_text())
+    assert original["schemaVersion"] == SCHEMA_VERSION == 2
     assert load_results(fixture(name)).to_json() == original
 
 
@@ -98,14 +103,19 @@ def _break(name: str, edit: Any) -> dict[str, Any]:
 
 BAD: list[tuple[str, Any, str]] = [
     ("schema-missing", lambda d: d.pop("schemaVersion"), "schemaVersion: required field"),
-    ("schema-newer", lambda d: d.update(schemaVersion=2), "schemaVersion 2 is not supported"),
+    (
+        "schema-newer",
+        lambda d: d.update(schemaVersion=3),
+        "schemaVersion 3 is not supported (this toolkit reads 1 and 2; it writes 2)",
+    ),
     ("schema-string", lambda d: d.update(schemaVersion="1"), 'schemaVersion "1" is not supported'),
+    ("schema-bool", lambda d: d.update(schemaVersion=True), "schemaVersion true is not supported"),
     ("missing-field", lambda d: d["cluster"].pop("server"), "cluster.server: required field"),
     ("missing-trials", lambda d: d.pop("trials"), "trials: required field is missing"),
     (
         "bad-status",
         lambda d: d["trials"][2].update(status="ok"),
-        "trials[2].status: Input should be 'healed', 'not-healed' or 'error'",
+        "trials[2].status: Input should be 'healed', 'not-healed', 'no-fault' or 'error'",
     ),
     (
         "unknown-field",

@@ -1,11 +1,18 @@
-"""Live objects as the API serves them (camelCase JSON), for the pure judging tests."""
+"""Desired and live objects as the API serves them (camelCase JSON), for the pure judging tests.
+
+The desired objects are the operator's own builders' output for a small WebApp, taken as
+already defaulted (`as_given`); live objects are copies of them with what the API server adds
+(uid, generation, status), so every judged field is real and complete.
+"""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from compare.chaos.state import Snapshot
-from compare.webapp import DesiredState, desired_state, parse_webapp
+from compare.judge import DesiredObjects, Reading, as_given
+from compare.webapp import parse_webapp
+from webapp_operator.builders import build_deployment, build_service, owner_reference
 
 WEBAPP = parse_webapp(
     {
@@ -15,7 +22,11 @@ WEBAPP = parse_webapp(
         "spec": {"replicas": 3, "image": "shop:v1", "port": 8080},
     }
 )
-DESIRED: DesiredState = desired_state(WEBAPP)
+_OWNER = owner_reference({"metadata": {"name": "shop", "uid": "cr-1"}})
+DEPLOYMENT = build_deployment(WEBAPP, "ns", _OWNER)
+SERVICE = build_service(WEBAPP, "ns", _OWNER)
+DESIRED: DesiredObjects = as_given([DEPLOYMENT, SERVICE])
+SELECTOR = DEPLOYMENT["spec"]["selector"]["matchLabels"]
 
 
 def deployment(
@@ -26,47 +37,31 @@ def deployment(
     generation: int = 1,
     observed: int = 1,
 ) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "shop", "uid": uid, "generation": generation},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": dict(DESIRED.selector)},
-            "template": {
-                "metadata": {"labels": dict(DESIRED.template_labels)},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "webapp",
-                            "image": image,
-                            "ports": [{"name": "http", "containerPort": 8080}],
-                        }
-                    ]
-                },
-            },
-        },
-        "status": {
-            "observedGeneration": observed,
-            "replicas": replicas,
-            "readyReplicas": replicas,
-            "updatedReplicas": replicas,
-        },
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["metadata"].update(uid=uid, generation=generation, resourceVersion="1")
+    obj["spec"]["replicas"] = replicas
+    obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    obj["status"] = {
+        "observedGeneration": observed,
+        "replicas": replicas,
+        "readyReplicas": replicas,
+        "updatedReplicas": replicas,
     }
+    return obj
 
 
 def service(uid: str = "svc-1", *, port: int = 8080) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "shop", "uid": uid},
-        "spec": {
-            "type": "ClusterIP",
-            "selector": dict(DESIRED.selector),
-            "ports": [{"name": "http", "port": port, "targetPort": "http"}],
-        },
-    }
+    obj = copy.deepcopy(SERVICE)
+    obj["metadata"].update(uid=uid, resourceVersion="1")
+    obj["spec"]["ports"][0]["port"] = port
+    obj["spec"]["clusterIP"] = "10.96.0.17"  # allocated by the API server: allowed
+    return obj
 
 
 def replicaset(uid: str = "rs-1", owner: str = "dep-1", revision: int = 1) -> dict[str, Any]:
     return {
         "metadata": {
+            "name": f"shop-{uid}",
             "uid": uid,
             "annotations": {"deployment.kubernetes.io/revision": str(revision)},
             "ownerReferences": [{"uid": owner, "controller": True}],
@@ -75,9 +70,19 @@ def replicaset(uid: str = "rs-1", owner: str = "dep-1", revision: int = 1) -> di
 
 
 def pod(
-    uid: str, owner: str = "rs-1", *, ready: bool = True, terminating: bool = False
+    uid: str,
+    owner: str = "rs-1",
+    *,
+    ready: bool = True,
+    terminating: bool = False,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {"uid": uid, "ownerReferences": [{"uid": owner, "controller": True}]}
+    meta: dict[str, Any] = {
+        "name": f"shop-{uid}",
+        "uid": uid,
+        "labels": dict(SELECTOR if labels is None else labels),
+        "ownerReferences": [{"uid": owner, "controller": True}],
+    }
     if terminating:
         meta["deletionTimestamp"] = "2026-12-02T12:00:00Z"
     return {
@@ -86,22 +91,27 @@ def pod(
     }
 
 
-def snapshot(
-    at: float,
+def reading(
+    at: float = 0.0,
     *,
     dep: dict[str, Any] | None = None,
     svc: dict[str, Any] | None = None,
-    rs: dict[str, Any] | None = None,
+    rs: list[dict[str, Any]] | None = None,
     pods: list[dict[str, Any]] | None = None,
-    took: float = 0.01,
     missing: tuple[str, ...] = (),
-) -> Snapshot:
-    """A reading started at `at - took`; defaults are the healthy state."""
-    return Snapshot(
-        started=at - took,
-        at=at,
-        deployment=None if "deployment" in missing else (dep or deployment()),
-        service=None if "service" in missing else (svc or service()),
-        replicaset=None if "replicaset" in missing else (rs or replicaset()),
-        pods=pods if pods is not None else [pod("p1"), pod("p2"), pod("p3")],
+) -> Reading:
+    """A reading at `at`; defaults are the healthy state."""
+    deployments = [] if "deployment" in missing else [dep or deployment()]
+    services = [] if "service" in missing else [svc or service()]
+    replicasets = [] if "replicaset" in missing else (rs or [replicaset()])
+    live_pods = pods if pods is not None else [pod("p1"), pod("p2"), pod("p3")]
+    return Reading(
+        at,
+        at,
+        {
+            "Deployment": {d["metadata"]["name"]: d for d in deployments},
+            "Service": {s["metadata"]["name"]: s for s in services},
+            "ReplicaSet": {r["metadata"]["name"]: r for r in replicasets},
+            "Pod": {p["metadata"]["name"]: p for p in live_pods},
+        },
     )

@@ -1,159 +1,216 @@
-"""Judging readings: the healing rule of each kind of fault, times and resolution."""
+"""Judging a trial's readings: the fault's own rule, a fault that was seen, a heal that settles."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from compare.chaos.state import Snapshot, problems
-from compare.run.evidence import Judge, build_evidence, measure, recreated
-from tests.run.builders import DESIRED, deployment, pod, replicaset, service, snapshot
+from compare.judge import problems
+from compare.run.evidence import Observation, TrialJudge, build_evidence, measure, recreated
+from tests.run.builders import DESIRED, deployment, pod, reading, replicaset, service
 
-T0 = 1000.0  # the injection instant
+T0 = 1000.0  # the injection instant (the action's end)
+START = T0 - 0.01  # the injection action's start
 WINDOW = 5.0
+SETTLE = 1.0
+
+
+def _measure(judge: TrialJudge, obs: list[Observation], **kw: Any) -> Any:
+    until = kw.pop("observed_until", (obs[-1].at if obs else T0) + 2 * SETTLE)
+    return measure(
+        judge,
+        obs,
+        injection_started=START,
+        injected_at=T0,
+        window=WINDOW,
+        settle=SETTLE,
+        observed_until=until,
+        **kw,
+    )
+
+
+def _obs(judge: TrialJudge, *readings: tuple[float, dict[str, Any]]) -> list[Observation]:
+    return [judge.observe(reading(at, **kw), at, "MODIFIED") for at, kw in readings]
 
 
 def test_the_healthy_state_has_no_problem() -> None:
-    assert problems(snapshot(T0), DESIRED) == []
+    assert problems(DESIRED, reading()) == []
 
 
 def test_stale_deployment_status_is_not_readiness() -> None:
     # Status still says 3 Ready right after a deletion; the pods say 2.
-    snap = snapshot(T0, pods=[pod("p1"), pod("p2"), pod("p3", terminating=True)])
-    assert problems(snap, DESIRED) == ["pods.ready: want 3, got 2"]
+    r = reading(pods=[pod("p1"), pod("p2"), pod("p3", terminating=True)])
+    assert problems(DESIRED, r) == ["pods.ready: want 3, got 2"]
 
 
 def test_pods_of_an_older_template_block_the_verdict() -> None:
-    snap = snapshot(
-        T0,
-        rs=replicaset("rs-2", revision=2),
+    r = reading(
+        rs=[replicaset("rs-1"), replicaset("rs-2", revision=2)],
         pods=[pod("n1", "rs-2"), pod("n2", "rs-2"), pod("n3", "rs-2"), pod("p1", "rs-1")],
     )
-    assert problems(snap, DESIRED) == ["pods.stale: 1 pod(s) of another ReplicaSet still running"]
+    assert problems(DESIRED, r) == ["pods.stale: 1 pod(s) of another ReplicaSet still running"]
+
+
+def test_pods_the_selector_does_not_match_are_not_the_apps() -> None:
+    stranger = pod("x", "rs-9", labels={"app": "other"})
+    assert problems(DESIRED, reading(pods=[pod("p1"), pod("p2"), pod("p3"), stranger])) == []
 
 
 def test_a_spec_the_controller_has_not_seen_is_not_healed() -> None:
-    snap = snapshot(T0, dep=deployment(generation=3, observed=2))
-    assert problems(snap, DESIRED) == ["deployment.status.observedGeneration: want 3, got 2"]
+    r = reading(dep=deployment(generation=3, observed=2))
+    assert problems(DESIRED, r) == ["deployment.status.observedGeneration: want 3, got 2"]
 
 
 def test_pod_deletion_heals_only_with_a_replacement_pod() -> None:
-    judge = Judge(DESIRED, "pod", "pods.ready", snapshot(T0 - 1))
-    same_three = judge.observe(snapshot(T0 + 0.1))
-    assert not same_three.healed
+    judge = TrialJudge(DESIRED, "pod", "pods.ready", reading(T0 - 1))
+    same_three = judge.observe(reading(T0 + 0.1), T0 + 0.1)
+    assert not same_three.holds and not same_three.fault
     assert "no replacement" in same_three.problems[0]
-    replaced = judge.observe(snapshot(T0 + 0.2, pods=[pod("p1"), pod("p2"), pod("new")]))
-    assert replaced.healed
+    replaced = judge.observe(reading(T0 + 0.2, pods=[pod("p1"), pod("p2"), pod("new")]), T0 + 0.2)
+    assert replaced.holds and replaced.fault == ("pods: replaced by new pods",)
+
+
+NEW: dict[str, dict[str, Any]] = {
+    "deployment": {
+        "dep": deployment("dep-2"),
+        "rs": [replicaset("rs-2", "dep-2")],
+        "pods": [pod("a", "rs-2"), pod("b", "rs-2"), pod("c", "rs-2")],
+    },
+    "service": {"svc": service("svc-2")},
+    "replicaset": {
+        "rs": [replicaset("rs-2")],
+        "pods": [pod("a", "rs-2"), pod("b", "rs-2"), pod("c", "rs-2")],
+    },
+}
 
 
 @pytest.mark.parametrize("kind", ["deployment", "service", "replicaset"])
 def test_deleted_object_heals_only_with_a_new_uid(kind: str) -> None:
-    judge = Judge(DESIRED, kind, None, snapshot(T0 - 1))
+    judge = TrialJudge(DESIRED, kind, None, reading(T0 - 1))
     assert judge.before == "present"
-    old = judge.observe(snapshot(T0 + 0.1))
-    assert not old.healed
+    old = judge.observe(reading(T0 + 0.1), T0 + 0.1)
+    assert not old.holds and not old.fault  # the old object: nothing happened yet
     assert "new uid" in old.problems[-1]
-    new = {
-        "deployment": {
-            "dep": deployment("dep-2"),
-            "rs": replicaset("rs-2", "dep-2"),
-            "pods": [pod("a", "rs-2"), pod("b", "rs-2"), pod("c", "rs-2")],
-        },
-        "service": {"svc": service("svc-2")},
-        "replicaset": {
-            "rs": replicaset("rs-2"),
-            "pods": [pod("a", "rs-2"), pod("b", "rs-2"), pod("c", "rs-2")],
-        },
-    }[kind]
-    assert judge.observe(snapshot(T0 + 0.2, **new)).healed  # type: ignore[arg-type]
+    new = judge.observe(reading(T0 + 0.2, **NEW[kind]), T0 + 0.2)
+    assert new.holds and "new object" in new.fault[0]
 
 
-def test_absent_object_is_reported_absent() -> None:
-    judge = Judge(DESIRED, "service", None, snapshot(T0 - 1))
-    obs = judge.observe(snapshot(T0 + 0.1, missing=("service",)))
+def test_absent_object_is_reported_missing() -> None:
+    judge = TrialJudge(DESIRED, "service", None, reading(T0 - 1))
+    obs = judge.observe(reading(T0 + 0.1, missing=("service",)), T0 + 0.1)
     assert obs.value == "absent"
-    assert obs.problems == ("service: want 'present', got None",)
+    assert obs.problems == ("service: missing",)
 
 
 def test_drifted_field_heals_when_back_to_its_value() -> None:
     field = "deployment.spec.template.spec.containers[webapp].image"
-    judge = Judge(DESIRED, "deployment", field, snapshot(T0 - 1))
+    judge = TrialJudge(DESIRED, "deployment", field, reading(T0 - 1))
     assert judge.before == "shop:v1"
-    drifted = judge.observe(snapshot(T0 + 0.1, dep=deployment(image="shop:chaos")))
-    assert drifted.value == "shop:chaos"
-    assert not drifted.healed
-    assert judge.observe(snapshot(T0 + 0.3)).healed
+    drifted = judge.observe(reading(T0 + 0.1, dep=deployment(image="shop:chaos")), T0 + 0.1)
+    assert drifted.value == "shop:chaos" and not drifted.holds
+    assert judge.observe(reading(T0 + 0.3), T0 + 0.3).holds
 
 
-def test_measure_times_the_first_healed_reading_after_the_injection() -> None:
-    judge = Judge(DESIRED, "service", "service.spec.ports[http].port", snapshot(T0 - 1))
-    readings = [
-        snapshot(T0 - 0.02),  # before the injection: healthy, must not count
-        snapshot(T0 + 0.05, svc=service(port=9999)),
-        snapshot(T0 + 0.10, svc=service(port=9999)),
-        snapshot(T0 + 0.15),
-        snapshot(T0 + 0.20),
-    ]
-    m = measure(judge, [judge.observe(s) for s in readings], T0, WINDOW)
+def test_a_heal_is_timed_at_the_start_of_the_settled_stretch() -> None:
+    judge = TrialJudge(DESIRED, "service", "service.spec.ports[http].port", reading(T0 - 1))
+    obs = _obs(
+        judge,
+        (T0 - 0.5, {}),  # before the injection: healthy, must not count
+        (T0 + 0.05, {"svc": service(port=9999)}),
+        (T0 + 0.15, {}),
+        (T0 + 0.40, {}),
+    )
+    m = _measure(judge, obs)
     assert m.status == "healed"
     assert m.time_to_heal == pytest.approx(0.15)
-    assert m.resolution == pytest.approx(0.05)  # healed between the readings at 0.10 and 0.15
-    assert m.during == 9999
-    assert m.final.value == 8080
+    assert m.time_to_first_heal == pytest.approx(0.15)
+    assert m.seen is not None and m.seen.how == "event"
+    assert m.during == 9999 and m.final.value == 8080
 
 
-def test_a_reading_that_started_before_the_injection_does_not_count() -> None:
-    judge = Judge(DESIRED, "service", "service.spec.ports[http].port", snapshot(T0 - 1))
-    straddling = snapshot(T0 + 0.01, took=0.03)  # started at T0 - 0.02
-    m = measure(
+def test_an_injection_that_changed_nothing_is_no_fault() -> None:
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.05, {}), (T0 + 3, {}))
+    m = _measure(judge, obs)
+    assert (m.status, m.time_to_heal, m.seen) == ("no-fault", None, None)
+
+
+def test_a_reported_change_of_an_allowed_field_is_no_fault() -> None:
+    field = "deployment.metadata.annotations[note]"
+    judge = TrialJudge(DESIRED, "deployment", field, reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.05, {}))
+    m = _measure(judge, obs, reported={"value": "x", "at": T0, "judged": False})
+    assert m.status == "no-fault"
+
+
+def test_a_reported_change_counts_as_seen_when_no_reading_showed_it() -> None:
+    # The operator reverted the drift before any reading saw it: the action's report remains.
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.05, {}))
+    m = _measure(judge, obs, reported={"value": 0, "at": T0, "judged": True})
+    assert (m.status, m.during) == ("healed", 0)
+    assert m.seen is not None and m.seen.how == "injection-output"
+
+
+def test_a_flap_is_recorded_and_the_clock_restarts() -> None:
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    zero = {"dep": deployment(replicas=0), "pods": []}
+    obs = _obs(
         judge,
-        [judge.observe(straddling), judge.observe(snapshot(T0 + 0.06))],
-        T0,
-        WINDOW,
+        (T0 + 0.1, zero),
+        (T0 + 0.3, {}),  # healed...
+        (T0 + 0.6, zero),  # ...and drifted again inside the settle period: a flap
+        (T0 + 0.9, {}),
     )
-    assert m.time_to_heal == pytest.approx(0.06)
+    m = _measure(judge, obs, observed_until=T0 + 2.5)
+    assert m.status == "healed"
+    assert m.time_to_first_heal == pytest.approx(0.3)
+    assert m.time_to_heal == pytest.approx(0.9)
+    assert [(f.healed_at - T0, f.drifted_at - T0) for f in m.flaps] == [pytest.approx((0.3, 0.6))]
+
+
+def test_a_heal_that_never_settles_is_not_healed() -> None:
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    zero = {"dep": deployment(replicas=0), "pods": []}
+    flapping = [(T0 + 0.1 + 0.4 * i, zero if i % 2 == 0 else {}) for i in range(14)]
+    m = _measure(judge, _obs(judge, *flapping), observed_until=T0 + WINDOW + SETTLE)
+    assert m.status == "not-healed"
+    assert m.time_to_first_heal == pytest.approx(0.5)
+    assert len(m.flaps) >= 5
+
+
+def test_a_heal_not_yet_held_for_the_settle_period_is_not_settled() -> None:
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.1, {"dep": deployment(replicas=0), "pods": []}), (T0 + 4.8, {}))
+    m = _measure(judge, obs, observed_until=T0 + 5.0)  # held only 0.2 s when observing ended
+    assert m.status == "not-healed" and m.time_to_first_heal == pytest.approx(4.8)
 
 
 def test_not_healed_within_the_window() -> None:
-    judge = Judge(DESIRED, "deployment", "deployment.spec.replicas", snapshot(T0 - 1))
-    zero = deployment(replicas=0)
-    readings = [snapshot(T0 + i * 0.5, dep=zero, pods=[]) for i in range(1, 11)]
-    m = measure(judge, [judge.observe(s) for s in readings], T0, WINDOW)
-    assert m.status == "not-healed"
-    assert m.time_to_heal is None
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    zero = {"dep": deployment(replicas=0), "pods": []}
+    m = _measure(judge, _obs(judge, (T0 + 0.1, zero)), observed_until=T0 + WINDOW)
+    assert m.status == "not-healed" and m.time_to_heal is None
     assert m.during == 0 and m.final.value == 0
-    assert m.resolution == pytest.approx(0.5)  # the largest gap between readings
     assert "deployment.spec.replicas: want 3, got 0" in m.final.problems
 
 
 def test_healed_after_the_window_is_not_healed() -> None:
-    judge = Judge(DESIRED, "service", None, snapshot(T0 - 1))
-    late = [snapshot(T0 + 1, missing=("service",)), snapshot(T0 + 6, svc=service("svc-2"))]
-    m = measure(judge, [judge.observe(s) for s in late], T0, WINDOW)
-    assert m.status == "not-healed"
-
-
-def test_during_prefers_what_the_injection_reported() -> None:
-    # The operator reverted the drift before any reading saw it: the action's report remains.
-    judge = Judge(DESIRED, "deployment", "deployment.spec.replicas", snapshot(T0 - 1))
-    m = measure(
-        judge,
-        [judge.observe(snapshot(T0 + 0.05))],
-        T0,
-        WINDOW,
-        reported=0,
-        has_reported=True,
-    )
-    assert (m.status, m.during) == ("healed", 0)
+    judge = TrialJudge(DESIRED, "service", None, reading(T0 - 1))
+    obs = _obs(judge, (T0 + 1, {"missing": ("service",)}), (T0 + 6, {"svc": service("svc-2")}))
+    assert _measure(judge, obs).status == "not-healed"
 
 
 def test_during_of_pod_deletion_is_the_fewest_ready_pods() -> None:
-    judge = Judge(DESIRED, "pod", "pods.ready", snapshot(T0 - 1))
-    readings = [
-        snapshot(T0 + 0.05, pods=[pod("p1"), pod("p2", terminating=True)]),
-        snapshot(T0 + 0.10, pods=[pod("p1"), pod("n1", ready=False)]),
-        snapshot(T0 + 0.15, pods=[pod("p1"), pod("n1"), pod("n2")]),
-    ]
-    m = measure(judge, [judge.observe(s) for s in readings], T0, WINDOW)
+    judge = TrialJudge(DESIRED, "pod", "pods.ready", reading(T0 - 1))
+    obs = _obs(
+        judge,
+        (T0 + 0.05, {"pods": [pod("p1"), pod("p2", terminating=True)]}),
+        (T0 + 0.10, {"pods": [pod("p1"), pod("n1", ready=False)]}),
+        (T0 + 0.15, {"pods": [pod("p1"), pod("n1"), pod("n2")]}),
+    )
+    m = _measure(judge, obs)
     assert (m.status, m.during, m.final.value) == ("healed", 1, 3)
 
 
@@ -165,21 +222,17 @@ def test_recreated_lists_kinds_with_a_new_uid() -> None:
     assert recreated(before, gone) == []
 
 
-def test_evidence_carries_uids_and_the_end_state() -> None:
-    judge = Judge(DESIRED, "service", None, snapshot(T0 - 1))
-    readings = [snapshot(T0 + 0.1, missing=("service",)), snapshot(T0 + 0.2, svc=service("s2"))]
-    m = measure(judge, [judge.observe(s) for s in readings], T0, WINDOW)
-    ev = build_evidence(judge, m, extra={"readings": 2}).model_dump(mode="json", by_alias=True)
+def test_evidence_carries_uids_the_sighting_and_the_end_state() -> None:
+    judge = TrialJudge(DESIRED, "service", None, reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.1, {"missing": ("service",)}), (T0 + 0.2, {"svc": service("s2")}))
+    m = _measure(judge, obs)
+    ev = build_evidence(
+        judge, m, injected_at=T0, settle=SETTLE, chaos_verdict="completed", chaos_agrees=True
+    ).model_dump(mode="json", by_alias=True)
     assert ev["before"] == "present" and ev["during"] == "absent" and ev["after"] == "present"
     assert ev["uidsBefore"]["service"] == "svc-1" and ev["uidsAfter"]["service"] == "s2"
     assert ev["recreated"] == ["service"]
     assert ev["readyPods"] == 3 and ev["desiredReplicas"] == 3
-    assert ev["mismatchesAtEnd"] == [] and ev["readings"] == 2
-
-
-def test_a_partial_reading_is_judged_on_the_owned_fields_alone() -> None:
-    judge = Judge(DESIRED, "deployment", "deployment.spec.replicas", snapshot(T0 - 1))
-    partial = Snapshot(T0, T0 + 0.01, deployment(replicas=0), service(), None, [], partial=True)
-    obs = judge.observe(partial)
-    assert obs.partial and obs.value == 0
-    assert obs.problems == ("deployment.spec.replicas: want 3, got 0",)
+    assert ev["mismatchesAtEnd"] == []
+    assert ev["faultSeen"] == {"how": "event", "atSeconds": 0.1, "detail": "service: missing"}
+    assert ev["settleSeconds"] == SETTLE and ev["chaosAgrees"] is True

@@ -140,7 +140,7 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
     assert extra.status == "not-healed"
     assert extra.evidence.target is None
     assert (extra.evidence.model_extra or {})["injection"] == "add-env"
-    assert any("deployment.template.env" in m for m in extra.evidence.mismatches_at_end)
+    assert any(".containers[webapp].env" in m for m in extra.evidence.mismatches_at_end)
 
     (failed,) = results.trials_of("no-such-port", "helm")
     assert failed.status == "error"

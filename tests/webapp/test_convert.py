@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare.webapp import desired_state, load_webapp, parse_webapp, to_cr, to_helm_values
+from compare.webapp import load_webapp, parse_webapp, selector_labels, to_cr, to_helm_values
 
 APP: dict[str, Any] = {
     "apiVersion": "example.com/v1",
@@ -54,16 +54,8 @@ def test_cr_body_keeps_the_spec_and_takes_the_namespace() -> None:
     assert to_cr(webapp)["metadata"]["namespace"] == "prod"
 
 
-def test_desired_state_uses_the_webapp_name_as_instance_unless_told() -> None:
-    webapp = parse_webapp(APP)
-    desired = desired_state(webapp)
-    assert desired.selector == {
+def test_selector_labels_are_name_and_instance_only() -> None:
+    assert selector_labels("shop") == {
         "app.kubernetes.io/name": "webapp",
         "app.kubernetes.io/instance": "shop",
     }
-    assert desired.template_labels["app.kubernetes.io/component"] == "web"
-    assert desired.env == (("MODE", "fast"), ("EMPTY", ""))
-    other = desired_state(webapp, instance="shop-helm")
-    assert other.name == "shop"
-    assert other.selector["app.kubernetes.io/instance"] == "shop-helm"
-    assert other.template_labels["app.kubernetes.io/instance"] == "shop-helm"

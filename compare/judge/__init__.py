@@ -1,0 +1,54 @@
+"""The judge: does the desired state of a deployment hold in the live objects?
+
+One closed-world rule for everything that gives a verdict (trials, chaostoolkit probes,
+deploy waits, `compare status`). It takes the desired *objects* (whatever a chart rendered or
+an operator built), not a model of the app, so it judges any app:
+
+  kinds      the object kinds it reads, watches and defaults (typed client calls, timeouts)
+  desired    the desired objects, with the API's defaults by server-side dry-run
+  allow      the allow-list: what others may set without it being drift, with reasons
+  diff       the closed-world comparison of one object (changed, removed, added)
+  rollout    when a Deployment's rollout of the desired template is complete (from the pods)
+  reading    one reading of a namespace (full re-read or a watch cache)
+  verdict    `problems`/`holds`: diff of every desired object + rollout
+  watch      a list+watch of a namespace that turns changes into readings as they happen
+"""
+
+from compare.judge.allow import ALLOW_LIST, Allowed
+from compare.judge.desired import (
+    DesiredObject,
+    DesiredObjects,
+    as_given,
+    judged_objects,
+    with_api_defaults,
+)
+from compare.judge.diff import Mismatch, diff_object
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
+from compare.judge.reading import Reading, read
+from compare.judge.rollout import current_replicaset, ready_pods, selected, uid
+from compare.judge.verdict import holds, mismatches, problems
+from compare.judge.watch import NamespaceWatch
+
+__all__ = [
+    "ALLOW_LIST",
+    "REQUEST_TIMEOUT",
+    "WATCHED",
+    "Allowed",
+    "DesiredObject",
+    "DesiredObjects",
+    "Mismatch",
+    "NamespaceWatch",
+    "Reading",
+    "as_given",
+    "current_replicaset",
+    "diff_object",
+    "holds",
+    "judged_objects",
+    "mismatches",
+    "problems",
+    "read",
+    "ready_pods",
+    "selected",
+    "uid",
+    "with_api_defaults",
+]

@@ -1,0 +1,144 @@
+"""The desired objects of a deployment, made comparable with live ones by the API server itself.
+
+The input is the complete objects a deployer applies (a chart's rendered manifest, an
+operator's built children), never a list of chosen fields. To compare them closed-world with
+live objects they need the API's defaults (strategy, probes' thresholds, imagePullPolicy,
+terminationMessagePath, ...): a server-side dry-run create returns exactly what the API server
+would store, so no hand-written normaliser can drift from the real defaulting.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from compare.errors import CompareError
+from compare.judge.kinds import REQUEST_TIMEOUT, kind
+
+DRY_RUN_PREFIX = "judge-"
+
+
+@dataclass(frozen=True)
+class DesiredObject:
+    kind: str
+    name: str
+    root: str  # how paths name it: `deployment`, or `deployment/<name>` when several
+    raw: Mapping[str, Any]  # as the deployer applies it
+    defaulted: Mapping[str, Any]  # with the API's defaults
+
+
+@dataclass(frozen=True)
+class DesiredObjects:
+    """Everything one deployment must keep, in the deployer's order."""
+
+    items: tuple[DesiredObject, ...]
+
+    def of_kind(self, name: str) -> list[DesiredObject]:
+        return [item for item in self.items if item.kind == name]
+
+    @property
+    def deployment(self) -> DesiredObject | None:
+        return next(iter(self.of_kind("Deployment")), None)
+
+    @property
+    def service(self) -> DesiredObject | None:
+        return next(iter(self.of_kind("Service")), None)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """The Deployment's matchLabels: which pods are the app's."""
+        if self.deployment is None:
+            return {}
+        spec = self.deployment.defaulted.get("spec") or {}
+        return dict((spec.get("selector") or {}).get("matchLabels") or {})
+
+    @property
+    def replicas(self) -> int:
+        if self.deployment is None:
+            return 0
+        return int((self.deployment.defaulted.get("spec") or {}).get("replicas", 1))
+
+
+def judged_objects(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The objects of a manifest that persist: Helm hooks (test pods) are not kept."""
+    kept = []
+    for obj in objects:
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if obj and "helm.sh/hook" not in annotations:
+            kept.append(dict(obj))
+    return kept
+
+
+def as_given(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
+    """Desired objects taken as already defaulted (objects read back from the API server)."""
+    return _build([(obj, obj) for obj in judged_objects(objects)])
+
+
+def with_api_defaults(
+    api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
+) -> DesiredObjects:
+    """Each object as the API server would store it in `namespace` (server-side dry-run).
+
+    Raises a one-line CompareError when the server rejects one (then it could never hold).
+    """
+    pairs = []
+    for obj in judged_objects(objects):
+        pairs.append((obj, _dry_run(api, namespace, obj)))
+    return _build(pairs)
+
+
+def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
+    counts: dict[str, int] = {}
+    for raw, _ in pairs:
+        counts[str(raw.get("kind"))] = counts.get(str(raw.get("kind")), 0) + 1
+    items = []
+    for raw, defaulted in pairs:
+        name = str((raw.get("metadata") or {}).get("name"))
+        kind_name = str(raw.get("kind"))
+        root = kind_name.lower() if counts[kind_name] == 1 else f"{kind_name.lower()}/{name}"
+        items.append(DesiredObject(kind_name, name, root, raw, defaulted))
+    return DesiredObjects(tuple(items))
+
+
+def _dry_run(api: client.ApiClient, namespace: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    body = {key: copy.deepcopy(value) for key, value in obj.items() if key not in ("status",)}
+    # A fresh name: a dry-run create of an existing name is refused (409), and the name is
+    # identity, not desired state. Only labels and annotations of metadata are judged.
+    body["metadata"] = {
+        "generateName": DRY_RUN_PREFIX,
+        "namespace": namespace,
+        **{key: meta[key] for key in ("labels", "annotations") if meta.get(key)},
+    }
+    what = f"{obj.get('kind')} {meta.get('name')}"
+    try:
+        create = kind(str(obj.get("kind"))).create_call(api)
+    except ValueError as exc:
+        raise CompareError(f"desired {what}: {exc}") from None
+    try:
+        response = create(
+            namespace,
+            body,
+            dry_run="All",
+            _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT,
+        )
+    except client.ApiException as exc:
+        raise CompareError(
+            f"desired {what}: the API server refused it ({exc.status} {_message(exc)})"
+        ) from None
+    stored: dict[str, Any] = json.loads(response.data)
+    stored["metadata"]["name"] = meta.get("name")
+    return stored
+
+
+def _message(exc: client.ApiException) -> str:
+    try:
+        return str(json.loads(exc.body).get("message") or exc.reason)
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.reason)

@@ -1,0 +1,178 @@
+"""The closed-world comparison of one live object with its desired form.
+
+Both sides come from the API server: the desired object after server-side dry-run (so it has
+the API's defaults, see `compare.judge.desired`), the live one as read. Every top-level field
+but identity and status is compared whole (`spec`, and `data`, `rules`, ... for other kinds),
+and the object's labels too; a changed value, a removed field and an added one are all drift,
+except what `compare.judge.allow` allows. Lists of named items (containers, env, volumes,
+ports) are matched by their key, so a message names the item (`containers[webapp].image`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from compare.judge.allow import ALLOCATED, JUDGED_METADATA, NOT_JUDGED_TOP, OPEN_MAP, rule_at
+
+Change = Literal["changed", "added", "removed", "missing"]
+# Keys that identify an item of a list, in order of preference (the API's merge keys).
+LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "key", "type")
+MAX_REPR = 80
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One difference between the desired and the live object (`missing`: no live object)."""
+
+    path: str
+    change: Change
+    desired: Any = None
+    actual: Any = None
+
+    def __str__(self) -> str:
+        if self.change == "missing":
+            return f"{self.path}: missing"
+        if self.change == "added":
+            return f"{self.path}: added {_short(self.actual)}"
+        if self.change == "removed":
+            return f"{self.path}: removed (want {_short(self.desired)})"
+        return f"{self.path}: want {_short(self.desired)}, got {_short(self.actual)}"
+
+
+def diff_object(
+    root: str,
+    desired: Mapping[str, Any],
+    live: Mapping[str, Any] | None,
+    *,
+    raw: Mapping[str, Any] | None = None,
+) -> list[Mismatch]:
+    """Every judged difference; `root` names the object in paths (`deployment`).
+
+    `raw` is the desired object before the API's defaults: an allocated field (clusterIP) is
+    judged only when it sets it.
+    """
+    if live is None:
+        return [Mismatch(root, "missing")]
+    walk = _Walk(root, raw if raw is not None else desired)
+    keys = (set(desired) | set(live)) - {"metadata", *NOT_JUDGED_TOP}
+    for key in sorted(keys):
+        walk.value((key,), desired.get(key), live.get(key))
+    meta_d, meta_l = desired.get("metadata") or {}, live.get("metadata") or {}
+    for key in JUDGED_METADATA:
+        walk.value(("metadata", key), meta_d.get(key), meta_l.get(key))
+    return walk.found
+
+
+class _Walk:
+    def __init__(self, root: str, raw: Mapping[str, Any]) -> None:
+        self.root = root
+        self.raw = raw
+        self.found: list[Mismatch] = []
+
+    def value(self, path: tuple[str, ...], want: Any, got: Any) -> None:
+        if _empty(want) and _empty(got):
+            return
+        rule = rule_at(path)
+        if rule == ALLOCATED and not _raw_sets(self.raw, path):
+            return
+        if isinstance(want, Mapping) and isinstance(got, Mapping):
+            self._map(path, want, got, open_map=rule == OPEN_MAP)
+        elif _is_list(want) and _is_list(got):
+            self._list(path, want, got)
+        elif _empty(want):
+            if rule != OPEN_MAP:
+                self._add(path, "added", None, got)
+        elif _empty(got):
+            self._add(path, "removed", want, None)
+        elif want != got:
+            self._add(path, "changed", want, got)
+
+    def _map(
+        self, path: tuple[str, ...], want: Mapping[str, Any], got: Mapping[str, Any], open_map: bool
+    ) -> None:
+        for key in sorted(set(want) | set(got)):
+            if open_map and key not in want:
+                continue  # someone else's key in an open map
+            self.value((*path, _key(key)), want.get(key), got.get(key))
+
+    def _list(self, path: tuple[str, ...], want: Sequence[Any], got: Sequence[Any]) -> None:
+        key = _list_key(want, got)
+        if key is None:
+            if len(want) != len(got):
+                self._add(path, "changed", want, got)
+                return
+            for index, (a, b) in enumerate(zip(want, got, strict=True)):
+                self.value((*path, f"[{index}]"), a, b)
+            return
+        by_want = {str(item[key]): item for item in want}
+        by_got = {str(item[key]): item for item in got}
+        for name in [*by_want, *(n for n in by_got if n not in by_want)]:
+            self.value((*path, f"[{name}]"), by_want.get(name), by_got.get(name))
+        if [n for n in by_want if n in by_got] != [n for n in by_got if n in by_want]:
+            self._add(path, "changed", list(by_want), list(by_got))  # same items, new order
+
+    def _add(self, path: tuple[str, ...], change: Change, want: Any, got: Any) -> None:
+        self.found.append(Mismatch(_render(self.root, path), change, want, got))
+
+
+def _list_key(want: Sequence[Any], got: Sequence[Any]) -> str | None:
+    items = [*want, *got]
+    if not items or not all(isinstance(item, Mapping) for item in items):
+        return None
+    for key in LIST_KEYS:
+        if all(key in item for item in items) and all(
+            len({str(item[key]) for item in side}) == len(side) for side in (want, got)
+        ):
+            return key
+    return None
+
+
+def _raw_sets(raw: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the raw desired object sets `path` (list items matched by any key)."""
+    nodes: list[Any] = [raw]
+    for part in path:
+        nxt: list[Any] = []
+        for node in nodes:
+            if part.startswith("[") and _is_list(node):
+                nxt.extend(node)
+            elif isinstance(node, Mapping) and _unkey(part) in node:
+                nxt.append(node[_unkey(part)])
+        nodes = [n for n in nxt if not _empty(n)]
+    return bool(nodes)
+
+
+def _key(key: str) -> str:
+    # Map keys with dots or slashes (labels) are bracketed, as compare.chaos.fields reads them.
+    return f"<{key}>" if ("." in key or "/" in key) else key
+
+
+def _unkey(part: str) -> str:
+    return part[1:-1] if part.startswith("<") else part
+
+
+def _render(root: str, path: tuple[str, ...]) -> str:
+    out = root
+    for part in path:
+        if part.startswith("["):
+            out += part
+        elif part.startswith("<"):
+            out += f"[{part[1:-1]}]"
+        else:
+            out += f".{part}"
+    return out
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+def _empty(value: Any) -> bool:
+    # The API server omits empty maps and lists; absent, null and empty mean the same.
+    return value is None or (isinstance(value, Mapping | list | tuple) and len(value) == 0)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= MAX_REPR else text[: MAX_REPR - 3] + "..."

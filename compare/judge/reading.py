@@ -1,0 +1,60 @@
+"""One reading of a namespace: every object of the watched kinds, as the API server's JSON.
+
+A reading comes either from a full re-read (`read`, list calls with request timeouts) or from
+a trial's watch cache (`compare.judge.watch`); the judge treats both alike.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import client
+
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The objects seen between `started` and `at` (time.time() seconds), by kind and name."""
+
+    started: float
+    at: float
+    objects: Mapping[str, Mapping[str, Obj]]
+    # Per kind, the list's resourceVersion (full re-reads only): what the watch must have seen.
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, kind_name: str, name: str) -> Obj | None:
+        return (self.objects.get(kind_name) or {}).get(name)
+
+    def all(self, kind_name: str) -> list[Obj]:
+        return list((self.objects.get(kind_name) or {}).values())
+
+
+def read(api: client.ApiClient, namespace: str, kinds: Sequence[str] = WATCHED) -> Reading:
+    """List every object of `kinds` in the namespace (raw JSON, request timeouts)."""
+    started = time.time()
+    objects: dict[str, dict[str, Obj]] = {}
+    versions: dict[str, str] = {}
+    for name in kinds:
+        body = list_raw(api, namespace, name)
+        objects[name] = {item["metadata"]["name"]: item for item in body.get("items") or []}
+        versions[name] = str((body.get("metadata") or {}).get("resourceVersion") or "")
+    return Reading(started, time.time(), objects, versions)
+
+
+def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: Any) -> Obj:
+    response = kind(kind_name).list_call(api)(
+        namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
+    )
+    result: Obj = json.loads(response.data)
+    return result
+
+
+def version_of(obj: Mapping[str, Any] | None) -> str | None:
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")

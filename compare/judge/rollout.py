@@ -1,0 +1,104 @@
+"""When a Deployment's rollout of the desired pod template is complete, judged from the pods.
+
+The Deployment's own status is derived by two controllers in turn and lags the pods both ways
+(right after a pod is deleted it still counts it as Ready; after its replacement is Ready it
+may still say 2), so judging by it makes the verdict flap. The rollout is complete when the
+Deployment controller has seen the current spec (observedGeneration), exactly `replicas` pods
+of its current ReplicaSet are Ready and not terminating, and no pod of another ReplicaSet of
+the Deployment still runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+REVISION = "deployment.kubernetes.io/revision"
+Obj = dict[str, Any]
+
+
+def uid(obj: Obj | None) -> str | None:
+    return None if obj is None else (obj.get("metadata") or {}).get("uid")
+
+
+def controller_uid(obj: Obj) -> str | None:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return next((ref.get("uid") for ref in refs if ref.get("controller")), None)
+
+
+def terminating(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def ready(pod: Obj) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def current_replicaset(deployment: Obj | None, replicasets: Iterable[Obj]) -> Obj | None:
+    """The ReplicaSet the Deployment controls with the highest revision."""
+    owner = uid(deployment)
+    if owner is None:
+        return None
+    owned = [rs for rs in replicasets if controller_uid(rs) == owner and not terminating(rs)]
+    if not owned:
+        return None
+    return max(owned, key=_revision)
+
+
+def _revision(replicaset: Obj) -> int:
+    annotations = (replicaset.get("metadata") or {}).get("annotations") or {}
+    return int(annotations.get(REVISION, "0") or 0)
+
+
+def ready_pods(replicaset: Obj | None, pods: Iterable[Obj]) -> list[Obj]:
+    """Ready, not terminating pods controlled by the current ReplicaSet."""
+    owner = uid(replicaset)
+    return [
+        pod
+        for pod in pods
+        if owner is not None
+        and controller_uid(pod) == owner
+        and not terminating(pod)
+        and ready(pod)
+    ]
+
+
+def stale_pods(replicaset: Obj | None, pods: Iterable[Obj]) -> list[Obj]:
+    """Running (not terminating) pods of any other ReplicaSet: a rollout not finished."""
+    current = uid(replicaset)
+    return [pod for pod in pods if not terminating(pod) and controller_uid(pod) != current]
+
+
+def selected(pods: Iterable[Obj], selector: Mapping[str, str]) -> list[Obj]:
+    """The pods whose labels match a Deployment's matchLabels."""
+    found = []
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if selector and all(labels.get(k) == v for k, v in selector.items()):
+            found.append(pod)
+    return found
+
+
+def rollout_problems(
+    deployment: Obj, replicasets: Iterable[Obj], pods: Iterable[Obj], *, root: str = "deployment"
+) -> list[str]:
+    """Why the rollout of the Deployment's current template is not complete (empty: it is).
+
+    `pods` are the pods its selector matches."""
+    meta = deployment.get("metadata") or {}
+    status = deployment.get("status") or {}
+    generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
+    if observed < generation:
+        # Until the controller has seen the spec, "its current ReplicaSet" is not yet known.
+        return [f"{root}.status.observedGeneration: want {generation}, got {observed}"]
+    found = []
+    want = (deployment.get("spec") or {}).get("replicas", 1)
+    current = current_replicaset(deployment, replicasets)
+    got = len(ready_pods(current, pods))
+    if got != want:
+        found.append(f"pods.ready: want {want}, got {got}")
+    stale = len(stale_pods(current, pods))
+    if stale:
+        found.append(f"pods.stale: {stale} pod(s) of another ReplicaSet still running")
+    return found

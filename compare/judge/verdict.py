@@ -1,0 +1,39 @@
+"""Whether the desired state holds in a reading, and if not, everything that keeps it from it.
+
+The desired state holds when every desired object is there and equal to its desired form
+closed-world (`compare.judge.diff`, with the allow-list), and the rollout of each Deployment's
+desired pod template is complete (`compare.judge.rollout`).
+"""
+
+from __future__ import annotations
+
+from compare.judge.desired import DesiredObjects
+from compare.judge.diff import Mismatch, diff_object
+from compare.judge.reading import Reading
+from compare.judge.rollout import rollout_problems, selected
+
+
+def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
+    """Field by field: what differs from the desired objects (no readiness)."""
+    found: list[Mismatch] = []
+    for item in desired.items:
+        live = reading.get(item.kind, item.name)
+        found.extend(diff_object(item.root, item.defaulted, live, raw=item.raw))
+    return found
+
+
+def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
+    """Everything that keeps the desired state from holding (empty: it holds)."""
+    found = [str(m) for m in mismatches(desired, reading)]
+    for item in desired.of_kind("Deployment"):
+        live = reading.get("Deployment", item.name)
+        if live is None:
+            continue
+        selector = ((item.defaulted.get("spec") or {}).get("selector") or {}).get("matchLabels")
+        pods = selected(reading.all("Pod"), selector or {})
+        found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
+    return found
+
+
+def holds(desired: DesiredObjects, reading: Reading) -> bool:
+    return not problems(desired, reading)

@@ -1,0 +1,91 @@
+"""Reading older results files: a schemaVersion 1 document becomes a version 2 one, in memory.
+
+`compare report` and `compare check` keep working on runs recorded before version 2; the file
+itself is never rewritten (saving always writes version 2). What changes (docs/results-schema.md,
+"Migration from schemaVersion 1"):
+
+- `schemaVersion` becomes 2; statuses, times and evidence are kept as they are;
+- `settings.settleSeconds` becomes 0: version 1 counted a heal at the first reading that saw the
+  desired state, without a settle period; `settings.pollIntervalSeconds` is kept and
+  `settings.recheckIntervalSeconds` stays absent (null): version 1 runs polled;
+- `trials[].timeToFirstHealSeconds` stays absent (null): version 1 did not record it, and its
+  `timeToHealSeconds` is the first reading that saw the desired state.
+
+A version 1 document that uses what only version 2 has (a `no-fault` status, a new key) is
+rejected rather than half-read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+# Settings and trial keys that did not exist in schemaVersion 1 (its models forbade them).
+NEW_SETTINGS_KEYS: Final = ("settleSeconds", "recheckIntervalSeconds")
+NEW_TRIAL_KEYS: Final = ("timeToFirstHealSeconds",)
+V1_STATUSES: Final = ("healed", "not-healed", "error")
+# Version 1 counted the first reading that saw the desired state: no settle period.
+V1_SETTLE_SECONDS: Final = 0.0
+
+
+class MigrationError(ValueError):
+    """A version 1 document that cannot be read as one; `loc` names the field."""
+
+    def __init__(self, loc: str, message: str) -> None:
+        super().__init__(f"{loc}: {message}")
+        self.loc = loc
+        self.message = message
+
+
+def upgrade(data: Any) -> Any:
+    """The document as schemaVersion 2: a version 1 dict is upgraded (a copy), others as given.
+
+    Anything that is not a version 1 document is returned unchanged, so validation reports
+    what is wrong with it.
+    """
+    if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 1):
+        return upgrade_v1(data)
+    return data
+
+
+def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A schemaVersion 1 document as a version 2 one; the input is not modified."""
+    doc = dict(data)
+    settings = doc.get("settings")
+    if isinstance(settings, dict):
+        for key in NEW_SETTINGS_KEYS:
+            if key in settings:
+                raise MigrationError(f"settings.{key}", _new_in_v2("field"))
+        if "pollIntervalSeconds" not in settings:
+            raise MigrationError(
+                "settings.pollIntervalSeconds", "required field is missing (schemaVersion 1)"
+            )
+        if settings["pollIntervalSeconds"] is None:
+            raise MigrationError(
+                "settings.pollIntervalSeconds", "must be a number in schemaVersion 1 (got null)"
+            )
+        doc["settings"] = {**settings, "settleSeconds": V1_SETTLE_SECONDS}
+    trials = doc.get("trials")
+    if isinstance(trials, list):
+        for i, trial in enumerate(trials):
+            if not isinstance(trial, dict):
+                continue
+            for key in NEW_TRIAL_KEYS:
+                if key in trial:
+                    raise MigrationError(f"trials[{i}].{key}", _new_in_v2("field"))
+            status = trial.get("status")
+            if isinstance(status, str) and status not in V1_STATUSES:
+                raise MigrationError(
+                    f"trials[{i}].status",
+                    f"{status!r} is not a schemaVersion 1 status (healed, not-healed, error)"
+                    + ("; no-fault is new in schemaVersion 2" if status == "no-fault" else ""),
+                )
+    doc["schemaVersion"] = 2
+    return doc
+
+
+def _is_version(value: Any, version: int) -> bool:
+    return value == version and not isinstance(value, bool)
+
+
+def _new_in_v2(what: str) -> str:
+    return f"unknown {what} in schemaVersion 1 (it is new in schemaVersion 2)"
