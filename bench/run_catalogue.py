@@ -1,14 +1,15 @@
 """Benchmark: wall time of the default `compare run` and how it scales with --parallel.
 
 The default run is the whole catalogue against both approaches, 1 trial, a 10 s heal window
-(25 trials). Each figure is one real `compare run` (the CLI, as a subprocess) against one
-cluster: its own embedded cluster `bench-run` (started here, deleted afterwards) unless
---kubeconfig names another. Printed per --parallel value: wall time, the floor that the
-unhealed Helm windows impose (9 faults x window / parallel), trials healed / not healed /
-error, the median time-to-heal and the median poll resolution, and the machine's load
-average before the run (other work on the machine shows there). Never passes or fails.
+and the default settle period. Each figure is one real `compare run` (the CLI, as a
+subprocess) against one cluster: its own embedded cluster `bench-run` (started here, deleted
+afterwards) unless --kubeconfig names another. Printed per --parallel value: wall time, the
+floor that the unhealed windows impose (trials that wait out the window x window / parallel),
+trials healed / not healed / no-fault / error, the median time-to-heal, the CPU time the
+`compare` process used (user + system: waiting on watches should cost almost none), and the
+machine's load average before the run. Never passes or fails.
 
-    .venv/bin/python bench/run_catalogue.py [--parallel 1 2 4] [--heal-window 10]
+    .venv/bin/python bench/run_catalogue.py [--parallel 4 8 16] [--heal-window 10]
                                             [--kubeconfig FILE] [--reps 1]
 """
 
@@ -28,13 +29,12 @@ from compare.results import STATUSES, latest_run, load_results
 
 COMPARE = str(Path(sys.executable).with_name("compare"))
 BENCH_CLUSTER = "bench-run"
-# Helm heals pod and ReplicaSet deletions; the other 9 faults wait out the whole window.
-UNHEALED_HELM_FAULTS = 9
 
 
 def one_run(kubeconfig: Path, parallel: int, window: float, out: Path) -> str:
     load = os.getloadavg()[0]
     start = time.perf_counter()
+    cpu_before = os.times()
     done = subprocess.run(
         [COMPARE, "run", "--kubeconfig", str(kubeconfig), "--parallel", str(parallel),
          "--heal-window", str(window), "--output", str(out)],
@@ -42,24 +42,29 @@ def one_run(kubeconfig: Path, parallel: int, window: float, out: Path) -> str:
         text=True,
     )  # fmt: skip
     wall = time.perf_counter() - start
+    cpu_after = os.times()
+    cpu = (cpu_after.children_user - cpu_before.children_user) + (
+        cpu_after.children_system - cpu_before.children_system
+    )
     if done.returncode not in (0, 1):
         return f"parallel {parallel}: compare run failed ({done.returncode}): {done.stderr[-300:]}"
     results = load_results(latest_run(out))
     count = {s: sum(t.status == s for t in results.trials) for s in STATUSES}
     heals = [t.time_to_heal_seconds for t in results.trials if t.time_to_heal_seconds is not None]
-    polls = [t.poll_resolution_seconds for t in results.trials if t.poll_resolution_seconds]
-    floor = UNHEALED_HELM_FAULTS * window / parallel
+    waited = count["not-healed"] + count["no-fault"]
+    floor = waited * window / parallel
     return (
         f"parallel {parallel}: {wall:6.1f} s wall (unhealed-window floor {floor:5.1f} s),"
         f" {len(results.trials)} trials: {count['healed']} healed, {count['not-healed']} not"
-        f" healed, {count['error']} error; median heal {statistics.median(heals):.2f} s,"
-        f" median resolution {statistics.median(polls):.3f} s; load before {load:.1f}"
+        f" healed, {count['no-fault']} no-fault, {count['error']} error;"
+        f" median heal {statistics.median(heals or [0.0]):.2f} s;"
+        f" compare CPU {cpu:.1f} s; load before {load:.1f}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--parallel", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--heal-window", type=float, default=10.0)
     parser.add_argument("--kubeconfig", type=Path, default=None)
     parser.add_argument("--reps", type=int, default=1)

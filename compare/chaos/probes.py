@@ -8,7 +8,6 @@ judged closed-world by `compare.judge` exactly as the trial engine judges it.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from kubernetes import client
 from compare.chaos.cluster import api_client
 from compare.deploy.desired import desired_objects
 from compare.errors import CompareError
-from compare.judge import DesiredObjects, problems, read
+from compare.judge import DesiredObjects, problems, read, wait_until_holds
 from compare.webapp import load_webapp
 
 __all__ = ["desired_state_holds", "desired_state_mismatches", "wait_for_desired_state"]
@@ -94,21 +93,23 @@ def wait_for_desired_state(
     approach: str = "",
     secrets: Any = None,
 ) -> bool:
-    """Poll until the desired state holds (True) or `timeout` seconds pass (False).
+    """Wait until the desired state holds (True) or `timeout` seconds pass (False).
 
     The method's last step: it gives the system its heal window before chaostoolkit checks the
-    steady-state hypothesis again, and returns once the state is back. It is not the
-    measurement (`compare run` watches on its own), so it polls gently.
+    steady-state hypothesis again, and returns once the state is back. It watches the
+    namespace (`interval` is kept for compatibility: the wait wakes on every change).
     """
-    deadline = time.monotonic() + float(timeout)
     api = api_client(secrets)
     try:
         desired = _desired(api, name, ns, app_file, approach)
-        while True:
-            if not _current(api, ns, desired):
-                return True
-            if time.monotonic() >= deadline or cancelled.is_set():
-                return False
-            cancelled.wait(min(float(interval), max(deadline - time.monotonic(), 0.0)))
+        try:
+            found = wait_until_holds(api, ns, desired, timeout=float(timeout), cancel=cancelled)
+        except InterruptedError:
+            return False
+        except client.ApiException as exc:
+            raise ActivityFailed(f"reading {ns} failed: {exc.status} {exc.reason}") from exc
+        except Exception as exc:  # timeouts, refused connections: one line, never a traceback
+            raise ActivityFailed(f"reading {ns} failed: {_line(exc)}") from exc
+        return not found
     finally:
         api.close()

@@ -4,10 +4,17 @@ Helm: the chart's rendered manifest for the WebApp's values (`helm template`, ho
 exactly what `helm upgrade --install` applies. Operator: the children its pure builders make
 for the WebApp's CR - exactly what it applies. Nothing is picked field by field; the judge
 (`compare.judge`) adds the API's defaults and compares closed-world.
+
+Both steps are deterministic, so a process computes each once: a trial and the three
+chaostoolkit probes of its experiment share one rendering and one server-side dry-run.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from kubernetes import client
@@ -19,17 +26,31 @@ from compare.judge import DesiredObjects, with_api_defaults
 from compare.webapp import WebApp
 
 APPROACHES = ("helm", "operator")
+# Trial namespaces are short-lived; a bounded cache keeps a long run's memory flat.
+CACHE_SIZE = 256
 
 
 def desired_manifest(
     approach: str, webapp: WebApp, namespace: str, *, release: str | None = None
 ) -> list[dict[str, Any]]:
     """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
+    if approach not in APPROACHES:
+        raise CompareError(f"approach {approach!r}: unknown (known: {', '.join(APPROACHES)})")
+    text = _rendered(approach, webapp.model_dump_json(by_alias=True), namespace, release)
+    result: list[dict[str, Any]] = json.loads(text)
+    return result
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _rendered(approach: str, webapp_json: str, namespace: str, release: str | None) -> str:
+    webapp = WebApp.model_validate_json(webapp_json)
     if approach == "helm":
-        return webapp_manifest(webapp, release=release)
-    if approach == "operator":
-        return operator_manifest(webapp, namespace)
-    raise CompareError(f"approach {approach!r}: unknown (known: {', '.join(APPROACHES)})")
+        return json.dumps(webapp_manifest(webapp, release=release))
+    return json.dumps(operator_manifest(webapp, namespace))
+
+
+_defaulted: OrderedDict[tuple[str, str, str], DesiredObjects] = OrderedDict()
+_lock = threading.Lock()
 
 
 def desired_objects(
@@ -42,4 +63,15 @@ def desired_objects(
 ) -> DesiredObjects:
     """The approach's objects with the API's defaults, ready for the judge."""
     objects = desired_manifest(approach, webapp, namespace, release=release)
-    return with_api_defaults(api, namespace, objects)
+    key = (str(api.configuration.host), namespace, json.dumps(objects, sort_keys=True))
+    with _lock:
+        found = _defaulted.get(key)
+        if found is not None:
+            _defaulted.move_to_end(key)
+            return found
+    desired = with_api_defaults(api, namespace, objects)
+    with _lock:
+        _defaulted[key] = desired
+        while len(_defaulted) > CACHE_SIZE:
+            _defaulted.popitem(last=False)
+    return desired

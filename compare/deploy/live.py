@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
 
 from compare.errors import CompareError
-from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read
+from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read, wait_until_holds
 
 POLL_S = 0.1
 
@@ -77,21 +76,19 @@ def wait_for_desired_state(
     cancel: threading.Event | None = None,
 ) -> None:
     """Block until the desired state holds (rollout complete), or raise a one-line error
-    naming the first thing that still differs."""
-    deadline = time.monotonic() + timeout
+    naming the first thing that still differs. Watches; a cancel event cuts it short."""
     name = desired.deployment.name if desired.deployment is not None else namespace
-    while True:
-        found = current_problems(api, namespace, desired)
-        if not found:
-            return
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"{what} {namespace}/{name} did not reach its desired state within "
-                f"{timeout:.0f}s: {found[0]}",
-                exit_code=1,
-            )
-        if cancel is not None:
-            if cancel.wait(POLL_S):
-                raise WaitCancelled(f"{what} {namespace}/{name}: cancelled")
-        else:
-            time.sleep(POLL_S)
+    try:
+        found = wait_until_holds(api, namespace, desired, timeout=timeout, cancel=cancel)
+    except InterruptedError:
+        raise WaitCancelled(f"{what} {namespace}/{name}: cancelled") from None
+    except client.ApiException as exc:
+        raise CompareError(
+            f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
+        ) from exc
+    if found:
+        raise CompareError(
+            f"{what} {namespace}/{name} did not reach its desired state within "
+            f"{timeout:.0f}s: {found[0]}",
+            exit_code=1,
+        )

@@ -12,6 +12,7 @@ an operator built), not a model of the app, so it judges any app:
   reading    one reading of a namespace (full re-read or a watch cache)
   verdict    `problems`/`holds`: diff of every desired object + rollout
   watch      a list+watch of a namespace that turns changes into readings as they happen
+  wait       waiting until a desired state holds, by watching
 """
 
 from compare.judge.allow import ALLOW_LIST, Allowed
@@ -26,7 +27,8 @@ from compare.judge.diff import Mismatch, diff_object
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
 from compare.judge.reading import Reading, read
 from compare.judge.rollout import current_replicaset, ready_pods, selected, uid
-from compare.judge.verdict import holds, mismatches, problems
+from compare.judge.verdict import holds, mismatches, only_pending, problems
+from compare.judge.wait import wait_until_holds
 from compare.judge.watch import NamespaceWatch
 
 __all__ = [
@@ -45,10 +47,12 @@ __all__ = [
     "holds",
     "judged_objects",
     "mismatches",
+    "only_pending",
     "problems",
     "read",
     "ready_pods",
     "selected",
     "uid",
+    "wait_until_holds",
     "with_api_defaults",
 ]

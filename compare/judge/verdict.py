@@ -35,5 +35,14 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
     return found
 
 
+def only_pending(problem: str) -> bool:
+    """A problem that says "not seen by the controller yet", not that anything is wrong.
+
+    A Deployment's generation also moves on an annotation change (an allowed one); until the
+    controller has observed it the rollout rule cannot tell, so the state does not hold yet -
+    but that alone shows no fault."""
+    return ".status.observedGeneration:" in problem
+
+
 def holds(desired: DesiredObjects, reading: Reading) -> bool:
     return not problems(desired, reading)

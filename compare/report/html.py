@@ -365,7 +365,8 @@ def _trial_details(t: TrialResult) -> str:
             body.append("</ul>")
         else:
             body.append(
-                f'<p class="note">watch cross-check: {check.reads} full re-reads, all agreed</p>'
+                f'<p class="note">watch cross-check: {check.reads} full'
+                f" re-read{'' if check.reads == 1 else 's'}, none disagreed</p>"
             )
     extra = ev.model_extra or {}
     if extra:
@@ -387,7 +388,7 @@ def _heal_lines(t: TrialResult) -> list[str]:
         )
     first, settled = t.time_to_first_heal_seconds, t.time_to_heal_seconds
     if first is not None or settled is not None:
-        settle = f" (held {ev.settle_seconds:g} s)" if ev.settle_seconds else ""
+        settle = f" (settle period {ev.settle_seconds:g} s)" if ev.settle_seconds else ""
         out.append(
             f"<p>first heal <b>{secs(first)}</b>; settled heal <b>{secs(settled)}</b>"
             f"{escape(settle)}"

@@ -1,8 +1,11 @@
 """The run: every (experiment, approach, trial) in its own namespace, results saved as they land.
 
 Trials run `parallel` at a time in worker threads. An experiment marked `exclusive` (the
-operator-down-drift one stops the shared operator) runs alone after the others, and the
-operator is running again before anything else happens. results.json is rewritten
+operator-down-drift one stops the shared operator) runs alone among the trials of the
+approaches it applies to: after every other trial of those approaches, while trials of other
+approaches (Helm's, which need no operator) go on; the operator is running again before
+another operator trial starts. The approaches an exclusive experiment touches go first, so
+it does not wait at the end on its own. results.json is rewritten
 atomically after every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM
 (a KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
 `complete: false`, removes the namespaces it made (operator CRs first, operator running) and
@@ -14,7 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -108,6 +111,25 @@ def plan_trials(request: RunRequest) -> list[TrialPlan]:
     return plans
 
 
+def schedule(plans: Sequence[TrialPlan]) -> list[TrialPlan]:
+    """The order trials start in: the approaches an exclusive experiment touches first, then
+    the rest; catalogue order within each."""
+    touched = {p.approach for p in plans if p.experiment.exclusive}
+    return sorted(plans, key=lambda p: (p.approach not in touched, p.experiment.exclusive))
+
+
+def admissible(plan: TrialPlan, queue: Sequence[TrialPlan], running: Iterable[TrialPlan]) -> bool:
+    """Whether `plan` may start now: an exclusive trial runs alone among its approach's
+    trials (none running, none left to run), and nothing of that approach starts beside it."""
+    active = list(running)
+    if any(p.experiment.exclusive and p.approach == plan.approach for p in active):
+        return False
+    if not plan.experiment.exclusive:
+        return True
+    same = [p for p in [*active, *queue] if p.approach == plan.approach and p is not plan]
+    return not any(not p.experiment.exclusive for p in same) and not any(p in active for p in same)
+
+
 def new_run_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
 
@@ -183,16 +205,10 @@ class Run:
             try:
                 for name in self.request.approaches:
                     approach_of(name).prepare(self.target)
-                shared = [p for p in self.plans if not p.experiment.exclusive]
-                alone = [p for p in self.plans if p.experiment.exclusive]
                 with ThreadPoolExecutor(
                     max_workers=self.request.parallel, thread_name_prefix="trial"
                 ) as pool:
-                    self._run_all(pool, shared, self.request.parallel)
-                    for plan in alone:
-                        self._run_all(pool, [plan], 1)
-                        if "operator" in self.request.approaches:
-                            ensure_operator_running(self.target)
+                    self._run_all(pool, schedule(self.plans), self.request.parallel)
             except KeyboardInterrupt:
                 self._interrupted()
                 raise RunInterrupted(self.results, self.run_dir) from None
@@ -209,12 +225,18 @@ class Run:
         running: dict[Future[TrialResult], TrialPlan] = {}
         try:
             while queue or running:
-                while queue and len(running) < width:
-                    plan = queue.pop(0)
+                while len(running) < width:
+                    plan = next((p for p in queue if admissible(p, queue, running.values())), None)
+                    if plan is None:
+                        break
+                    queue.remove(plan)
                     running[pool.submit(run_trial, self.ctx, plan)] = plan
                 done, _ = wait(running, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
                 for future in done:
-                    self._record(running.pop(future), future)
+                    plan = running.pop(future)
+                    self._record(plan, future)
+                    if plan.experiment.exclusive and plan.approach == "operator":
+                        ensure_operator_running(self.target)
         except KeyboardInterrupt:
             # Cancel first, then wait: trials under way stop at their next check and clean up
             # their namespaces; one that had already finished measuring is still recorded.

@@ -28,6 +28,7 @@ from compare.judge import (
     DesiredObjects,
     Reading,
     current_replicaset,
+    only_pending,
     problems,
     ready_pods,
     selected,
@@ -132,7 +133,7 @@ class TrialJudge:
     def observe(self, reading: Reading, at: float, cause: str = "") -> Observation:
         judged = problems(self.desired, reading)
         found = list(judged)
-        fault = list(judged)
+        fault = [p for p in judged if not only_pending(p)]
         view = View.of(self.desired, reading)
         uids = view.uids()
         if self.field is None and self.target in UID_KINDS:

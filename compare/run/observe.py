@@ -59,7 +59,7 @@ class Observer(threading.Thread):
         self.observed_until = 0.0
         self._watch = NamespaceWatch(api, namespace, on_change=self._changed)
         self._cond = threading.Condition()
-        self._started: float | None = None
+        self._injection_started: float | None = None
         self._injected: float | None = None
         self._over = False
 
@@ -82,7 +82,7 @@ class Observer(threading.Thread):
     def injected(self, started: float, at: float) -> None:
         """The injection activity ran from `started` to `at` (time.time())."""
         with self._cond:
-            self._started, self._injected = started, at
+            self._injection_started, self._injected = started, at
             self._cond.notify_all()
 
     def experiment_over(self) -> None:
@@ -142,9 +142,9 @@ class Observer(threading.Thread):
         """None when the trial is decided; else when to look again (time.time())."""
         if self._injected is None:
             return None if self._over else now + self.recheck
-        assert self._started is not None
+        assert self._injection_started is not None
         deadline = self._injected + self.window
-        after = [o for o in self.observations if o.at >= self._started]
+        after = [o for o in self.observations if o.at >= self._injection_started]
         seen = next((i for i, o in enumerate(after) if o.fault), None)
         if seen is not None:
             heal_start = None

@@ -23,7 +23,7 @@ from kubernetes import client
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
 from compare.errors import CompareError
-from compare.results import CrossCheck, TrialResult
+from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
@@ -38,12 +38,7 @@ RUN_LABEL = "compare.example.com/run-id"
 EVENT_GRACE_S = 2.0
 # The observer decides within window + settle; this bounds the join beyond that.
 OBSERVER_GRACE_S = 30.0
-# chaostoolkit's verdicts that agree with ours: its hypothesis after the method is our judge.
-AGREEING: dict[str, tuple[str, ...]] = {
-    "healed": ("completed",),
-    "no-fault": ("completed",),
-    "not-healed": ("deviated", "failed"),
-}
+
 _EXCEPTION_PREFIX = re.compile(r"^((?:[A-Za-z_][\w.]*: )+)(.*)$")
 
 
@@ -237,7 +232,7 @@ def _carry_out(
         settle=ctx.settle,
         detected_by=detection.detected_by if detection else None,
         chaos_verdict=chaos,
-        chaos_agrees=chaos in AGREEING[measurement.status],
+        chaos_agrees=chaos_agrees(measurement.status, chaos),
         cross_check=CrossCheck(reads=observer.rereads, disagreements=observer.disagreements),
         extra={"injection": spec.injection, "readings": measurement.readings},
     )

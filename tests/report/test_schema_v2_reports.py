@@ -226,8 +226,10 @@ def test_html_escapes_everything_from_results() -> None:
 def test_html_trial_evidence_shows_heals_flaps_fault_seen_and_disagreement() -> None:
     text = render(ReportFormat.html, _data())
     assert "<th>first heal</th><th>settled heal</th><th>flaps</th><th>fault seen</th>" in text
-    assert "first heal <b>0.12 s</b>; settled heal <b>0.55 s</b> (held 1 s)" in text
-    assert "first heal <b>0.09 s</b>; settled heal <b>-</b> (held 1 s); it never settled" in text
+    assert "first heal <b>0.12 s</b>; settled heal <b>0.55 s</b> (settle period 1 s)" in text
+    assert (
+        "first heal <b>0.09 s</b>; settled heal <b>-</b> (settle period 1 s); it never settled"
+    ) in text
     assert "<b>2 flaps</b> (healed, then drifted again)" in text
     assert "<li>healed at 0.12 s, drifted at 0.30 s: <code>" in text
     assert "fault seen by <b>event</b> at 0.02 s after the injection" in text
@@ -237,7 +239,7 @@ def test_html_trial_evidence_shows_heals_flaps_fault_seen_and_disagreement() -> 
     ) in text
     assert "&#x26A0; chaostoolkit disagrees</span></summary>" in text
     assert "watch cross-check: 1 of 5 full re-reads disagreed with the watch" in text
-    assert "watch cross-check: 1 full re-reads, all agreed" in text
+    assert "watch cross-check: 1 full re-read, none disagreed" in text
     assert "no fault seen: the injection changed nothing the judge checks" in text
     assert '<td class="no-fault"><a href="#cell-annotation-add-helm">no fault seen in 2/2' in text
     # The verdict area lists the disagreements and the no-fault cells.

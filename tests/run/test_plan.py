@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from compare.errors import CompareError
-from compare.run.engine import RunRequest, new_run_id, plan_trials
+from compare.run.engine import RunRequest, admissible, new_run_id, plan_trials, schedule
 from compare.run.experiments import load_experiments, load_spec
 from compare.run.runner import epoch, inline_refs
 from compare.run.trial import TrialPlan, namespace_for
@@ -47,8 +47,9 @@ def test_nothing_to_run_is_a_usage_error() -> None:
         plan_trials(_request("operator-down-drift", approaches=("helm",)))
 
 
-def test_the_default_run_has_25_trials() -> None:
-    assert len(plan_trials(_request())) == 25
+def test_the_default_run_has_53_trials() -> None:
+    # 26 faults x 2 approaches + operator-down-drift (the operator only).
+    assert len(plan_trials(_request())) == 53
 
 
 def test_namespaces_are_valid_dns_labels(tmp_path: Path) -> None:
@@ -81,3 +82,30 @@ def test_refs_are_inlined_before_running() -> None:
 def test_journal_timestamps_become_epoch_seconds() -> None:
     assert epoch("2026-12-02T12:00:00.250000+00:00") == pytest.approx(1796212800.25)
     assert epoch("2026-12-02T12:00:00.250000") == pytest.approx(1796212800.25)  # naive = UTC
+
+
+def test_the_exclusive_approach_goes_first_and_its_exclusive_trial_last_of_it() -> None:
+    plans = schedule(plan_trials(_request("image-change", "operator-down-drift", "env-add")))
+    assert [(p.experiment.name, p.approach) for p in plans] == [
+        ("image-change", "operator"),
+        ("env-add", "operator"),
+        ("operator-down-drift", "operator"),
+        ("image-change", "helm"),
+        ("env-add", "helm"),
+    ]
+
+
+def test_an_exclusive_trial_waits_for_its_approach_but_not_for_the_others() -> None:
+    plans = schedule(plan_trials(_request("image-change", "operator-down-drift", trials=2)))
+    op = [p for p in plans if p.approach == "operator" and not p.experiment.exclusive]
+    alone = [p for p in plans if p.experiment.exclusive]
+    helm = [p for p in plans if p.approach == "helm"]
+    # Not while an operator trial runs or is still to run.
+    assert not admissible(alone[0], [*alone, *helm], [op[0]])
+    assert not admissible(alone[0], [op[1], *alone], [])
+    # Beside Helm trials, yes; and a Helm trial may start beside it.
+    assert admissible(alone[0], alone, helm[:1])
+    assert admissible(helm[1], [helm[1]], [alone[0]])
+    # Nothing of its own approach beside it, not even the second exclusive trial.
+    assert not admissible(alone[1], [alone[1]], [alone[0]])
+    assert not admissible(op[0], [op[0]], [alone[0]])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -13,37 +12,10 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.paths import EXPERIMENTS_DIR
 from compare.results import latest_run, load_results
+from tests.run.experiment_files import TARGET, _action, _experiment
 
 pytestmark = pytest.mark.cluster
-
-
-def _experiment(title: str, action: dict[str, Any], extension: dict[str, Any] | None) -> Any:
-    # The contract (configuration, hypothesis, final wait) copied from a built-in experiment.
-    base = json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
-    doc = {
-        "version": "1.0.0",
-        "title": title,
-        "description": f"{title}, written by a user.",
-        "configuration": base["configuration"],
-        "steady-state-hypothesis": base["steady-state-hypothesis"],
-        "method": [action, base["method"][-1]],
-    }
-    if extension is not None:
-        doc["extensions"] = [extension]
-    return doc
-
-
-def _action(activity: str, module: str, func: str, **arguments: Any) -> dict[str, Any]:
-    return {
-        "type": "action",
-        "name": activity,
-        "provider": {"type": "python", "module": module, "func": func, "arguments": arguments},
-    }
-
-
-TARGET = {"name": "${webapp_name}", "ns": "${webapp_namespace}"}
 
 
 def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path: Path) -> None:
