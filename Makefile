@@ -7,7 +7,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium sample-report
+.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium sample-report \
+	floors
 
 $(STAMP): pyproject.toml
 	@echo ">> creating $(VENV) and installing the toolkit (pip install -e '.[dev]')"
@@ -30,6 +31,11 @@ lint: $(STAMP)
 test: setup lint chromium
 	$(BIN)/pytest
 
+# The lower bounds in pyproject.toml are true: every direct dependency installed at its lowest
+# allowed version (uv --resolution lowest-direct, in .venv-floors/) passes the unit tests.
+floors:
+	@PYTHON=$(PYTHON) bash tools/floors.sh
+
 demo: setup
 	$(BIN)/compare cluster up
 	@# The report is written even when a trial ended in error; the run's exit code is kept.
@@ -49,7 +55,7 @@ cluster-down: $(STAMP)
 	$(BIN)/compare cluster down
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .venv-floors .mypy_cache .ruff_cache .pytest_cache
 
 # The HTML report test opens the report in a real headless browser; a fresh CI machine (root,
 # Debian/Ubuntu) gets Debian's chromium here. Set COMPARE_CHROMIUM to use another binary.

@@ -16,6 +16,7 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.judge import REQUEST_TIMEOUT
 from compare.webapp import KIND
 
 REASONS = ("DriftCorrected", "Created")
@@ -53,7 +54,7 @@ def first_detection(events: list[dict[str, Any]], since: float) -> Detection | N
 def read_events(api: client.ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
     selector = f"involvedObject.kind={KIND},involvedObject.name={name}"
     response = client.CoreV1Api(api).list_namespaced_event(
-        namespace, field_selector=selector, _preload_content=False
+        namespace, field_selector=selector, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
     )
     items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
     return items

@@ -56,7 +56,7 @@ from compare.webapp import WebApp
 DEFAULT_HEAL_WINDOW_S = 10.0
 DEFAULT_SETTLE_S = 1.0
 DEFAULT_RECHECK_S = 2.0
-DEFAULT_PARALLEL = 4
+DEFAULT_PARALLEL = 24
 # How often the main thread wakes while trials run, so Ctrl-C is handled promptly.
 WAIT_TICK_S = 0.2
 

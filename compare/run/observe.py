@@ -172,15 +172,21 @@ class Observer(threading.Thread):
         return 0
 
     def _final_reread(self) -> None:
-        # The end of the trial is always cross-checked once against a full read.
+        # The end of the trial is always cross-checked once against a full read, which is
+        # also the last reading (a trial in which nothing happened has no event after it).
         try:
             listed = read(self.api, self.namespace)
         except Exception:
             return  # the verdict stands on the events; a dead cluster was caught above
         self.rereads += 1
-        self._cross_check(listed)
+        missed = self._cross_check(listed)
+        judge = self.judge
+        if judge is not None and not missed:
+            last = judge.observe(listed, listed.at)
+            with self._cond:
+                self.observations.append(last)
 
-    def _cross_check(self, listed: Reading) -> None:
+    def _cross_check(self, listed: Reading) -> bool:
         """Every object the list shows must be in the cache at that version or a later one."""
         deadline = time.monotonic() + CATCH_UP_S
         while True:
@@ -195,6 +201,7 @@ class Observer(threading.Thread):
                 with self._cond:
                     self.observations.append(judge.observe(listed, listed.at))
                     self.observations.sort(key=lambda o: o.at)
+        return bool(missed)
 
 
 def _missed(

@@ -1,8 +1,11 @@
 """The ground truth: one `compare run` of the whole catalogue against both approaches.
 
-Real cluster, real helm, the real operator process, real chaostoolkit. Helm heals what the
-Deployment/ReplicaSet controllers heal (pods, the ReplicaSet) and nothing else; the operator
-heals every fault, including drift made while it was stopped.
+Real cluster, real helm, the real operator process, real chaostoolkit, the closed-world judge.
+Helm heals what the Deployment/ReplicaSet controllers heal (pods, the ReplicaSet) and nothing
+else; an unowned annotation is no fault for either. The operator heals the drift it compares
+today, including drift made while it was stopped, and - measured, not assumed - leaves the
+drift outside its field set (OPERATOR_LEAVES: the operator's closed-world healing is its own
+piece of work; the judge is never bent to it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,19 @@ pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_fou
 
 HEAL_WINDOW = 8.0  # the operator-down-drift heal includes a process restart
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
-HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - {"operator-down-drift"}
+NO_FAULT = {"annotation-add"}
+HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - NO_FAULT - {"operator-down-drift"}
+OPERATOR_LEAVES = {
+    "container-command-add",
+    "capability-add",
+    "pod-host-network",
+    "deployment-paused",
+    "strategy-recreate",
+    "min-ready-seconds",
+    "deployment-label-add",
+    "service-session-affinity",
+}
+OPERATOR_HEALS = [f for f in CATALOGUE if f not in OPERATOR_LEAVES | NO_FAULT]
 DELETIONS = {"deployment-delete": "deployment", "service-delete": "service"}
 
 
@@ -56,7 +71,7 @@ def outcome(cluster: ClusterTarget, tmp_path_factory: pytest.TempPathFactory) ->
             "--heal-window",
             str(HEAL_WINDOW),
             "--parallel",
-            "4",
+            "24",
             "--output",
             str(out),
         ],
@@ -72,9 +87,9 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     assert r.settings.experiments == list(CATALOGUE)
     assert r.settings.approaches == ["helm", "operator"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
-    # operator-down-drift applies to the operator only: 12 + 13 trials.
-    assert len(r.trials) == 25
-    assert {t.status for t in r.trials} <= {"healed", "not-healed"}, [
+    # operator-down-drift applies to the operator only: 26 + 27 trials.
+    assert len(r.trials) == 53
+    assert {t.status for t in r.trials} <= {"healed", "not-healed", "no-fault"}, [
         (t.label, t.error) for t in r.trials if t.status == "error"
     ]
     assert [e.name for e in r.experiments] == list(CATALOGUE)
@@ -83,8 +98,8 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
 
 def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     assert "│ fault" in outcome.output and "│ operator" in outcome.output
-    assert "operator healed 13/13 faults" in outcome.output
-    assert "helm healed 3/12 faults" in outcome.output
+    assert "operator healed 18/27 faults" in outcome.output
+    assert "helm healed 3/26 faults" in outcome.output
 
 
 @pytest.mark.parametrize("experiment", sorted(HELM_HEALS))
@@ -121,8 +136,23 @@ def test_helm_leaves_every_drift_and_deleted_object_unhealed(
         assert (ev.before, ev.after) == ("present", "absent")
 
 
-@pytest.mark.parametrize("experiment", CATALOGUE)
-def test_the_operator_heals_every_fault(outcome: Outcome, experiment: str) -> None:
+@pytest.mark.parametrize("approach", ["helm", "operator"])
+def test_an_unowned_annotation_is_no_fault(outcome: Outcome, approach: str) -> None:
+    t = outcome.trial("annotation-add", approach)
+    assert t.status == "no-fault" and t.time_to_heal_seconds is None
+    assert t.evidence.fault_seen is None and t.evidence.chaos_agrees is True
+
+
+@pytest.mark.parametrize("experiment", sorted(OPERATOR_LEAVES))
+def test_the_operator_leaves_drift_outside_its_field_set(outcome: Outcome, experiment: str) -> None:
+    t = outcome.trial(experiment, "operator")
+    assert t.status == "not-healed", (t.status, t.error)
+    assert t.evidence.fault_seen is not None
+    assert t.evidence.mismatches_at_end, "not healed, yet nothing differs?"
+
+
+@pytest.mark.parametrize("experiment", OPERATOR_HEALS)
+def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str) -> None:
     t = outcome.trial(experiment, "operator")
     assert t.status == "healed", t.evidence.mismatches_at_end
     assert t.time_to_heal_seconds is not None and t.time_to_heal_seconds <= HEAL_WINDOW
@@ -166,6 +196,7 @@ def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
         assert t.injected_at.isoformat() == injection["end"]
         # chaostoolkit's own verdict agrees with ours.
         assert journal["deviated"] == (t.status == "not-healed"), t.label
+        assert t.evidence.chaos_agrees is True, t.label
 
 
 def test_the_run_removed_its_namespaces(outcome: Outcome, api: client.ApiClient) -> None:

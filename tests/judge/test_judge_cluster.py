@@ -1,0 +1,115 @@
+"""The judge against the real API server: defaults by dry-run equal what the deployers stored,
+real patches of every kind are seen, allowed changes are not, the watch follows and stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.desired import desired_objects
+from compare.deploy.helm import deploy_helm
+from compare.deploy.operator import deploy_operator, undeploy_operator
+from compare.judge import NamespaceWatch, Reading, mismatches, problems, read, wait_until_holds
+from tests.helm.helpers import make_webapp
+
+pytestmark = pytest.mark.cluster
+
+C = "deployment.spec.template.spec.containers[webapp]"
+
+
+def _paths(api: client.ApiClient, namespace: str, approach: str) -> list[str]:
+    desired = desired_objects(api, approach, make_webapp(replicas=2), namespace)
+    return [m.path for m in mismatches(desired, read(api, namespace))]
+
+
+def test_helm_objects_hold_closed_world_and_real_drift_is_seen(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    # The dry-run's defaults are exactly what helm's apply stored: nothing differs.
+    assert _paths(api, namespace, "helm") == []
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    # Allowed: an unowned annotation, and the Service's allocated clusterIP (already there).
+    apps.patch_namespaced_deployment("shop", namespace, {"metadata": {"annotations": {"x": "1"}}})
+    assert _paths(api, namespace, "helm") == []
+    # Judged: a changed value, an added pod-spec field, a removed label, a Service field.
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "hostNetwork": True,
+                    "containers": [{"name": "webapp", "resources": {"requests": {"cpu": "999m"}}}],
+                }
+            }
+        }
+    }
+    apps.patch_namespaced_deployment("shop", namespace, patch)
+    core.patch_namespaced_service(
+        "shop",
+        namespace,
+        [{"op": "remove", "path": "/metadata/labels/app.kubernetes.io~1component"}],
+    )
+    core.patch_namespaced_service("shop", namespace, {"spec": {"sessionAffinity": "ClientIP"}})
+    found = _paths(api, namespace, "helm")
+    assert f"{C}.resources.requests" in found  # the chart set none for this WebApp
+    assert "deployment.spec.template.spec.hostNetwork" in found
+    assert "service.metadata.labels[app.kubernetes.io/component]" in found
+    assert "service.spec.sessionAffinity" in found
+    assert "service.spec.sessionAffinityConfig" in found  # the API's default that came with it
+
+
+def test_operator_children_hold_closed_world(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    webapp = make_webapp(replicas=2)
+    deploy_operator(cluster, webapp, namespace, timeout=90)
+    try:
+        assert _paths(api, namespace, "operator") == []
+    finally:
+        undeploy_operator(cluster, namespace, name=webapp.name)
+
+
+def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    desired = desired_objects(api, "helm", make_webapp(replicas=2), namespace)
+    restart = {
+        "spec": {
+            "template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "now"}}}
+        }
+    }
+    client.AppsV1Api(api).patch_namespaced_deployment("shop", namespace, restart)
+    # Never a field mismatch; the state holds again when the new pods are the Ready ones.
+    assert mismatches(desired, read(api, namespace)) == []
+    assert wait_until_holds(api, namespace, desired, timeout=30) == []
+    assert problems(desired, read(api, namespace)) == []
+
+
+def test_the_watch_follows_changes_and_stops_at_once(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    seen: list[str] = []
+    deleted = threading.Event()
+
+    def changed(_at: float, reading: Reading, what: str) -> None:
+        seen.append(what)
+        if reading.get("Service", "shop") is None:
+            deleted.set()
+
+    watch = NamespaceWatch(api, namespace, on_change=changed)
+    first = watch.start()
+    assert first.get("Deployment", "shop") is not None
+    client.CoreV1Api(api).delete_namespaced_service("shop", namespace)
+    assert deleted.wait(10), seen
+    assert "DELETED Service shop" in seen
+    started = time.monotonic()
+    watch.stop()
+    assert time.monotonic() - started < 2.5
+    assert not any(t.is_alive() for t in watch._threads)
+    assert watch.errors == []
