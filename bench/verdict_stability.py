@@ -19,7 +19,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from operator_common import add_cluster_args, bench_target
+
 from compare.run import DEFAULT_PARALLEL, RunRequest
 from compare.run.engine import Run
 from compare.run.experiments import load_experiments
@@ -33,40 +34,34 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--heal-window", type=float, default=10.0)
     parser.add_argument("--parallel", type=int, default=None)
-    parser.add_argument("--kubeconfig", type=Path, default=None)
+    add_cluster_args(parser)
+    parser.set_defaults(cluster=BENCH_CLUSTER)
     args = parser.parse_args()
 
-    own = None
-    kubeconfig = args.kubeconfig
-    if kubeconfig is None:
-        own = EmbeddedCluster(BENCH_CLUSTER)
-        kubeconfig = own.up().kubeconfig
-    target = ClusterTarget(kubeconfig=kubeconfig, embedded=own is not None)
     verdicts: dict[tuple[str, str], list[str]] = defaultdict(list)
     heals: dict[tuple[str, str], list[float]] = defaultdict(list)
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-stability-") as tmp:
-            for rep in range(args.reps):
-                request = RunRequest(
-                    approaches=("helm", "operator"),
-                    experiments=tuple(load_experiments(())),
-                    webapp=load_webapp(DEFAULT_APP),
-                    app_path=DEFAULT_APP,
-                    output_dir=Path(tmp),
-                    heal_window=args.heal_window,
-                    parallel=args.parallel or DEFAULT_PARALLEL,
-                )
-                start = time.perf_counter()
-                results = Run(target, request).execute()
-                wall = time.perf_counter() - start
-                print(f"rep {rep + 1}: {len(results.trials)} trials in {wall:.1f} s", flush=True)
-                for t in results.trials:
-                    verdicts[(t.experiment, t.approach)].append(t.status)
-                    if t.time_to_heal_seconds is not None:
-                        heals[(t.experiment, t.approach)].append(t.time_to_heal_seconds)
-    finally:
-        if own is not None:
-            own.down()
+    with (
+        bench_target(args) as target,
+        tempfile.TemporaryDirectory(prefix="bench-stability-") as tmp,
+    ):
+        for rep in range(args.reps):
+            request = RunRequest(
+                approaches=("helm", "operator"),
+                experiments=tuple(load_experiments(())),
+                webapp=load_webapp(DEFAULT_APP),
+                app_path=DEFAULT_APP,
+                output_dir=Path(tmp),
+                heal_window=args.heal_window,
+                parallel=args.parallel or DEFAULT_PARALLEL,
+            )
+            start = time.perf_counter()
+            results = Run(target, request).execute()
+            wall = time.perf_counter() - start
+            print(f"rep {rep + 1}: {len(results.trials)} trials in {wall:.1f} s", flush=True)
+            for t in results.trials:
+                verdicts[(t.experiment, t.approach)].append(t.status)
+                if t.time_to_heal_seconds is not None:
+                    heals[(t.experiment, t.approach)].append(t.time_to_heal_seconds)
     agree = 0
     print(f"\n{'fault':28} {'approach':9} {'agree':6} {'verdicts':28} p50 s   spread")
     for (fault, approach), seen in sorted(verdicts.items()):

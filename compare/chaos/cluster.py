@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.config import kube_config
 
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, new_api_client
 from compare.deploy.operator_install import is_local
 
 ENV_KUBECONFIG = "KUBECONFIG"
@@ -49,9 +49,7 @@ def recognised(target: ClusterTarget) -> ClusterTarget:
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:
     """A client of its own (no global default configuration is touched)."""
-    return config.new_client_from_config(
-        config_file=str(kubeconfig_path()), context=kube_context(secrets)
-    )
+    return new_api_client(kubeconfig_path(), kube_context(secrets))
 
 
 @contextmanager

@@ -175,6 +175,8 @@ class _ProgressListener:
             TimeElapsedColumn(),
             console=console,
             transient=True,
+            # A calm display: re-rendering a line per trial under way costs CPU the trials need.
+            refresh_per_second=2,
         )
         self.total = total
         self.done = 0

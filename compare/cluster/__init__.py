@@ -7,13 +7,14 @@ Nothing here knows about WebApps.
 
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
-from compare.cluster.target import ClusterTarget, resolve_target
+from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
 
 __all__ = [
     "ClusterStatus",
     "ClusterTarget",
     "EmbeddedCluster",
     "ensure_binaries",
+    "new_api_client",
     "resolve_target",
     "tool_path",
 ]

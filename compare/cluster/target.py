@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,26 @@ from compare.errors import CompareError
 REACH_TIMEOUT_S = 5.0
 
 
+def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
+    """A client of its own for the kubeconfig's context.
+
+    The parsed configuration is shared while the file is unchanged: trials and probes make many
+    clients, and parsing the kubeconfig (YAML, certificates) each time cost a run real CPU."""
+    stat = Path(kubeconfig).stat()
+    return client.ApiClient(
+        configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _configuration(path: str, context: str | None, mtime: int, size: int) -> client.Configuration:
+    configuration = client.Configuration()
+    config.load_kube_config(
+        config_file=path, context=context, client_configuration=configuration, persist_config=False
+    )
+    return configuration
+
+
 @dataclass(frozen=True)
 class ClusterTarget:
     """A cluster every command talks to through one kubeconfig (and optional context)."""
@@ -25,7 +46,7 @@ class ClusterTarget:
     embedded: bool = False
 
     def api_client(self) -> client.ApiClient:
-        return config.new_client_from_config(config_file=str(self.kubeconfig), context=self.context)
+        return new_api_client(self.kubeconfig, self.context)
 
     def kubectl_args(self) -> list[str]:
         args = ["--kubeconfig", str(self.kubeconfig)]

@@ -11,7 +11,6 @@ chaostoolkit probes of its experiment share one rendering and one server-side dr
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from collections import OrderedDict
@@ -36,17 +35,9 @@ def desired_manifest(
     """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
     if approach not in APPROACHES:
         raise CompareError(f"approach {approach!r}: unknown (known: {', '.join(APPROACHES)})")
-    text = _rendered(approach, webapp.model_dump_json(by_alias=True), namespace, release)
-    result: list[dict[str, Any]] = json.loads(text)
-    return result
-
-
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _rendered(approach: str, webapp_json: str, namespace: str, release: str | None) -> str:
-    webapp = WebApp.model_validate_json(webapp_json)
     if approach == "helm":
-        return json.dumps(webapp_manifest(webapp, release=release))
-    return json.dumps(operator_manifest(webapp, namespace))
+        return webapp_manifest(webapp, release=release)  # cached by the Helm path itself
+    return operator_manifest(webapp, namespace)
 
 
 _defaulted: OrderedDict[tuple[str, str, str], DesiredObjects] = OrderedDict()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import json
 import logging
 import re
 import threading
@@ -203,9 +204,18 @@ def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[st
 def webapp_manifest(
     webapp: WebApp, *, release: str | None = None, extra_values: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:
-    """The objects a release of this WebApp keeps (hooks dropped): what the judge holds it to."""
+    """The objects a release of this WebApp keeps (hooks dropped): what the judge holds it to.
+
+    Rendering is deterministic: a process renders each (values, release) once."""
     values = chart_values(webapp, extra_values)
-    return judged_objects(render(values, release=release or webapp.name))
+    text = _manifest(json.dumps(values, sort_keys=True), release or webapp.name)
+    objects: list[dict[str, Any]] = json.loads(text)
+    return objects
+
+
+@functools.lru_cache(maxsize=256)
+def _manifest(values_json: str, release: str) -> str:
+    return json.dumps(judged_objects(render(json.loads(values_json), release=release)))
 
 
 def _deployment_progress(deployment: dict[str, Any] | None) -> tuple[bool, str]:

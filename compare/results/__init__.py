@@ -50,6 +50,7 @@ from compare.results.store import (
     parse_results,
     resolve_results,
     save_results,
+    save_results_json,
     write_text_atomic,
 )
 
@@ -90,6 +91,7 @@ __all__ = [
     "percentile",
     "resolve_results",
     "save_results",
+    "save_results_json",
     "seconds",
     "summarize",
     "upgrade",

@@ -36,7 +36,12 @@ def write_text_atomic(path: Path, text: str) -> Path:
 
 def save_results(results: RunResults, run_dir: Path) -> Path:
     """Write run_dir/results.json atomically (safe to call after every trial); always version 2."""
-    text = json.dumps(results.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return save_results_json(results.to_json(), run_dir)
+
+
+def save_results_json(data: dict[str, Any], run_dir: Path) -> Path:
+    """Write an already serialised RunResults (`RunResults.to_json()`) atomically."""
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return write_text_atomic(Path(run_dir) / RESULTS_FILE, text)
 
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 
@@ -37,7 +38,7 @@ from compare.results import (
     RunResults,
     RunSettings,
     TrialResult,
-    save_results,
+    save_results_json,
 )
 from compare.run.approaches import approach as approach_of
 from compare.run.approaches import ensure_operator_running
@@ -173,6 +174,7 @@ class Run:
             trials=[],
         )
         self._lock = threading.Lock()
+        self._dumped: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.ctx = TrialContext(
             run_id=self.run_id,
             run_dir=self.run_dir,
@@ -265,6 +267,8 @@ class Run:
                 error=f"{type(exc).__name__}: {exc}",
             )
         with self._lock:
+            # Serialised once: rewriting results.json after each trial stays cheap.
+            self._dumped[result.key] = result.model_dump(mode="json", by_alias=True)
             self.results.trials.append(result)
             order = {(p.experiment.name, p.approach, p.trial): i for i, p in enumerate(self.plans)}
             self.results.trials.sort(key=lambda t: order.get(t.key, len(order)))
@@ -299,7 +303,12 @@ class Run:
             api.close()
 
     def _save(self) -> None:
-        save_results(self.results, self.run_dir)
+        data = self.results.model_dump(mode="json", by_alias=True, exclude={"trials"})
+        data["trials"] = [
+            self._dumped.get(t.key) or t.model_dump(mode="json", by_alias=True)
+            for t in self.results.trials
+        ]
+        save_results_json(data, self.run_dir)
 
     @property
     def cleanup_errors(self) -> list[str]:

@@ -169,14 +169,6 @@ DRIFTS: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize(("change", "path", "kind"), DRIFTS)
-def test_every_class_of_deployment_drift_is_seen(
-    change: Callable[[Obj], None], path: str, kind: str
-) -> None:
-    found = _dep_drift(change)
-    assert (path, kind) in [(m.path, m.change) for m in found], found
-
-
 SERVICE_DRIFTS: list[Any] = [
     pytest.param(
         lambda s: s["spec"].update(sessionAffinity="ClientIP"),
@@ -214,11 +206,20 @@ SERVICE_DRIFTS: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize(("change", "path", "kind"), SERVICE_DRIFTS)
-def test_every_class_of_service_drift_is_seen(
-    change: Callable[[Obj], None], path: str, kind: str
+CASES = [
+    *(pytest.param(_dep_drift, *p.values, id=f"deployment-{p.id}") for p in DRIFTS),
+    *(pytest.param(_svc_drift, *p.values, id=f"service-{p.id}") for p in SERVICE_DRIFTS),
+]
+
+
+@pytest.mark.parametrize(("drift", "change", "path", "kind"), CASES)
+def test_every_class_of_drift_is_seen(
+    drift: Callable[[Callable[[Obj], None]], list[Mismatch]],
+    change: Callable[[Obj], None],
+    path: str,
+    kind: str,
 ) -> None:
-    found = _svc_drift(change)
+    found = drift(change)
     assert (path, kind) in [(m.path, m.change) for m in found], found
 
 

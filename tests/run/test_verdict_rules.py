@@ -68,25 +68,25 @@ def test_an_injection_that_changes_nothing_is_no_fault(
 def test_a_drift_reapplied_in_the_background_never_settles(
     cluster: ClusterTarget, tmp_path: Path
 ) -> None:
-    # The operator reverts each scale within ~0.1 s; the drift is back every 0.4 s for 6 s,
-    # so no healed stretch lasts the 1 s settle period inside the 4 s window.
+    # The operator reverts each scale within a fraction of a second; the drift is back every
+    # 0.9 s for 8 s, so no healed stretch lasts the 1 s settle period inside the 5 s window.
     flapping = _write(
         tmp_path / "keep-scaling.json",
         "Keep scaling to one",
         _action("keep-scaling", "tests.run.chaos_helpers", "keep_scaling",
-                replicas=1, seconds=6.0, interval=0.4, **TARGET),
+                replicas=1, seconds=8.0, interval=0.9, **TARGET),
         ["operator"],
     )  # fmt: skip
     code, output = _run(
         cluster.kubeconfig,
         tmp_path / "out",
-        *("-e", str(flapping), "--approach", "operator", "--heal-window", "4"),
+        *("-e", str(flapping), "--approach", "operator", "--heal-window", "5"),
     )
     results = load_results(latest_run(tmp_path / "out"))
     (trial,) = results.trials
     assert trial.status == "not-healed", (trial.status, trial.error, output)
     assert trial.time_to_first_heal_seconds is not None  # it did heal, briefly
-    assert len(trial.evidence.flaps) >= 3
+    assert len(trial.evidence.flaps) >= 2
     assert trial.evidence.fault_seen is not None and trial.evidence.fault_seen.how == "event"
     assert code == 0, output
 
