@@ -10,10 +10,12 @@ the Deployment still runs.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 REVISION = "deployment.kubernetes.io/revision"
+TEMPLATE_HASH = "pod-template-hash"  # the label the controller adds to its ReplicaSets
 Obj = dict[str, Any]
 
 
@@ -36,14 +38,31 @@ def ready(pod: Obj) -> bool:
 
 
 def current_replicaset(deployment: Obj | None, replicasets: Iterable[Obj]) -> Obj | None:
-    """The ReplicaSet the Deployment controls with the highest revision."""
+    """The ReplicaSet of the Deployment's current pod template (the highest revision if
+    several): the Deployment controller's own rule, template equal but for the hash label.
+
+    Not simply the highest revision seen: the ReplicaSet of a new template may not have
+    reached this reading yet (another watch stream), and the old one must not pass for it."""
     owner = uid(deployment)
-    if owner is None:
+    if owner is None or deployment is None:
         return None
-    owned = [rs for rs in replicasets if controller_uid(rs) == owner and not terminating(rs)]
+    template = (deployment.get("spec") or {}).get("template") or {}
+    owned = [
+        rs
+        for rs in replicasets
+        if controller_uid(rs) == owner and not terminating(rs) and _template_of(rs) == template
+    ]
     if not owned:
         return None
     return max(owned, key=_revision)
+
+
+def _template_of(replicaset: Obj) -> Obj:
+    template = copy.deepcopy((replicaset.get("spec") or {}).get("template") or {})
+    labels = (template.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        labels.pop(TEMPLATE_HASH, None)
+    return template
 
 
 def _revision(replicaset: Obj) -> int:

@@ -58,14 +58,20 @@ def service(uid: str = "svc-1", *, port: int = 8080) -> dict[str, Any]:
     return obj
 
 
-def replicaset(uid: str = "rs-1", owner: str = "dep-1", revision: int = 1) -> dict[str, Any]:
+def replicaset(
+    uid: str = "rs-1", owner: str = "dep-1", revision: int = 1, *, image: str = "shop:v1"
+) -> dict[str, Any]:
+    """A ReplicaSet of the Deployment's template (with the hash label the controller adds)."""
+    template = copy.deepcopy(deployment(image=image)["spec"]["template"])
+    template["metadata"]["labels"]["pod-template-hash"] = f"h{uid}"
     return {
         "metadata": {
             "name": f"shop-{uid}",
             "uid": uid,
             "annotations": {"deployment.kubernetes.io/revision": str(revision)},
             "ownerReferences": [{"uid": owner, "controller": True}],
-        }
+        },
+        "spec": {"template": template},
     }
 
 

@@ -57,6 +57,13 @@ def test_pods_the_selector_does_not_match_are_not_the_apps() -> None:
     assert problems(DESIRED, reading(pods=[pod("p1"), pod("p2"), pod("p3"), stranger])) == []
 
 
+def test_the_replicaset_of_another_template_is_not_the_current_one() -> None:
+    # The new template's ReplicaSet has not reached this reading yet: the old one, with three
+    # Ready pods, must not pass for it (the Deployment already asks for shop:v2).
+    r = reading(dep=deployment(image="shop:v2", generation=2, observed=2))
+    assert "pods.ready: want 3, got 0" in problems(DESIRED, r)
+
+
 def test_a_spec_the_controller_has_not_seen_is_not_healed() -> None:
     r = reading(dep=deployment(generation=3, observed=2))
     assert problems(DESIRED, r) == ["deployment.status.observedGeneration: want 3, got 2"]
