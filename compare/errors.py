@@ -17,3 +17,9 @@ class CompareError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def first_line(exc: BaseException) -> str:
+    """`Type: first line of the message` - an exception as one line for an error report."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__

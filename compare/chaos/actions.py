@@ -10,7 +10,6 @@ the experiment. Deletions, pod terminations and scaling use chaosk8s's own actio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ from kubernetes import client
 
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
+from compare.cluster import status_message
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.webapp import CONTAINER_NAME, PORT_NAME
@@ -62,14 +62,7 @@ def _drift(
 
 def _api_message(exc: client.ApiException) -> str:
     """The status code and the API server's own message (its Status), on one line."""
-    message = ""
-    try:
-        status = json.loads(exc.body) if exc.body else None
-    except (TypeError, ValueError):
-        status = None
-    if isinstance(status, dict):
-        message = str(status.get("message") or "")
-    return " ".join(f"{exc.status} {message or exc.reason or ''}".split())
+    return " ".join(f"{exc.status} {status_message(exc) or exc.reason or ''}".split())
 
 
 def _patch_deployment(

@@ -8,6 +8,8 @@ judged closed-world by `compare.judge` exactly as the trial engine judges it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from kubernetes import client
 
 from compare.chaos.cluster import api_client
 from compare.deploy.desired import desired_objects
-from compare.errors import CompareError
+from compare.errors import CompareError, first_line
 from compare.judge import DesiredObjects, problems, read, wait_until_holds
 from compare.webapp import load_webapp
 
@@ -40,21 +42,27 @@ def _desired(
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     except Exception as exc:  # the cluster did not answer the dry-run
-        raise ActivityFailed(f"reading the desired state in {ns} failed: {_line(exc)}") from exc
+        raise ActivityFailed(
+            f"reading the desired state in {ns} failed: {first_line(exc)}"
+        ) from exc
+
+
+@contextmanager
+def _reading(ns: str) -> Iterator[None]:
+    """Any failure to read the namespace as chaoslib's ActivityFailed, in one line."""
+    try:
+        yield
+    except client.ApiException as exc:
+        raise ActivityFailed(f"reading {ns} failed: {exc.status} {exc.reason}") from exc
+    except (ActivityFailed, InterruptedError):
+        raise  # already one line / a cancelled wait
+    except Exception as exc:  # timeouts, refused connections: one line, never a traceback
+        raise ActivityFailed(f"reading {ns} failed: {first_line(exc)}") from exc
 
 
 def _current(api: client.ApiClient, ns: str, desired: DesiredObjects) -> list[str]:
-    try:
+    with _reading(ns):
         return problems(desired, read(api, ns))
-    except client.ApiException as exc:
-        raise ActivityFailed(f"reading {ns} failed: {exc.status} {exc.reason}") from exc
-    except Exception as exc:  # timeouts, refused connections: one line, never a traceback
-        raise ActivityFailed(f"reading {ns} failed: {_line(exc)}") from exc
-
-
-def _line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def desired_state_mismatches(
@@ -103,13 +111,10 @@ def wait_for_desired_state(
     try:
         desired = _desired(api, name, ns, app_file, approach)
         try:
-            found = wait_until_holds(api, ns, desired, timeout=float(timeout), cancel=cancelled)
+            with _reading(ns):
+                found = wait_until_holds(api, ns, desired, timeout=float(timeout), cancel=cancelled)
         except InterruptedError:
             return False
-        except client.ApiException as exc:
-            raise ActivityFailed(f"reading {ns} failed: {exc.status} {exc.reason}") from exc
-        except Exception as exc:  # timeouts, refused connections: one line, never a traceback
-            raise ActivityFailed(f"reading {ns} failed: {_line(exc)}") from exc
         return not found
     finally:
         api.close()

@@ -27,7 +27,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, status_message
 from compare.deploy.live import WaitCancelled, wait_for_desired_state
 from compare.deploy.operator_install import (
     apply_cluster_objects,
@@ -250,11 +250,7 @@ def _crd_present(target: ClusterTarget) -> bool:
 
 
 def _api_message(exc: client.ApiException) -> str:
-    try:
-        message = json.loads(exc.body or "{}").get("message")
-    except (ValueError, AttributeError):
-        message = None
-    return " ".join(str(message or f"{exc.status} {exc.reason}").split())
+    return status_message(exc) or f"{exc.status} {exc.reason}"
 
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -20,13 +20,12 @@ from compare.deploy.operator import operator_manifest
 from compare.errors import CompareError
 from compare.judge import (
     DesiredObjects,
-    current_replicaset,
     judged_objects,
     problems,
     read,
     ready_pods,
-    selected,
     with_api_defaults,
+    workload,
 )
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
@@ -51,19 +50,15 @@ def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
         return None, None
     spec = desired.deployment.defaulted.get("spec") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
-    return int(spec.get("replicas", 1)), containers[0].get("image")
+    return desired.replicas, containers[0].get("image")
 
 
 def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
     """Ready pods of the current template, and "holds" or the first thing that differs."""
     reading = read(api, namespace)
-    ready = 0
-    if desired.deployment is not None:
-        live = reading.get("Deployment", desired.deployment.name)
-        current = current_replicaset(live, reading.all("ReplicaSet"))
-        ready = len(ready_pods(current, selected(reading.all("Pod"), desired.selector)))
+    _, replicaset, pods = workload(desired, reading)
     found = problems(desired, reading)
-    return ready, "holds" if not found else f"drifted: {found[0]}"
+    return len(ready_pods(replicaset, pods)), "holds" if not found else f"drifted: {found[0]}"
 
 
 def helm_apps(

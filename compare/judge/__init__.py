@@ -10,7 +10,7 @@ an operator built), not a model of the app, so it judges any app:
   diff       the closed-world comparison of one object (changed, removed, added)
   rollout    when a Deployment's rollout of the desired template is complete (from the pods)
   reading    one reading of a namespace (full re-read or a watch cache)
-  verdict    `problems`/`holds`: diff of every desired object + rollout
+  verdict    `problems`: diff of every desired object + rollout
   watch      a list+watch of a namespace that turns changes into readings as they happen
   wait       waiting until a desired state holds, by watching
 """
@@ -23,11 +23,11 @@ from compare.judge.desired import (
     judged_objects,
     with_api_defaults,
 )
-from compare.judge.diff import Mismatch, diff_object
+from compare.judge.diff import Mismatch, diff_object, judged_field
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
 from compare.judge.reading import Reading, read
-from compare.judge.rollout import current_replicaset, ready_pods, selected, uid
-from compare.judge.verdict import holds, mismatches, only_pending, problems
+from compare.judge.rollout import current_replicaset, ready_pods, selected, terminating, uid
+from compare.judge.verdict import mismatches, only_pending, problems, workload
 from compare.judge.wait import wait_until_holds
 from compare.judge.watch import NamespaceWatch
 
@@ -44,7 +44,7 @@ __all__ = [
     "as_given",
     "current_replicaset",
     "diff_object",
-    "holds",
+    "judged_field",
     "judged_objects",
     "mismatches",
     "only_pending",
@@ -52,7 +52,9 @@ __all__ = [
     "read",
     "ready_pods",
     "selected",
+    "terminating",
     "uid",
     "wait_until_holds",
     "with_api_defaults",
+    "workload",
 ]

@@ -77,8 +77,3 @@ def rule_at(path: Sequence[str]) -> str | None:
         if _match(entry.pattern, path):
             return entry.rule
     return None
-
-
-def documented() -> list[tuple[str, str, str]]:
-    """(path, rule, reason) of every entry, for docs and `compare status --explain`."""
-    return [(entry.path, entry.rule, entry.reason) for entry in ALLOW_LIST]

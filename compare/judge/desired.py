@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
 
+from compare.cluster.apierror import status_message
 from compare.errors import CompareError
 from compare.judge.kinds import REQUEST_TIMEOUT, kind
 
@@ -52,16 +55,19 @@ class DesiredObjects:
     @property
     def selector(self) -> dict[str, str]:
         """The Deployment's matchLabels: which pods are the app's."""
-        if self.deployment is None:
-            return {}
-        spec = self.deployment.defaulted.get("spec") or {}
-        return dict((spec.get("selector") or {}).get("matchLabels") or {})
+        return {} if self.deployment is None else match_labels(self.deployment.defaulted)
 
     @property
     def replicas(self) -> int:
         if self.deployment is None:
             return 0
         return int((self.deployment.defaulted.get("spec") or {}).get("replicas", 1))
+
+
+def match_labels(workload: Mapping[str, Any]) -> dict[str, str]:
+    """A workload's `spec.selector.matchLabels`."""
+    spec = workload.get("spec") or {}
+    return dict((spec.get("selector") or {}).get("matchLabels") or {})
 
 
 def judged_objects(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -79,6 +85,13 @@ def as_given(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
     return _build([(obj, obj) for obj in judged_objects(objects)])
 
 
+# The dry-run is deterministic for a cluster, namespace and manifest: a deploy wait, its trial
+# and the trial's three chaostoolkit probes share one. Bounded: trial namespaces come and go.
+CACHE_SIZE = 256
+_defaulted: OrderedDict[tuple[str, str, str], DesiredObjects] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def with_api_defaults(
     api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
 ) -> DesiredObjects:
@@ -86,10 +99,19 @@ def with_api_defaults(
 
     Raises a one-line CompareError when the server rejects one (then it could never hold).
     """
-    pairs = []
-    for obj in judged_objects(objects):
-        pairs.append((obj, _dry_run(api, namespace, obj)))
-    return _build(pairs)
+    kept = judged_objects(objects)
+    key = (str(api.configuration.host), namespace, json.dumps(kept, sort_keys=True))
+    with _cache_lock:
+        found = _defaulted.get(key)
+        if found is not None:
+            _defaulted.move_to_end(key)
+            return found
+    desired = _build([(obj, _dry_run(api, namespace, obj)) for obj in kept])
+    with _cache_lock:
+        _defaulted[key] = desired
+        while len(_defaulted) > CACHE_SIZE:
+            _defaulted.popitem(last=False)
+    return desired
 
 
 def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
@@ -130,15 +152,9 @@ def _dry_run(api: client.ApiClient, namespace: str, obj: Mapping[str, Any]) -> d
         )
     except client.ApiException as exc:
         raise CompareError(
-            f"desired {what}: the API server refused it ({exc.status} {_message(exc)})"
+            f"desired {what}: the API server refused it"
+            f" ({exc.status} {status_message(exc) or exc.reason})"
         ) from None
     stored: dict[str, Any] = json.loads(response.data)
     stored["metadata"]["name"] = meta.get("name")
     return stored
-
-
-def _message(exc: client.ApiException) -> str:
-    try:
-        return str(json.loads(exc.body).get("message") or exc.reason)
-    except (TypeError, ValueError, AttributeError):
-        return str(exc.reason)

@@ -65,6 +65,34 @@ def diff_object(
     return walk.found
 
 
+def judged_field(
+    desired: Mapping[str, Any], keys: Sequence[str], *, raw: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether `diff_object` compares the field at `keys` (a field path below its object,
+    list items by name as `compare.chaos.fields` writes them): not identity or status, not
+    someone else's key in an open map, not an allocated field the desired object leaves unset."""
+    if not keys or keys[0] in NOT_JUDGED_TOP:
+        return not keys
+    if keys[0] == "metadata" and (len(keys) < 2 or keys[1] not in JUDGED_METADATA):
+        return False
+    path: tuple[str, ...] = ()
+    node: Any = desired
+    for key in keys:
+        if _is_list(node):
+            path = (*path, f"[{key}]")
+            node = next(
+                (i for i in node if isinstance(i, Mapping) and str(i.get("name")) == key), None
+            )
+        else:
+            if rule_at(path) == OPEN_MAP and not (isinstance(node, Mapping) and key in node):
+                return False
+            path = (*path, _key(key))
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if rule_at(path) == ALLOCATED and not _raw_sets(raw if raw is not None else desired, path):
+            return False
+    return True
+
+
 class _Walk:
     def __init__(self, root: str, raw: Mapping[str, Any]) -> None:
         self.root = root

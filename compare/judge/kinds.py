@@ -25,9 +25,6 @@ class Kind:
     def create_call(self, api: client.ApiClient) -> Callable[..., Any]:
         return getattr(self.api(api), f"create_namespaced_{self.plural}")
 
-    def read_call(self, api: client.ApiClient) -> Callable[..., Any]:
-        return getattr(self.api(api), f"read_namespaced_{self.plural}")
-
 
 KINDS: dict[str, Kind] = {
     k.kind: k

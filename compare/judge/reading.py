@@ -21,9 +21,8 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True)
 class Reading:
-    """The objects seen between `started` and `at` (time.time() seconds), by kind and name."""
+    """The objects as seen at `at` (time.time() seconds: a read's end, an event's receipt)."""
 
-    started: float
     at: float
     objects: Mapping[str, Mapping[str, Obj]]
     # Per kind, the list's resourceVersion (full re-reads only): what the watch must have seen.
@@ -38,14 +37,13 @@ class Reading:
 
 def read(api: client.ApiClient, namespace: str, kinds: Sequence[str] = WATCHED) -> Reading:
     """List every object of `kinds` in the namespace (raw JSON, request timeouts)."""
-    started = time.time()
     objects: dict[str, dict[str, Obj]] = {}
     versions: dict[str, str] = {}
     for name in kinds:
         body = list_raw(api, namespace, name)
         objects[name] = {item["metadata"]["name"]: item for item in body.get("items") or []}
         versions[name] = str((body.get("metadata") or {}).get("resourceVersion") or "")
-    return Reading(started, time.time(), objects, versions)
+    return Reading(time.time(), objects, versions)
 
 
 def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: Any) -> Obj:
@@ -54,7 +52,3 @@ def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: An
     )
     result: Obj = json.loads(response.data)
     return result
-
-
-def version_of(obj: Mapping[str, Any] | None) -> str | None:
-    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")

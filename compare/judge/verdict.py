@@ -7,10 +7,10 @@ desired pod template is complete (`compare.judge.rollout`).
 
 from __future__ import annotations
 
-from compare.judge.desired import DesiredObjects
+from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
-from compare.judge.reading import Reading
-from compare.judge.rollout import rollout_problems, selected
+from compare.judge.reading import Obj, Reading
+from compare.judge.rollout import current_replicaset, rollout_problems, selected
 
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
@@ -29,10 +29,17 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
         live = reading.get("Deployment", item.name)
         if live is None:
             continue
-        selector = ((item.defaulted.get("spec") or {}).get("selector") or {}).get("matchLabels")
-        pods = selected(reading.all("Pod"), selector or {})
+        pods = selected(reading.all("Pod"), match_labels(item.defaulted))
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
     return found
+
+
+def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj | None, list[Obj]]:
+    """The app's live Deployment, its current ReplicaSet and the pods its selector matches."""
+    item = desired.deployment
+    deployment = reading.get("Deployment", item.name) if item is not None else None
+    replicaset = current_replicaset(deployment, reading.all("ReplicaSet"))
+    return deployment, replicaset, selected(reading.all("Pod"), desired.selector)
 
 
 def only_pending(problem: str) -> bool:
@@ -42,7 +49,3 @@ def only_pending(problem: str) -> bool:
     controller has observed it the rollout rule cannot tell, so the state does not hold yet -
     but that alone shows no fault."""
     return ".status.observedGeneration:" in problem
-
-
-def holds(desired: DesiredObjects, reading: Reading) -> bool:
-    return not problems(desired, reading)

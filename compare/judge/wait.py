@@ -17,7 +17,7 @@ from compare.judge.reading import Reading
 from compare.judge.verdict import problems
 from compare.judge.watch import NamespaceWatch
 
-TICK_S = 0.25  # how often a wait looks at its cancel event and the watch's health
+TICK_S = 0.25  # how often a wait looks at its cancel event
 
 
 def wait_until_holds(

@@ -21,6 +21,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
+from compare.errors import first_line
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
 from compare.judge.reading import Obj, Reading, list_raw
 
@@ -44,8 +45,6 @@ class NamespaceWatch:
         self.kinds = tuple(kinds)
         self.on_change = on_change
         self.errors: list[str] = []
-        self.events = 0
-        self.relists = 0
         self._cache: dict[str, dict[str, Obj]] = {k: {} for k in self.kinds}
         self._versions: dict[str, str] = {}
         # kind -> name -> the resourceVersion of its DELETED event (for the cross-check).
@@ -110,8 +109,7 @@ class NamespaceWatch:
             return min(self._failing.values(), default=None)
 
     def _reading_locked(self) -> Reading:
-        now = time.time()
-        return Reading(now, now, {k: dict(v) for k, v in self._cache.items()})
+        return Reading(time.time(), {k: dict(v) for k, v in self._cache.items()})
 
     # -- following ----------------------------------------------------------------------------
 
@@ -123,7 +121,6 @@ class NamespaceWatch:
             self._cache[name] = items
             self._versions[name] = str((body.get("metadata") or {}).get("resourceVersion") or "")
             if notify:
-                self.relists += 1
                 self._notify(received, f"{name} relisted")
 
     def _follow(self, name: str) -> None:
@@ -140,7 +137,7 @@ class NamespaceWatch:
                     return
                 with self._lock:
                     self._failing.setdefault(name, time.time())
-                    self.errors.append(f"watch {name}: {_first_line(exc)}")
+                    self.errors.append(f"watch {name}: {first_line(exc)}")
                     del self.errors[:-20]
                 self._stopped.wait(delay)
                 delay = min(delay * 2, RETRY_S[1])
@@ -194,7 +191,6 @@ class NamespaceWatch:
             else:
                 self._cache[name][name_of] = obj
                 self._gone[name].pop(name_of, None)
-            self.events += 1
             self._notify(received, f"{kind_of} {name} {meta.get('name')}")
         return False
 
@@ -208,8 +204,3 @@ def _close(response: Any) -> None:
         response.shutdown()  # unblocks a thread reading the socket (urllib3 >= 2.3)
     with contextlib.suppress(Exception):
         response.release_conn()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__

@@ -304,10 +304,7 @@ class Run:
 
     def _save(self) -> None:
         data = self.results.model_dump(mode="json", by_alias=True, exclude={"trials"})
-        data["trials"] = [
-            self._dumped.get(t.key) or t.model_dump(mode="json", by_alias=True)
-            for t in self.results.trials
-        ]
+        data["trials"] = [self._dumped[t.key] for t in self.results.trials]
         save_results_json(data, self.run_dir)
 
     @property

@@ -19,20 +19,22 @@ The verdict (`measure`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compare.chaos.fields import read_path
+from compare.chaos.fields import parse_path, read_path
 from compare.judge import (
     DesiredObjects,
     Reading,
-    current_replicaset,
+    judged_field,
     only_pending,
     problems,
     ready_pods,
-    selected,
+    terminating,
     uid,
+    workload,
 )
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 
@@ -51,21 +53,22 @@ class View:
 
     @classmethod
     def of(cls, desired: DesiredObjects, reading: Reading) -> View:
-        dep = desired.deployment
         svc = desired.service
-        deployment = reading.get("Deployment", dep.name) if dep is not None else None
+        deployment, replicaset, pods = workload(desired, reading)
         return cls(
             deployment=deployment,
             service=reading.get("Service", svc.name) if svc is not None else None,
-            replicaset=current_replicaset(deployment, reading.all("ReplicaSet")),
-            pods=selected(reading.all("Pod"), desired.selector),
+            replicaset=replicaset,
+            pods=pods,
         )
 
+    @functools.cached_property
     def ready(self) -> list[dict[str, Any]]:
+        """Ready pods of the current ReplicaSet (computed once per view)."""
         return ready_pods(self.replicaset, self.pods)
 
     def uids(self) -> dict[str, Any]:
-        live = [p for p in self.pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+        live = [p for p in self.pods if not terminating(p)]
         return {
             "deployment": uid(self.deployment),
             "service": uid(self.service),
@@ -75,7 +78,7 @@ class View:
 
     def roots(self) -> dict[str, Any]:
         """Roots for `compare.chaos.fields.read_path`."""
-        ready = self.ready()
+        ready = self.ready
         return {
             "deployment": self.deployment,
             "service": self.service,
@@ -117,6 +120,7 @@ class TrialJudge:
         self.target = target
         self.field = field
         view = View.of(desired, baseline)
+        self.field_judged = field is None or _judges(desired, field)
         self.uids_before = view.uids()
         self.before = self.value_of(view)
         self.baseline_problems = tuple(problems(desired, baseline))
@@ -127,7 +131,7 @@ class TrialJudge:
         if self.target in UID_KINDS:
             return PRESENT if view.uids()[self.target] else ABSENT
         if self.target == "pod":
-            return len(view.ready())
+            return len(view.ready)
         return None
 
     def observe(self, reading: Reading, at: float, cause: str = "") -> Observation:
@@ -156,7 +160,7 @@ class TrialJudge:
             problems=tuple(found),
             value=self.value_of(view),
             uids=uids,
-            ready=len(view.ready()),
+            ready=len(view.ready),
             cause=cause,
             fault=tuple(fault),
         )
@@ -189,6 +193,18 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def healing_since(after: Sequence[Observation]) -> float | None:
+    """Since when the desired state has held without a break, counted only once the fault was
+    seen (None: not seen yet, or not holding now). The observer's live stop rule."""
+    seen = next((i for i, o in enumerate(after) if o.fault), None)
+    if seen is None:
+        return None
+    since = None
+    for obs in after[seen:]:
+        since = (since or obs.at) if obs.holds else None
+    return since
+
+
 def fault_seen(
     after: Sequence[Observation], reported: Mapping[str, Any] | None, judge: TrialJudge
 ) -> Sighting | None:
@@ -211,7 +227,15 @@ def _judged_change(judge: TrialJudge, reported: Mapping[str, Any]) -> bool:
     # annotation (allowed) is reported by the action yet is no fault.
     if judge.field is None or reported.get("value") == judge.before:
         return False
-    return bool(reported.get("judged", True))
+    return judge.field_judged
+
+
+def _judges(desired: DesiredObjects, field: str) -> bool:
+    """Whether the judge compares `field` (roots other than a desired object - pods, the
+    ReplicaSet - are readiness, always judged)."""
+    root, *keys = parse_path(field)
+    item = next((i for i in desired.items if i.root == root), None)
+    return item is None or judged_field(item.defaulted, keys, raw=item.raw)
 
 
 def measure(

@@ -21,8 +21,9 @@ from collections.abc import Callable
 
 from kubernetes import client
 
+from compare.errors import first_line
 from compare.judge import NamespaceWatch, Reading, read
-from compare.run.evidence import Observation, TrialJudge
+from compare.run.evidence import Observation, TrialJudge, healing_since
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
 MAX_READ_FAILURES = 2
@@ -144,15 +145,12 @@ class Observer(threading.Thread):
             return None if self._over else now + self.recheck
         assert self._injection_started is not None
         deadline = self._injected + self.window
-        after = [o for o in self.observations if o.at >= self._injection_started]
-        seen = next((i for i, o in enumerate(after) if o.fault), None)
-        if seen is not None:
-            heal_start = None
-            for obs in after[seen:]:
-                heal_start = (heal_start or obs.at) if obs.holds else None
-            if heal_start is not None and heal_start <= deadline:
-                settled_at = heal_start + self.settle
-                return None if now >= settled_at else settled_at
+        heal_start = healing_since(
+            [o for o in self.observations if o.at >= self._injection_started]
+        )
+        if heal_start is not None and heal_start <= deadline:
+            settled_at = heal_start + self.settle
+            return None if now >= settled_at else settled_at
         return None if now >= deadline else deadline
 
     def _reread(self, failures: int) -> int:
@@ -162,10 +160,7 @@ class Observer(threading.Thread):
         except Exception as exc:
             failures += 1
             if failures >= MAX_READ_FAILURES:
-                raise ObserverError(
-                    f"the cluster stopped answering: {type(exc).__name__}: "
-                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-                ) from exc
+                raise ObserverError(f"the cluster stopped answering: {first_line(exc)}") from exc
             return failures
         self.rereads += 1
         self._cross_check(listed)

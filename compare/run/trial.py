@@ -22,7 +22,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
-from compare.errors import CompareError
+from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
 from compare.run.detect import Detection, first_detection, read_events
@@ -133,7 +133,7 @@ def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
             return recorder.error(exc.message)
         if isinstance(exc, client.ApiException):
             return recorder.error(f"Kubernetes API: {exc.status} {exc.reason}")
-        return recorder.error(_first_line(exc))
+        return recorder.error(first_line(exc))
     finally:
         if not ctx.keep:
             ctx.listener.phase(plan, "cleaning up")
@@ -141,7 +141,7 @@ def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
                 remove_namespace(ctx.target, api, ctx.webapp, namespace, plan.approach)
                 ctx.ledger.discard(namespace)
             except Exception as exc:  # the result stands; the engine retries at the end
-                ctx.cleanup_errors.append(f"{namespace}: {_first_line(exc)}")
+                ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
         api.close()
 
 
@@ -265,9 +265,7 @@ def _reported(run: dict[str, Any], injected_at: float) -> dict[str, Any] | None:
     output = run.get("output")
     if not isinstance(output, dict) or "value" not in output:
         return None
-    field = str(output.get("field") or "")
-    # An annotation is allowed by the judge (open map): the action's report of it is no fault.
-    return {"value": output["value"], "at": injected_at, "judged": "annotations" not in field}
+    return {"value": output["value"], "at": injected_at}
 
 
 def experiment_for(
@@ -396,8 +394,3 @@ def _exception(run: dict[str, Any]) -> str:
         if message:
             line = f"{line}: {message}"
     return line
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from compare.judge import ALLOW_LIST, diff_object
+from compare.judge import ALLOW_LIST, diff_object, judged_field
 from compare.judge.diff import Mismatch
 from tests.run.builders import DEPLOYMENT, SERVICE, deployment, service
 
@@ -302,3 +302,21 @@ def test_every_allow_list_entry_has_a_reason() -> None:
     assert ALLOW_LIST
     for entry in ALLOW_LIST:
         assert entry.reason and entry.path and entry.rule in ("allocated", "open-map")
+
+
+@pytest.mark.parametrize(
+    ("obj", "path", "judged"),
+    [
+        (DEPLOYMENT, "spec.template.spec.containers.webapp.image", True),
+        (DEPLOYMENT, "spec.paused", True),
+        (DEPLOYMENT, "metadata.labels.team", True),
+        (DEPLOYMENT, "metadata.annotations.note", False),
+        (DEPLOYMENT, "spec.template.metadata.annotations.note", False),
+        (DEPLOYMENT, "metadata.uid", False),
+        (DEPLOYMENT, "status.readyReplicas", False),
+        (SERVICE, "spec.clusterIP", False),
+        (SERVICE, "spec.sessionAffinity", True),
+    ],
+)
+def test_judged_field_follows_the_allow_list(obj: Obj, path: str, judged: bool) -> None:
+    assert judged_field(obj, path.split(".")) is judged

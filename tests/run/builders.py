@@ -113,7 +113,6 @@ def reading(
     live_pods = pods if pods is not None else [pod("p1"), pod("p2"), pod("p3")]
     return Reading(
         at,
-        at,
         {
             "Deployment": {d["metadata"]["name"]: d for d in deployments},
             "Service": {s["metadata"]["name"]: s for s in services},

@@ -147,7 +147,7 @@ def test_a_reported_change_of_an_allowed_field_is_no_fault() -> None:
     field = "deployment.metadata.annotations[note]"
     judge = TrialJudge(DESIRED, "deployment", field, reading(T0 - 1))
     obs = _obs(judge, (T0 + 0.05, {}))
-    m = _measure(judge, obs, reported={"value": "x", "at": T0, "judged": False})
+    m = _measure(judge, obs, reported={"value": "x", "at": T0})
     assert m.status == "no-fault"
 
 
@@ -155,7 +155,7 @@ def test_a_reported_change_counts_as_seen_when_no_reading_showed_it() -> None:
     # The operator reverted the drift before any reading saw it: the action's report remains.
     judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
     obs = _obs(judge, (T0 + 0.05, {}))
-    m = _measure(judge, obs, reported={"value": 0, "at": T0, "judged": True})
+    m = _measure(judge, obs, reported={"value": 0, "at": T0})
     assert (m.status, m.during) == ("healed", 0)
     assert m.seen is not None and m.seen.how == "injection-output"
 
