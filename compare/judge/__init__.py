@@ -8,6 +8,7 @@ an operator built), not a model of the app, so it judges any app:
   desired    the desired objects, with the API's defaults by server-side dry-run
   allow      the allow-list: what others may set without it being drift, with reasons
   diff       the closed-world comparison of one object (changed, removed, added)
+  heal       the full object that restores the desired state (for controllers that heal)
   rollout    when a Deployment's rollout of the desired template is complete (from the pods)
   reading    one reading of a namespace (full re-read or a watch cache)
   verdict    `problems`: diff of every desired object + rollout
@@ -24,6 +25,7 @@ from compare.judge.desired import (
     with_api_defaults,
 )
 from compare.judge.diff import Mismatch, diff_object, judged_field
+from compare.judge.heal import restoring_body
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
 from compare.judge.reading import Reading, read
 from compare.judge.rollout import current_replicaset, ready_pods, selected, terminating, uid
@@ -51,6 +53,7 @@ __all__ = [
     "problems",
     "read",
     "ready_pods",
+    "restoring_body",
     "selected",
     "terminating",
     "uid",

@@ -106,12 +106,21 @@ def with_api_defaults(
         if found is not None:
             _defaulted.move_to_end(key)
             return found
-    desired = _build([(obj, _dry_run(api, namespace, obj)) for obj in kept])
+    desired = api_defaults(api, namespace, kept)
     with _cache_lock:
         _defaulted[key] = desired
         while len(_defaulted) > CACHE_SIZE:
             _defaulted.popitem(last=False)
     return desired
+
+
+def api_defaults(
+    api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
+) -> DesiredObjects:
+    """`with_api_defaults` without the shared cache: for callers that keep their own (the
+    operator keeps one entry per WebApp, dropped when the WebApp goes)."""
+    kept = judged_objects(objects)
+    return _build([(obj, _dry_run(api, namespace, obj)) for obj in kept])
 
 
 def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:

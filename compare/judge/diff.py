@@ -126,7 +126,7 @@ class _Walk:
             self.value((*path, _key(key)), want.get(key), got.get(key))
 
     def _list(self, path: tuple[str, ...], want: Sequence[Any], got: Sequence[Any]) -> None:
-        key = _list_key(want, got)
+        key = list_key(want, got)
         if key is None:
             if len(want) != len(got):
                 self._add(path, "changed", want, got)
@@ -145,7 +145,8 @@ class _Walk:
         self.found.append(Mismatch(_render(self.root, path), change, want, got))
 
 
-def _list_key(want: Sequence[Any], got: Sequence[Any]) -> str | None:
+def list_key(want: Sequence[Any], got: Sequence[Any]) -> str | None:
+    """The key that identifies the items of both lists (the API's merge key), if any."""
     items = [*want, *got]
     if not items or not all(isinstance(item, Mapping) for item in items):
         return None

@@ -4,8 +4,9 @@ Layers, lowest first; a module imports only from the layers below it:
 
 - the API and its pure derivations, no I/O: `names` (every name written into a cluster),
   `types` (the status model; the spec is `compare.webapp`'s), `crd`, `rbac`, `admission`
-  (the webhook's rules and configuration), `builders` (desired Deployment/Service), `drift`
-  (owned differences, foreign additions, the correcting patch), `status`, `certs`;
+  (the webhook's rules and configuration), `builders` (desired Deployment/Service), `status`,
+  `certs`; what "drifted" means and how to heal it is the toolkit judge's (`compare.judge`:
+  `diff_object`, `restoring_body`), one definition for the operator and the measurements;
 - talking to the API server, synchronously and without kopf: `kube`, `registry` (the
   ConfigMap the finalizer cleans up), `reconciler` (one reconcile), `leader` (the Lease);
 - the process: `handlers` (the kopf wiring), `settings` (kopf's), `health`, `config` (the
@@ -18,7 +19,6 @@ This top level re-exports the pure parts only, so importing it does not import k
 
 from webapp_operator.builders import build_deployment, build_service, owner_reference
 from webapp_operator.crd import build_crd
-from webapp_operator.drift import correction_patch, foreign_additions, owned_differences
 from webapp_operator.status import compute_status
 from webapp_operator.types import Condition, ConditionType, Phase, WebAppStatus
 
@@ -31,8 +31,5 @@ __all__ = [
     "build_deployment",
     "build_service",
     "compute_status",
-    "correction_patch",
-    "foreign_additions",
-    "owned_differences",
     "owner_reference",
 ]

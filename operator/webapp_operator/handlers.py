@@ -1,4 +1,4 @@
-"""The kopf wiring: which events wake which reconcile, and how failures are retried.
+"""The kopf wiring: which events wake which reconcile, what it reads, how failures are retried.
 
 kopf is edge-triggered; the operator must be level-triggered. So every WebApp gets one kopf
 *daemon* that runs `Reconciler.reconcile` in a loop, one reconcile at a time per WebApp
@@ -10,9 +10,16 @@ spawns it for every existing WebApp at startup) and then sleeps until one of:
     deletion, so drift is healed as soon as the API server reports it;
   * the resync period (30 s by default, the seed's RequeueAfter).
 
-A failed reconcile raises `kopf.TemporaryError` with a bounded exponential delay, so kopf's own
-retry machinery sleeps and restarts the daemon. `@kopf.on.delete` is the finalizer
-(example.com/cleanup), `@kopf.on.validate` the admission webhook.
+Reads come from the watches, not from GETs (controller-runtime's cache): the daemon's live
+body is the WebApp, and two `@kopf.index` indices hold the children; the child watches are
+label-selected to the operator's own objects (`settings.watching.label_selectors`). What a
+reconcile wrote is read back from its own response until the watch delivers it
+(read-your-writes), so a quick second reconcile never works from a stale copy.
+
+A failed reconcile waits a bounded exponential delay before the next attempt, but any kick (a
+child's event, a spec fix) ends the wait early, as a new event does in controller-runtime's
+rate-limited queue. `@kopf.on.delete` is the finalizer (example.com/cleanup),
+`@kopf.on.validate` the admission webhook.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from webapp_operator.names import (
     SCALE_WEBHOOK_ID,
     WEBHOOK_ID,
 )
-from webapp_operator.reconciler import REQUEST_TIMEOUT_S, ReconcileError, Reconciler
+from webapp_operator.reconciler import CHILD_KINDS, REQUEST_TIMEOUT_S, ReconcileError, Reconciler
 
 __all__ = ["Backoff", "Controller", "owner_key", "register"]
 
@@ -62,9 +69,14 @@ class Backoff:
         return float(min(self.cap, self.base * 2 ** max(0, failures - 1)))
 
 
+# A child as the watch delivered it (kind, namespace, name) -> the object.
+ChildKey = tuple[str, str, str]
+
+
 @dataclass
 class Controller:
-    """What the handlers share: the reconciler, one wake-up per WebApp, retry counters."""
+    """What the handlers share: the reconciler, one wake-up per WebApp, retry counters, and
+    the children this process wrote (read-your-writes)."""
 
     reconciler: Reconciler
     resync_seconds: float = 30.0
@@ -76,6 +88,8 @@ class Controller:
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     _generations: dict[Key, int] = field(default_factory=dict)
     _failures: dict[Key, int] = field(default_factory=dict)
+    # child -> (the resourceVersion the write replaced, the object written)
+    _written: dict[ChildKey, tuple[str | None, Mapping[str, Any]]] = field(default_factory=dict)
 
     def wakeup(self, key: Key) -> asyncio.Event:
         return self._wakeups.setdefault(key, asyncio.Event())
@@ -89,8 +103,12 @@ class Controller:
         if self._generations.get(key) != generation:
             self.kick(key)
 
-    def succeeded(self, key: Key, generation: int) -> None:
+    def attempted(self, key: Key, generation: int) -> None:
+        """The generation a reconcile has worked from: its own status writes (or kopf's
+        annotations) bring no new generation and so wake nothing, even while it fails."""
         self._generations[key] = generation
+
+    def succeeded(self, key: Key) -> None:
         self._failures.pop(key, None)
 
     def failed(self, key: Key) -> float:
@@ -98,10 +116,44 @@ class Controller:
         self._failures[key] = self._failures.get(key, 0) + 1
         return self.backoff.delay(self._failures[key])
 
+    def wrote(self, namespace: str, written: Any) -> None:
+        for kind, before, obj in written:
+            self._written[(kind, namespace, obj["metadata"]["name"])] = (before, obj)
+
+    def child(self, kind: str, namespace: str, name: str, index: Any) -> Mapping[str, Any] | None:
+        """The child as the watch shows it, unless it still shows what this process replaced."""
+        seen = _first(index, (namespace, name))
+        mine = self._written.get((kind, namespace, name))
+        if mine is None:
+            return seen
+        before, written = mine
+        version = ((seen or {}).get("metadata") or {}).get("resourceVersion")
+        if version == before:
+            return written  # the watch has not delivered our write yet
+        del self._written[(kind, namespace, name)]
+        return seen
+
     def forget(self, key: Key) -> None:
         self._wakeups.pop(key, None)
         self._generations.pop(key, None)
         self._failures.pop(key, None)
+        for kind in CHILD_KINDS:
+            self._written.pop((kind, *key), None)
+        self.reconciler.forget(key)
+
+
+def _first(index: Any, key: Key) -> Mapping[str, Any] | None:
+    try:
+        store = index[key]
+    except KeyError:
+        return None
+    return next(iter(store), None)
+
+
+def _snapshot(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The object as the last watch event delivered it (kopf replaces, never mutates, the
+    nested data of an event, so a shallow copy is a consistent snapshot)."""
+    return dict(body)
 
 
 def owner_key(child: Mapping[str, Any]) -> Key | None:
@@ -172,6 +224,15 @@ def register(
 
 def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller) -> None:
 
+    # The children, cached from the (label-selected) watches: what reconciles read.
+    @kopf.index("apps", "v1", "deployments", id="deployments", registry=registry)
+    def deployments(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        return {(namespace, name): _snapshot(body)}
+
+    @kopf.index("v1", "services", id="services", registry=registry)
+    def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        return {(namespace, name): _snapshot(body)}
+
     @kopf.daemon(
         API_GROUP,
         API_VERSION,
@@ -184,34 +245,54 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
         cancellation_timeout=REQUEST_TIMEOUT_S,
     )
     async def reconcile(
-        body: kopf.Body, namespace: str | None, name: str, stopped: kopf.DaemonStopped, **_: Any
+        body: kopf.Body,
+        namespace: str | None,
+        name: str,
+        stopped: kopf.DaemonStopped,
+        **kwargs: Any,
     ) -> None:
         key = namespace, name = _key(namespace, name)
+        # kopf passes every index to every handler, by the index's id.
+        indices = {"Deployment": kwargs["deployments"], "Service": kwargs["services"]}
         wakeup = controller.wakeup(key)
+        loop = asyncio.get_running_loop()
         try:
             while not stopped:
                 wakeup.clear()
-                outcome = await asyncio.get_running_loop().run_in_executor(
-                    controller.executor, controller.reconciler.reconcile, namespace, name
+                children = {
+                    kind: controller.child(kind, namespace, name, index)
+                    for kind, index in indices.items()
+                }
+                outcome = await loop.run_in_executor(
+                    controller.executor,
+                    controller.reconciler.reconcile,
+                    _snapshot(body),
+                    children,
                 )
                 if not outcome.found:
                     return
+                controller.attempted(key, outcome.generation)
+                controller.wrote(namespace, outcome.written)
                 controller.counters.reconciles += 1
                 controller.counters.changes += len(outcome.changes)
                 for change in outcome.changes:
                     log.info("%s/%s %s: %s", namespace, name, change.reason, change.message)
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
+                wait = controller.resync_seconds
                 if outcome.failure is not None:
                     controller.counters.failures += 1
                     failure = outcome.failure
+                    log.warning("%s/%s %s: %s", namespace, name, failure.reason, failure.message)
                     kopf.event(body, type="Warning", reason=failure.reason, message=failure.message)
                     if outcome.retry:
-                        raise kopf.TemporaryError(failure.message, delay=controller.failed(key))
-                controller.succeeded(key, outcome.generation)
-                await _idle(wakeup, stopped, controller.resync_seconds)
+                        wait = controller.failed(key)
+                else:
+                    controller.succeeded(key)
+                # A kick (a child's event, a spec change) ends the wait early, backoff or not.
+                await _idle(wakeup, stopped, wait)
         finally:
-            if stopped:
-                controller.forget(key)  # stopped for good: deletion or shutdown
+            # Stopped for good (deletion, shutdown) or returned: nothing kept for this WebApp.
+            controller.forget(key)
 
     @kopf.on.event(API_GROUP, API_VERSION, PLURAL, id="webapp-event", registry=registry)
     async def webapp_event(namespace: str | None, name: str, meta: kopf.Meta, **_: Any) -> None:

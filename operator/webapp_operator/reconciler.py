@@ -1,52 +1,67 @@
-"""The reconcile: read the WebApp, converge its Deployment and Service, write its status.
+"""The reconcile: converge a WebApp's Deployment and Service, then write its status.
 
 Level-triggered and idempotent, like the seed's `Reconcile`: whatever woke it up (a WebApp
 change, any event of a child, the periodic resync), it compares the whole desired state with
-the whole live state and acts only on differences. Each child goes through the same steps:
+the whole live state and acts only on differences. Its inputs are what the watches already
+hold (the WebApp's body and its children from watch-backed indices, see `handlers`), so an
+unchanged WebApp costs no request at all. Each child goes through the same steps:
 
-  1. read it; absent -> server-side apply creates it (event "Created");
-  2. entries someone else added to a collection the operator owns whole are removed with a
-     guarded JSON patch (server-side apply never removes fields it does not own);
-  3. owned fields that differ are restored by server-side apply, field manager
-     "webapp-operator", force (event "DriftCorrected" naming the fields, or "Updated" when
-     the WebApp's spec moved since the child was last converged);
+  1. absent -> create it (event "Created");
+  2. present but not ours (no controller reference to this WebApp, not our labels either) ->
+     leave it untouched; the WebApp goes Degraded with reason NameConflict;
+  3. judge it closed-world with the toolkit's judge (`compare.judge.diff_object` against the
+     desired object as the API server would store it, defaults from a server-side dry-run):
+     anything added, changed or removed counts, except the judge's allow-list;
+  4. drifted -> write the whole object back with an update (`compare.judge.restoring_body`:
+     the desired object plus what the allow-list lets others hold), guarded by the
+     resourceVersion read (event "DriftCorrected" naming the fields, or "Updated" when the
+     WebApp's spec moved since the child was last converged).
 
-then the status is computed from the live Deployment and written only when it changed.
+Replacing the whole object is what makes closed-world healing possible: apply and patches
+merge, so a field someone added, or foreign content inside an owned item (a probe's handler,
+a volume's source), would survive them or make them invalid.
+
 This module is synchronous and knows nothing of kopf: the handlers run it in a thread and turn
-its `Outcome` into Kubernetes Events and kopf retries.
+its `Outcome` into Kubernetes Events and retries.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import urllib3
 from kubernetes import client
 from pydantic import ValidationError
 
+from compare.errors import CompareError
+from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_body
+from compare.judge.desired import api_defaults
 from compare.webapp import WebApp
 from compare.webapp.load import format_validation_error
 from webapp_operator.builders import build_deployment, build_service, owner_reference
-from webapp_operator.drift import correction_patch, foreign_additions, owned_differences
 from webapp_operator.names import (
     API_GROUP,
+    API_GROUP_VERSION,
     API_VERSION,
     FIELD_MANAGER,
     GENERATION_ANNOTATION,
+    INSTANCE_LABEL,
     KIND,
+    MANAGED_BY_LABEL,
+    OPERATOR_NAME,
     PLURAL,
 )
 from webapp_operator.registry import Registry
 from webapp_operator.status import Failure, compute_status
 from webapp_operator.types import Phase
 
-__all__ = ["Change", "Outcome", "ReconcileError", "Reconciler"]
+__all__ = ["CHILD_KINDS", "Change", "Outcome", "ReconcileError", "Reconciler", "api_error"]
 
-APPLY = "application/apply-patch+yaml"
-JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 # A hung request must not hold a reconcile (and its WebApp) forever.
 REQUEST_TIMEOUT_S = 30.0
@@ -55,6 +70,15 @@ _CHILD_APIS = {
     "Deployment": (client.AppsV1Api, "namespaced_deployment"),
     "Service": (client.CoreV1Api, "namespaced_service"),
 }
+CHILD_KINDS = tuple(_CHILD_APIS)
+# An unreachable, slow or overloaded API server: as transient as a 5xx.
+_TRANSPORT = (urllib3.exceptions.HTTPError, OSError)
+_MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
+# Updates refused by the resourceVersion guard are retried on a fresh read this many times.
+CONFLICT_ATTEMPTS = 3
+
+Key = tuple[str, str]
+Children = Mapping[str, Mapping[str, Any] | None]  # kind -> the live child, None when absent
 
 
 @dataclass(frozen=True)
@@ -73,19 +97,23 @@ class Change:
         if self.reason == "Created":
             return f"created {what}"
         verb = "updated" if self.reason == "Updated" else "corrected"
-        return f"{verb} {what}: {', '.join(self.fields) or 'metadata only'}"
+        text = f"{verb} {what}: {'; '.join(self.fields) or 'metadata only'}"
+        return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What one reconcile did and found."""
 
-    found: bool = True  # False: the WebApp is gone, nothing to do
+    found: bool = True  # False: the WebApp is being deleted, nothing to do
     changes: tuple[Change, ...] = ()
     status_written: bool = False
     failure: Failure | None = None
     retry: bool = False  # the failure is transient: try again, with backoff
     generation: int = 0
+    # Children this reconcile wrote: (kind, resourceVersion it replaced or None, the object as
+    # the API server returned it): read-your-writes until the watch delivers them.
+    written: tuple[tuple[str, str | None, Mapping[str, Any]], ...] = ()
 
 
 class ReconcileError(Exception):
@@ -101,14 +129,6 @@ class ReconcileError(Exception):
         return Failure(self.reason, self.message)
 
 
-def _causes(exc: client.ApiException) -> list[Any]:
-    try:
-        causes: list[Any] = (json.loads(exc.body or "{}").get("details") or {}).get("causes") or []
-    except (ValueError, AttributeError):
-        return []
-    return causes
-
-
 def api_error(exc: client.ApiException) -> str:
     """The API server's own message when it sent a Status, else the HTTP reason."""
     try:
@@ -118,8 +138,43 @@ def api_error(exc: client.ApiException) -> str:
     return f"{exc.status} {message or exc.reason}"
 
 
-def _stamp_changed(fields: tuple[str, ...] | list[str]) -> bool:
-    return any(f.endswith(GENERATION_ANNOTATION) for f in fields)
+def _transport_error(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"API server unreachable ({type(exc).__name__}{': ' + text if text else ''})"
+
+
+def controlled_by(child: Mapping[str, Any], webapp_uid: str) -> bool | None:
+    """True: the child's controller reference is this WebApp; False: another controller's;
+    None: no controller reference at all."""
+    for ref in (child.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return bool(
+                ref.get("kind") == KIND
+                and ref.get("apiVersion") == API_GROUP_VERSION
+                and ref.get("uid") == webapp_uid
+            )
+    return None
+
+
+def is_ours(child: Mapping[str, Any], webapp_name: str, webapp_uid: str) -> bool:
+    """Whether the operator may write this child: controlled by the WebApp, or (when someone
+    stripped the reference) without any controller but carrying the operator's labels."""
+    controlled = controlled_by(child, webapp_uid)
+    if controlled is not None:
+        return controlled
+    labels = (child.get("metadata") or {}).get("labels") or {}
+    return (
+        labels.get(MANAGED_BY_LABEL) == OPERATOR_NAME and labels.get(INSTANCE_LABEL) == webapp_name
+    )
+
+
+def _who(child: Mapping[str, Any]) -> str:
+    meta = child.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            return f"controlled by {ref.get('kind')} {ref.get('name')}"
+    manager = (meta.get("labels") or {}).get(MANAGED_BY_LABEL)
+    return f"managed by {manager}" if manager else "not created by this operator"
 
 
 class Reconciler:
@@ -136,35 +191,43 @@ class Reconciler:
         self._custom = client.CustomObjectsApi(api)
         self._registry = registry
         self._clock = clock
+        self._lock = threading.Lock()
+        # Per WebApp: its children's manifest (JSON) and their defaulted form, dropped by
+        # `forget`: one dry-run per spec change, not per reconcile.
+        self._desired: dict[Key, tuple[str, DesiredObjects]] = {}
+        # Per WebApp: the status last written and the WebApp resourceVersion it was computed
+        # from, so a reconcile that runs before the watch delivered that write does not
+        # write the same status again.
+        self._statuses: dict[Key, tuple[str, dict[str, Any]]] = {}
 
-    def reconcile(self, namespace: str, name: str) -> Outcome:
-        body = self._read_webapp(namespace, name)
-        if body is None or body["metadata"].get("deletionTimestamp"):
-            # Gone, or being deleted: the finalizer handler owns the rest of its life.
-            return Outcome(found=body is not None)
-        live: dict[str, dict[str, Any] | None] = {}
+    def forget(self, key: Key) -> None:
+        with self._lock:
+            self._desired.pop(key, None)
+            self._statuses.pop(key, None)
+
+    def reconcile(self, body: Mapping[str, Any], children: Children) -> Outcome:
+        """One pass over a WebApp `body` and its live `children` (both from the watches)."""
+        meta = body["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        if meta.get("deletionTimestamp"):
+            # Being deleted: the finalizer handler owns the rest of its life.
+            return Outcome(found=False)
+        live: dict[str, Mapping[str, Any] | None] = {}
         changes: list[Change] = []
+        written: list[tuple[str, str | None, Mapping[str, Any]]] = []
         failure: ReconcileError | None = None
         try:
             webapp = self._parse(body)
-            self._call(
-                "RegistryFailed",
-                f"recording {namespace}/{name} in the registry",
-                self._registry.record,
-                namespace,
-                name,
-                body["metadata"]["uid"],
-            )
-            owner = owner_reference(body)
-            generation = str(body["metadata"].get("generation") or 0)
-            for desired in (
-                build_deployment(webapp, namespace, owner),
-                build_service(webapp, namespace, owner),
-            ):
-                desired["metadata"]["annotations"] = {GENERATION_ANNOTATION: generation}
-                change = self._converge(desired, live)
+            self._registry.record(namespace, name, meta["uid"])
+            for desired in self._desired_objects((namespace, name), body, webapp).items:
+                current = children.get(desired.kind)
+                result, change = self._converge(desired, current, body)
+                live[desired.kind] = result
                 if change is not None:
                     changes.append(change)
+                    if result is not None:
+                        before = ((current or {}).get("metadata") or {}).get("resourceVersion")
+                        written.append((desired.kind, before, result))
         except ReconcileError as exc:
             failure = exc
         status = compute_status(
@@ -172,17 +235,21 @@ class Reconciler:
             live.get("Deployment"),
             failure=failure.failure() if failure else None,
             now=self._clock(),
+            # A reconcile that failed before it got to the Deployment knows nothing new
+            # about it: the last known counts and conditions stay.
+            deployment_known="Deployment" in live,
         )
         try:
-            written = self._write_status(body, status)
+            status_written = self._write_status(body, status)
         except ReconcileError as exc:
-            failure, written = failure or exc, False
+            failure, status_written = failure or exc, False
         return Outcome(
             changes=tuple(changes),
-            status_written=written,
+            status_written=status_written,
             failure=failure.failure() if failure else None,
             retry=failure.retry if failure else False,
-            generation=body["metadata"].get("generation") or 0,
+            generation=meta.get("generation") or 0,
+            written=tuple(written),
         )
 
     @staticmethod
@@ -202,145 +269,163 @@ class Reconciler:
             msg = format_validation_error(exc)
             raise ReconcileError("InvalidSpec", f"spec.{msg}", retry=False) from None
 
+    def _desired_objects(self, key: Key, body: Mapping[str, Any], webapp: WebApp) -> DesiredObjects:
+        owner = owner_reference(body)
+        generation = str(body["metadata"].get("generation") or 0)
+        manifest = []
+        for built in (
+            build_deployment(webapp, key[0], owner),
+            build_service(webapp, key[0], owner),
+        ):
+            built["metadata"]["annotations"] = {GENERATION_ANNOTATION: generation}
+            manifest.append(built)
+        text = json.dumps(manifest, sort_keys=True)
+        with self._lock:
+            cached = self._desired.get(key)
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        try:
+            desired = api_defaults(self._api, key[0], manifest)
+        except CompareError as exc:
+            # The API server refused a child at dry-run (a quota, a policy, an admission
+            # webhook): it could not be created or corrected either.
+            raise ReconcileError("DryRunFailed", str(exc)) from None
+        except _TRANSPORT as exc:
+            raise ReconcileError("ApiUnavailable", _transport_error(exc)) from None
+        with self._lock:
+            self._desired[key] = (text, desired)
+        return desired
+
     # -- one child -----------------------------------------------------------------------------
 
     def _converge(
-        self, desired: dict[str, Any], live: dict[str, dict[str, Any] | None]
-    ) -> Change | None:
-        """Bring one child to its desired state; `live` receives what the API server holds."""
-        kind, meta = desired["kind"], desired["metadata"]
+        self, desired: DesiredObject, current: Mapping[str, Any] | None, body: Mapping[str, Any]
+    ) -> tuple[Mapping[str, Any] | None, Change | None]:
+        """Bring one child to its desired state: what the API server holds, and the change."""
+        kind, meta = desired.kind, desired.raw["metadata"]
         namespace, name = meta["namespace"], meta["name"]
         where = f"{kind} {namespace}/{name}"
-        api_class, suffix = _CHILD_APIS[kind]
-        api = api_class(self._api)
-        read, patch = getattr(api, f"read_{suffix}"), getattr(api, f"patch_{suffix}")
-
-        def apply(action: str) -> dict[str, Any]:
-            return self._json(
-                "ApplyFailed",
-                f"{action} {where}",
-                patch,
-                name,
-                namespace,
-                desired,
-                field_manager=FIELD_MANAGER,
-                force=True,
-                _content_type=APPLY,
-            )
-
-        current = self._json("ReadFailed", f"reading {where}", read, name, namespace, missing=True)
         if current is None:
-            live[kind] = apply("creating")
-            return Change("Created", kind, namespace, name)
-        live[kind] = current
-        fields = owned_differences(desired, current)
-        foreign = foreign_additions(desired, current)
-        if foreign:
-            live[kind] = current = self._remove_foreign(patch, desired, current, where)
-        if owned_differences(desired, current):
-            live[kind] = apply("applying")
-        if not fields and not foreign:
-            return None
-        removed = tuple(f"-{entry.field}" for entry in foreign)
+            created = self._create(desired, where)
+            if created is not None:
+                return created, Change("Created", kind, namespace, name)
+            # It exists after all (the index had not seen it yet, or it lost our labels).
+            current = self._call("ReadFailed", f"reading {where}", "read", kind, name, namespace)
+        for attempt in range(CONFLICT_ATTEMPTS):
+            webapp_uid = body["metadata"]["uid"]
+            if not is_ours(current, body["metadata"]["name"], webapp_uid):
+                raise ReconcileError(
+                    "NameConflict",
+                    f"{where} already exists and is not this WebApp's ({_who(current)});"
+                    " it is left untouched: rename the WebApp or remove that object",
+                )
+            found = diff_object(kind.lower(), desired.defaulted, current, raw=desired.raw)
+            reference_lost = controlled_by(current, webapp_uid) is None
+            if not found and not reference_lost:
+                return current, None
+            try:
+                updated = self._call(
+                    "UpdateFailed",
+                    f"correcting {where}",
+                    "replace",
+                    kind,
+                    name,
+                    namespace,
+                    restoring_body(desired.raw, current),
+                    field_manager=FIELD_MANAGER,
+                )
+                break
+            except ReconcileError as exc:
+                if exc.reason != "Conflict" or attempt == CONFLICT_ATTEMPTS - 1:
+                    raise
+            # Someone wrote it since the watch showed it (the Deployment controller writes its
+            # status right after every spec change): judge the fresh object and try again,
+            # within this reconcile (client-go's RetryOnConflict).
+            current = self._call("ReadFailed", f"reading {where}", "read", kind, name, namespace)
+        stamp = f"[{GENERATION_ANNOTATION}]"
         # The generation stamp differs when the spec moved since the last convergence: then
         # the change is an update, not a correction of drift.
-        reason = "Updated" if _stamp_changed(fields) else "DriftCorrected"
-        changed = tuple(f for f in fields if not f.endswith(GENERATION_ANNOTATION))
-        return Change(reason, kind, namespace, name, (*changed, *removed))
+        moved = any(m.path.endswith(stamp) for m in found)
+        fields = [str(m) for m in found if not m.path.endswith(stamp)]
+        if reference_lost:
+            fields.append(f"{kind.lower()}.metadata.ownerReferences: restored")
+        reason = "Updated" if moved else "DriftCorrected"
+        return updated, Change(reason, kind, namespace, name, tuple(fields))
 
-    def _remove_foreign(
-        self,
-        patch: Callable[..., Any],
-        desired: dict[str, Any],
-        current: dict[str, Any],
-        where: str,
-    ) -> dict[str, Any]:
-        meta = desired["metadata"]
+    def _create(self, desired: DesiredObject, where: str) -> dict[str, Any] | None:
+        """Create the child; None when the name is already taken (409)."""
+        namespace = desired.raw["metadata"]["namespace"]
         try:
-            raw = patch(
-                meta["name"],
-                meta["namespace"],
-                correction_patch(desired, current),
+            return self._raw_call(
+                "create", desired.kind, namespace, dict(desired.raw), field_manager=FIELD_MANAGER
+            )
+        except client.ApiException as exc:
+            if exc.status == 409:
+                return None
+            raise ReconcileError("CreateFailed", f"creating {where}: {api_error(exc)}") from None
+        except _TRANSPORT as exc:
+            raise ReconcileError(
+                "ApiUnavailable", f"creating {where}: {_transport_error(exc)}"
+            ) from None
+
+    # -- API calls -----------------------------------------------------------------------------
+
+    def _raw_call(self, verb: str, kind: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        api_class, suffix = _CHILD_APIS[kind]
+        fn = getattr(api_class(self._api), f"{verb}_{suffix}")
+        raw = fn(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S, **kwargs)
+        result: dict[str, Any] = json.loads(raw.data)
+        return result
+
+    def _call(
+        self, reason: str, what: str, verb: str, kind: str, *args: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """One child call; every failure, HTTP or transport, becomes a ReconcileError."""
+        try:
+            return self._raw_call(verb, kind, *args, **kwargs)
+        except client.ApiException as exc:
+            if exc.status == 409:
+                # The resourceVersion guard: someone changed it since the watch showed it.
+                raise ReconcileError("Conflict", f"{what}: changed meanwhile; retrying") from None
+            if exc.status == 404:
+                raise ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying") from None
+            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
+        except _TRANSPORT as exc:
+            raise ReconcileError("ApiUnavailable", f"{what}: {_transport_error(exc)}") from None
+
+    def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
+        """Patch the status subresource, only when it differs from what is stored."""
+        meta = body["metadata"]
+        key = (meta["namespace"], meta["name"])
+        version = str(meta.get("resourceVersion"))
+        with self._lock:
+            last = self._statuses.get(key)
+        if body.get("status") == status or last == (version, status):
+            return False
+        self._patch_status(meta["namespace"], meta["name"], status)
+        with self._lock:
+            self._statuses[key] = (version, status)
+        return True
+
+    def _patch_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        what = f"writing the status of {namespace}/{name}"
+        try:
+            self._custom.patch_namespaced_custom_object_status(
+                API_GROUP,
+                API_VERSION,
+                namespace,
+                PLURAL,
+                name,
+                {"status": status},
                 field_manager=FIELD_MANAGER,
-                _content_type=JSON_PATCH,
+                _content_type=MERGE_PATCH,
                 _preload_content=False,
                 _request_timeout=REQUEST_TIMEOUT_S,
             )
         except client.ApiException as exc:
-            if exc.status == 422 and not _causes(exc):
-                # A failed `test` is a bare 422 (validation errors list their causes): someone
-                # changed the object since it was read.
-                raise ReconcileError(
-                    "Conflict", f"{where} changed while being corrected; retrying"
-                ) from None
-            raise ReconcileError(
-                "PatchFailed", f"removing what others added to {where}: {api_error(exc)}"
-            ) from None
-        result: dict[str, Any] = json.loads(raw.data)
-        return result
-
-    # -- API calls -----------------------------------------------------------------------------
-
-    @staticmethod
-    def _call(reason: str, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except client.ApiException as exc:
-            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
-
-    def _json(
-        self,
-        reason: str,
-        what: str,
-        fn: Callable[..., Any],
-        *args: Any,
-        missing: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        """One API call returning the raw API JSON; with `missing`, a 404 returns None."""
-        try:
-            raw = fn(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S, **kwargs)
-        except client.ApiException as exc:
-            if missing and exc.status == 404:
-                return None
-            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
-        return json.loads(raw.data)
-
-    def _read_webapp(self, namespace: str, name: str) -> dict[str, Any] | None:
-        body: dict[str, Any] | None = self._json(
-            "ReadFailed",
-            f"reading {KIND} {namespace}/{name}",
-            self._custom.get_namespaced_custom_object,
-            API_GROUP,
-            API_VERSION,
-            namespace,
-            PLURAL,
-            name,
-            missing=True,
-        )
-        return body
-
-    def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
-        """Patch the status subresource, only when it differs from what is stored."""
-        if body.get("status") == status:
-            return False
-        self._patch_status(body["metadata"]["namespace"], body["metadata"]["name"], status)
-        return True
-
-    def _patch_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
-        self._json(
-            "StatusFailed",
-            f"writing the status of {namespace}/{name}",
-            self._custom.patch_namespaced_custom_object_status,
-            API_GROUP,
-            API_VERSION,
-            namespace,
-            PLURAL,
-            name,
-            {"status": status},
-            field_manager=FIELD_MANAGER,
-            _content_type=MERGE_PATCH,
-        )
+            raise ReconcileError("StatusFailed", f"{what}: {api_error(exc)}") from None
+        except _TRANSPORT as exc:
+            raise ReconcileError("ApiUnavailable", f"{what}: {_transport_error(exc)}") from None
 
     # -- deletion ----------------------------------------------------------------------------
 
@@ -350,13 +435,13 @@ class Reconciler:
         The Deployment and Service are not deleted here: their owner references hand them to
         the garbage collector once the finalizer is removed. True when an entry was removed.
         """
+        self.forget((namespace, name))
         self._patch_status(namespace, name, {"phase": Phase.DELETING.value})
-        removed: bool = self._call(
-            "CleanupFailed",
-            f"removing {namespace}/{name} from the registry",
-            self._registry.remove,
-            namespace,
-            name,
-            uid,
-        )
-        return removed
+        try:
+            return self._registry.remove(namespace, name, uid)
+        except client.ApiException as exc:
+            raise ReconcileError(
+                "CleanupFailed", f"removing {namespace}/{name} from the registry: {api_error(exc)}"
+            ) from None
+        except _TRANSPORT as exc:
+            raise ReconcileError("ApiUnavailable", _transport_error(exc)) from None

@@ -3,19 +3,38 @@
 Reconcile records `<namespace>.<name>: <uid>`; the finalizer's cleanup removes the entry before
 the WebApp may go. It is the observable side of the finalizer (`kubectl get configmap
 webapp-operator-registry -n webapp-system`), and the inventory a platform team would read.
-Entries are merge-patched one key at a time, so reconciles of different WebApps never conflict.
+
+It is kept off the reconcile's critical path: `record` only queues an entry (a dictionary
+update under a lock that is never held across an API call) and one writer thread merges the
+queued entries into a single merge patch, so a slow or failing ConfigMap never delays a heal.
+`remove` (the finalizer, not a heal) writes synchronously. Writes of the writer and of `remove`
+are serialised by a second lock that no reconcile ever takes, so a queued entry can never land
+after the cleanup removed it. Everything kept in memory is bounded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
+from collections import OrderedDict
 
+import urllib3
 from kubernetes import client
 
 from webapp_operator.names import FIELD_MANAGER
 
-__all__ = ["Registry", "registry_key"]
+__all__ = ["MAX_ENTRIES", "Registry", "registry_key"]
+
+logger = logging.getLogger("webapp_operator.registry")
+
+# A ConfigMap holds at most 1 MiB; an entry is ~100 bytes.
+MAX_ENTRIES = 8192
+# UIDs whose entry the cleanup removed, remembered (bounded) so that a queued record of a
+# WebApp whose deletion began meanwhile is dropped.
+_REMOVED_MEMORY = 4096
+REQUEST_TIMEOUT_S = 10.0
+_RETRY_S = (0.5, 5.0)  # the writer's first and longest wait after a failed flush
 
 
 def registry_key(namespace: str, name: str) -> str:
@@ -24,31 +43,133 @@ def registry_key(namespace: str, name: str) -> str:
 
 
 class Registry:
-    """The ConfigMap, with an in-memory copy so an unchanged entry costs no API call."""
+    """The ConfigMap, written by one background writer (records) and the cleanup (removals)."""
 
     def __init__(self, api: client.ApiClient, namespace: str, name: str) -> None:
         self._core = client.CoreV1Api(api)
         self.namespace = namespace
         self.name = name
-        self._lock = threading.Lock()
-        self._data: dict[str, str] | None = None
-        # UIDs whose entry the cleanup removed: a reconcile that read the WebApp just before
-        # its deletion began must not record it again after the cleanup.
-        self._removed: set[str] = set()
+        self._state = threading.Lock()  # short sections only, never across an API call
+        self._writes = threading.Lock()  # serialises ConfigMap writes; reconciles never take it
+        self._wake = threading.Event()
+        self._closed = threading.Event()
+        self._data: dict[str, str] | None = None  # the ConfigMap's data as last read/written
+        self._pending: dict[str, str] = {}
+        self._removed: OrderedDict[str, None] = OrderedDict()
+        self._writer: threading.Thread | None = None
 
-    def _load(self) -> dict[str, str]:
-        if self._data is None:
+    # -- what reconciles and the cleanup call --------------------------------------------
+
+    def record(self, namespace: str, name: str, uid: str) -> bool:
+        """Queue a WebApp's entry; True when it was queued (not yet known, not removed)."""
+        key = registry_key(namespace, name)
+        with self._state:
+            if uid in self._removed or self._pending.get(key) == uid:
+                return False
+            if self._data is not None and self._data.get(key) == uid:
+                return False
+            known = len(self._data or {}) + len(self._pending)
+            if known >= MAX_ENTRIES and key not in (self._data or {}):
+                logger.warning("registry full (%d entries): %s not recorded", known, key)
+                return False
+            self._pending[key] = uid
+            self._start_writer()
+        self._wake.set()
+        return True
+
+    def remove(self, namespace: str, name: str, uid: str) -> bool:
+        """Forget a WebApp (synchronously); True when an entry was removed."""
+        key = registry_key(namespace, name)
+        with self._state:
+            self._removed[uid] = None
+            while len(self._removed) > _REMOVED_MEMORY:
+                self._removed.popitem(last=False)
+            if self._pending.get(key) == uid:
+                del self._pending[key]
+        with self._writes:
+            # Read fresh: another replica may have written since this one last looked.
+            data = self._read()
+            if key not in data:
+                return False
+            self._patch({key: None})
+            return True
+
+    def close(self) -> None:
+        """Stop the writer (queued entries are written by whichever replica leads next)."""
+        self._closed.set()
+        self._wake.set()
+        if self._writer is not None:
+            self._writer.join(timeout=REQUEST_TIMEOUT_S)
+
+    @property
+    def pending(self) -> int:
+        with self._state:
+            return len(self._pending)
+
+    # -- the writer ----------------------------------------------------------------------
+
+    def _start_writer(self) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._run, name="registry", daemon=True)
+            self._writer.start()
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._closed.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed.is_set():
+                return
             try:
-                raw = self._core.read_namespaced_config_map(
-                    self.name, self.namespace, _preload_content=False
-                )
-                self._data = dict(json.loads(raw.data).get("data") or {})
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise
-                self._create()
-                self._data = {}
-        return self._data
+                self._flush()
+                failures = 0
+            except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+                failures += 1
+                delay = min(_RETRY_S[1], _RETRY_S[0] * 2 ** (failures - 1))
+                logger.warning("registry write failed (%s); retrying in %.1fs", exc, delay)
+                self._closed.wait(delay)
+                self._wake.set()
+
+    def _flush(self) -> None:
+        with self._writes:
+            if self._data is None:
+                self._read()
+            with self._state:
+                batch = {
+                    key: uid
+                    for key, uid in self._pending.items()
+                    if uid not in self._removed and (self._data or {}).get(key) != uid
+                }
+            if batch:
+                self._patch(dict(batch))
+            with self._state:
+                for key, uid in batch.items():
+                    if self._pending.get(key) == uid:
+                        del self._pending[key]
+                for key in [
+                    k for k, uid in self._pending.items() if (self._data or {}).get(k) == uid
+                ]:
+                    del self._pending[key]
+
+    # -- API calls (under `_writes`) -------------------------------------------------------
+
+    def _read(self) -> dict[str, str]:
+        try:
+            raw = self._core.read_namespaced_config_map(
+                self.name,
+                self.namespace,
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
+            data = dict(json.loads(raw.data).get("data") or {})
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+            self._create()
+            data = {}
+        with self._state:
+            self._data = data
+        return data
 
     def _create(self) -> None:
         body = {
@@ -59,40 +180,25 @@ class Registry:
         }
         try:
             self._core.create_namespaced_config_map(
-                self.namespace, body, field_manager=FIELD_MANAGER
+                self.namespace,
+                body,
+                field_manager=FIELD_MANAGER,
+                _request_timeout=REQUEST_TIMEOUT_S,
             )
         except client.ApiException as exc:
             if exc.status != 409:  # another replica created it first
                 raise
 
-    def _patch(self, key: str, value: str | None) -> None:
+    def _patch(self, entries: dict[str, str | None]) -> None:
         raw = self._core.patch_namespaced_config_map(
             self.name,
             self.namespace,
-            {"data": {key: value}},
+            {"data": entries},
             field_manager=FIELD_MANAGER,
             _content_type="application/merge-patch+json",
             _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT_S,
         )
-        self._data = dict(json.loads(raw.data).get("data") or {})
-
-    def record(self, namespace: str, name: str, uid: str) -> bool:
-        """Register a WebApp; True when the ConfigMap was written."""
-        key = registry_key(namespace, name)
-        with self._lock:
-            if uid in self._removed or self._load().get(key) == uid:
-                return False
-            self._patch(key, uid)
-            return True
-
-    def remove(self, namespace: str, name: str, uid: str) -> bool:
-        """Forget a WebApp; True when an entry was removed."""
-        key = registry_key(namespace, name)
-        with self._lock:
-            self._removed.add(uid)
-            # Read fresh: the cleanup must not trust a copy another replica may have outdated.
-            self._data = None
-            if key not in self._load():
-                return False
-            self._patch(key, None)
-            return True
+        data = dict(json.loads(raw.data).get("data") or {})
+        with self._state:
+            self._data = data

@@ -7,7 +7,7 @@ from concurrent.futures import Executor
 import kopf
 
 from webapp_operator.config import OperatorConfig
-from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, OPERATOR_NAME
+from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
 __all__ = ["operator_settings"]
@@ -36,6 +36,12 @@ def operator_settings(
     settings.posting.event_name_prefix = f"{OPERATOR_NAME}-"
     # One active replica is chosen by our Lease (leader.py), not by kopf's peering objects.
     settings.peering.standalone = True
+    # The child watches see only the operator's own objects: a cluster's other Deployments and
+    # Services cost no memory and no events. (An object someone strips of this label leaves
+    # the watch as a deletion, which still wakes its WebApp's reconcile.)
+    own = f"{MANAGED_BY_LABEL}={OPERATOR_NAME}"
+    settings.watching.label_selectors["apps", "v1", "deployments"] = own
+    settings.watching.label_selectors["v1", "services"] = own
     # kopf's own requests (patches, events) must not hang for its default 5 minutes.
     settings.networking.request_timeout = REQUEST_TIMEOUT_S
     # Sync handlers (cleanup, validation) share the reconciles' thread pool.

@@ -90,13 +90,21 @@ def compute_status(
     *,
     failure: Failure | None = None,
     now: datetime,
+    deployment_known: bool = True,
 ) -> dict[str, Any]:
-    """The status the WebApp should show (API JSON), given what was observed."""
+    """The status the WebApp should show (API JSON), given what was observed.
+
+    `deployment_known=False`: the reconcile failed before it got to the Deployment, so nothing
+    new is known about it; the last reported counts, Available and Progressing stay as they
+    were (never rewritten from missing information), only Degraded reports the failure.
+    """
     meta = webapp["metadata"]
     generation = meta.get("generation") or 0
     desired = (webapp.get("spec") or {}).get("replicas", 1)
-    rollout = _rollout(desired, deployment)
     previous = _previous_conditions(webapp)
+    if not deployment_known and webapp.get("status"):
+        return _keep_last_known(webapp, failure, now)
+    rollout = _rollout(desired, deployment)
 
     if rollout.exists:
         available = rollout.available >= desired
@@ -149,6 +157,37 @@ def compute_status(
             "conditions": stamped,
             "observedGeneration": generation,
             "selector": selector_string(meta["name"]),
+        }
+    )
+    return status.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _keep_last_known(
+    webapp: Mapping[str, Any], failure: Failure | None, now: datetime
+) -> dict[str, Any]:
+    last = dict(webapp.get("status") or {})
+    previous = _previous_conditions(webapp)
+    generation = webapp["metadata"].get("generation") or 0
+    if failure is not None:
+        degraded = _condition(ConditionType.DEGRADED, True, failure.reason, failure.message)
+    else:
+        degraded = _condition(ConditionType.DEGRADED, False, "AsExpected", "reconciled")
+    conditions = [
+        dict(previous[kind.value])
+        for kind in (ConditionType.AVAILABLE, ConditionType.PROGRESSING)
+        if kind.value in previous
+    ]
+    conditions.append(
+        _stamp(degraded, previous, generation, now).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+    )
+    status = WebAppStatus.model_validate(
+        {
+            **last,
+            "phase": Phase.DEGRADED if failure is not None else last.get("phase", Phase.PENDING),
+            "conditions": conditions,
+            "selector": selector_string(webapp["metadata"]["name"]),
         }
     )
     return status.model_dump(mode="json", by_alias=True, exclude_none=True)

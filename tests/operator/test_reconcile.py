@@ -7,8 +7,7 @@ counts; every wait polls with a deadline.
 
 from __future__ import annotations
 
-import itertools
-import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,8 +18,6 @@ from kubernetes import client
 
 from compare.deploy.operator import OperatorHandle, apply_webapp, operator_manifest
 from compare.judge import mismatches, read, with_api_defaults
-from webapp_operator.builders import build_deployment
-from webapp_operator.drift import correction_patch
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 from .helpers import (
@@ -144,7 +141,7 @@ FAULTS = {
             [{"op": "replace", "path": f"{CONTAINER}/ports/0/containerPort", "value": 9999}],
             JSON,
         ),
-        ("ports[9999]",),
+        ("ports[http].containerPort",),
     ),
     "template-label": Fault(
         lambda r: _patch_deployment(
@@ -152,13 +149,13 @@ FAULTS = {
             {"spec": {"template": {"metadata": {"labels": {"app.kubernetes.io/component": "x"}}}}},
             MERGE,
         ),
-        ("labels.app.kubernetes.io/component",),
+        ("template.metadata.labels[app.kubernetes.io/component]",),
     ),
     "service-port": Fault(
         lambda r: _patch_service(
             r, [{"op": "replace", "path": "/spec/ports/0/port", "value": 9090}], JSON
         ),
-        ("-spec.ports[9090]",),
+        ("service.spec.ports[http].port",),
     ),
     "service-selector": Fault(
         lambda r: _patch_service(
@@ -172,7 +169,7 @@ FAULTS = {
             ],
             JSON,
         ),
-        ("spec.selector",),
+        ("spec.selector[app.kubernetes.io/name]",),
     ),
     "service-type": Fault(
         lambda r: _patch_service(r, {"spec": {"type": "NodePort"}}, MERGE), ("spec.type",)
@@ -235,7 +232,7 @@ def test_deleted_child_is_recreated_with_a_new_uid(running: Running, kind: str) 
 ADDITIONS = {
     "env": (
         [{"op": "add", "path": f"{CONTAINER}/env/-", "value": {"name": "EXTRA", "value": "x"}}],
-        "-spec.template.spec.containers[webapp].env[EXTRA]",
+        "spec.template.spec.containers[webapp].env[EXTRA]: added",
     ),
     "container": (
         [
@@ -245,11 +242,11 @@ ADDITIONS = {
                 "value": {"name": "sidecar", "image": "proxy:v1"},
             }
         ],
-        "-spec.template.spec.containers[sidecar]",
+        "spec.template.spec.containers[sidecar]: added",
     ),
     "label": (
         [{"op": "add", "path": "/spec/template/metadata/labels/team", "value": "blue"}],
-        "-spec.template.metadata.labels[team]",
+        "spec.template.metadata.labels.team: added",
     ),
 }
 
@@ -273,56 +270,6 @@ def test_fields_added_by_someone_else_are_removed(running: Running, what: str) -
     eventually(clean, timeout=20, what=f"extra {what} removed")
     assert eventually(lambda: running.event("DriftCorrected", field), what=f"event naming {field}")
     assert running.healed()
-
-
-def test_server_side_apply_alone_keeps_foreign_fields(
-    api: client.ApiClient, namespace: str
-) -> None:
-    """Why the operator needs its guarded JSON patch: re-applying the desired object with
-    force leaves an env var another field manager added."""
-    owner = {"apiVersion": "v1", "kind": "X", "name": "x", "uid": "x"}
-    desired = build_deployment(make_webapp("plain"), namespace, owner)
-    # No owner and no operator label: the operator must not touch this one.
-    del desired["metadata"]["ownerReferences"]
-    del desired["metadata"]["labels"]["app.kubernetes.io/managed-by"]
-    apps = client.AppsV1Api(api)
-
-    def apply() -> dict[str, Any]:
-        response = apps.patch_namespaced_deployment(
-            "plain",
-            namespace,
-            desired,
-            field_manager="webapp-operator",
-            force=True,
-            _content_type="application/apply-patch+yaml",
-            _preload_content=False,
-        )
-        result: dict[str, Any] = json.loads(response.data)
-        return result
-
-    apply()
-    apps.patch_namespaced_deployment(
-        "plain",
-        namespace,
-        [{"op": "add", "path": f"{CONTAINER}/env", "value": [{"name": "EXTRA", "value": "x"}]}],
-        field_manager=CHAOS,
-        _content_type=JSON,
-    )
-    after_apply = apply()
-    env = after_apply["spec"]["template"]["spec"]["containers"][0].get("env")
-    assert env == [{"name": "EXTRA", "value": "x"}], "server-side apply removed a foreign field"
-
-    fixed = json.loads(
-        apps.patch_namespaced_deployment(
-            "plain",
-            namespace,
-            correction_patch(desired, after_apply),
-            field_manager="webapp-operator",
-            _content_type=JSON,
-            _preload_content=False,
-        ).data
-    )
-    assert "env" not in fixed["spec"]["template"]["spec"]["containers"][0]
 
 
 # -- spec changes and status ---------------------------------------------------------------
@@ -395,30 +342,25 @@ def test_delete_runs_the_finalizer_then_the_children_are_collected(running: Runn
 # -- failures ------------------------------------------------------------------------------
 
 
+def _quota(api: client.ApiClient, namespace: str) -> None:
+    client.CoreV1Api(api).create_namespaced_resource_quota(
+        namespace,
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "no-deployments"},
+            "spec": {"hard": {"count/deployments.apps": "0"}},
+        },
+    )
+
+
 def test_failure_is_degraded_retried_with_backoff_then_recovered(
     api: client.ApiClient, namespace: str, operator: OperatorHandle
 ) -> None:
-    """A real API failure: a foreign Deployment already holds the name with another
-    (immutable) selector, so correcting it is refused. The WebApp reports it, the operator
-    retries with growing delays, and converges once the obstacle is gone."""
-    apps = client.AppsV1Api(api)
-    labels = {"app": "someone-else"}
-    apps.create_namespaced_deployment(
-        namespace,
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "shop"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "x", "image": "x:v1"}]},
-                },
-            },
-        },
-    )
+    """A real API failure: a ResourceQuota refuses every Deployment in the namespace. The
+    WebApp reports it, the operator retries with growing delays, and a spec change ends the
+    backoff wait at once (as a new event does in controller-runtime's queue)."""
+    _quota(api, namespace)
     webapp = make_webapp("shop", replicas=2)
     apply_webapp(api, webapp, namespace)
 
@@ -426,25 +368,35 @@ def test_failure_is_degraded_retried_with_backoff_then_recovered(
         return [
             e
             for e in webapp_events(api, namespace, "shop")
-            if e["reason"] == "PatchFailed" and e["type"] == "Warning"
+            if e["reason"] == "DryRunFailed" and e["type"] == "Warning"
         ]
 
-    eventually(lambda: len(failures()) >= 4, timeout=30, what="four failed attempts")
+    def attempts() -> int:
+        return sum(int(e.get("count") or 1) for e in failures())
+
+    eventually(lambda: attempts() >= 5, timeout=30, what="five failed attempts")
     body = get_webapp(api, namespace, "shop")
     degraded = condition(body, "Degraded")
     assert degraded is not None and degraded["status"] == "True"
-    # Its pod labels are not ours, but they are what its immutable selector matches.
-    assert degraded["reason"] == "PatchFailed"
-    assert f"removing what others added to Deployment {namespace}/shop: 422" in degraded["message"]
-    assert "`selector` does not match template `labels`" in degraded["message"]
+    assert degraded["reason"] == "DryRunFailed"
+    assert "exceeded quota" in degraded["message"]
     assert (body or {})["status"]["phase"] == "Degraded"
-    # Bounded exponential backoff: the gaps between attempts grow (0.5 s, 1 s, 2 s, ...).
-    times = [datetime.fromisoformat(e["eventTime"]) for e in failures()[:4]]
-    gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(times)]
-    assert gaps[2] > gaps[0] + 1.0, gaps
+    # Bounded exponential backoff: 0.5 s, 1 s, 2 s, 4 s -> five attempts take over 7 s.
+    first = datetime.fromisoformat(failures()[0]["eventTime"])
+    counted = attempts()
+    assert (datetime.now(first.tzinfo) - first).total_seconds() > 7.0, counted
 
-    apps.delete_namespaced_deployment("shop", namespace)
-    run = Running(api, namespace, webapp, body or {}, {}, {})
+    # The obstacle goes and the spec changes: the next attempt does not wait out the backoff
+    # (8 s and growing by now).
+    client.CoreV1Api(api).delete_namespaced_resource_quota("no-deployments", namespace)
+    changed = webapp.model_copy(
+        update={"spec": webapp.spec.model_copy(update={"image": "shop:v2"})}
+    )
+    fixed_at = time.monotonic()
+    apply_webapp(api, changed, namespace)
+    eventually(lambda: get_deployment(api, namespace, "shop"), timeout=20, what="created")
+    assert time.monotonic() - fixed_at < 4.0
+    run = Running(api, namespace, changed, body or {}, {}, {})
     eventually(run.healed, timeout=30, what="converged after the obstacle went")
 
     def recovered() -> dict[str, Any] | None:

@@ -1,0 +1,95 @@
+"""The body that restores an object to its desired state, keeping what the allow-list allows.
+
+The judge's other half, for controllers: `diff_object` says *whether* a live object drifted;
+`restoring_body` is the full object to write back with an update (PUT) so that afterwards the
+judge finds nothing. It is the raw desired object (the API server fills in its defaults
+again) plus, from the live object, exactly what `compare.judge.allow` allows others to hold:
+the keys they added to an open map (annotations) and the fields the API server allocated
+(clusterIP, nodePorts) that the desired object leaves unset. Everything else someone added,
+changed or removed is replaced wholesale, so foreign content *inside* an owned item (a probe's
+handler swapped, a volume's source replaced) cannot survive or make the write invalid.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from compare.judge.allow import ALLOCATED, ALLOW_LIST, OPEN_MAP, Path
+from compare.judge.diff import list_key
+
+__all__ = ["restoring_body"]
+
+# Metadata the API server or other controllers own, never desired state: an update must carry
+# the resourceVersion it read (optimistic concurrency) and must not drop others' finalizers.
+_KEPT_METADATA = ("resourceVersion", "finalizers")
+
+
+def restoring_body(raw: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
+    """The object to PUT over `live` so that it holds `raw`'s desired state again."""
+    body: dict[str, Any] = copy.deepcopy(dict(raw))
+    body.pop("status", None)
+    for entry in ALLOW_LIST:
+        _keep(body, live, entry.pattern, entry.rule)
+    meta = body.setdefault("metadata", {})
+    live_meta = live.get("metadata") or {}
+    for key in _KEPT_METADATA:
+        if live_meta.get(key):
+            meta[key] = copy.deepcopy(live_meta[key])
+    return body
+
+
+def _keep(body: Any, live: Any, pattern: Path, rule: str) -> None:
+    """Copy into `body` what `live` may hold at `pattern` under `rule`."""
+    if not pattern or not isinstance(body, MutableMapping) or not isinstance(live, Mapping):
+        return
+    head, rest = pattern[0], pattern[1:]
+    keys = [k for k in live if k in body] if head == "*" else [head]
+    for key in keys:
+        if not rest:
+            _keep_leaf(body, live, key, rule)
+        elif rest[0] == "[]":
+            _keep_items(body.get(key), live.get(key), rest[1:], rule)
+        elif key in live:
+            if key not in body and isinstance(live[key], Mapping):
+                # The parent is absent from the desired object: only what the rule keeps is
+                # created under it (e.g. a pod template without annotations of its own).
+                body[key] = {}
+                _keep(body[key], live[key], rest, rule)
+                if not body[key]:
+                    del body[key]
+            else:
+                _keep(body.get(key), live[key], rest, rule)
+
+
+def _keep_items(body: Any, live: Any, rest: Path, rule: str) -> None:
+    if not isinstance(body, list) or not isinstance(live, list) or not rest:
+        return
+    key = list_key(body, live)
+    if key is None:
+        return
+    by_key = {str(item[key]): item for item in live}
+    for item in body:
+        match = by_key.get(str(item[key]))
+        if match is not None:
+            _keep(item, match, rest, rule)
+
+
+def _keep_leaf(
+    body: MutableMapping[str, Any], live: Mapping[str, Any], key: str, rule: str
+) -> None:
+    if key not in live:
+        return
+    if rule == OPEN_MAP:
+        theirs = live[key] if isinstance(live[key], Mapping) else {}
+        ours = body.get(key) if isinstance(body.get(key), Mapping) else {}
+        merged = {**theirs, **(ours or {})}
+        if merged:
+            body[key] = copy.deepcopy(merged)
+    elif rule == ALLOCATED and _unset(body.get(key)):
+        body[key] = copy.deepcopy(live[key])
+
+
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, Mapping | Sequence) and len(value) == 0)
