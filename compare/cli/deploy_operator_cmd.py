@@ -1,8 +1,11 @@
 """`compare deploy operator` and `compare undeploy operator`: the WebApp as a custom resource.
 
 Deploy is kubebuilder's `make install` + `make run` + `kubectl apply` of the CR, then a wait
-for its Available condition and the desired state; undeploy deletes the CR (the finalizer's
-cleanup runs, the garbage collector takes the children) and stops the local operator.
+for its Available condition and the desired state (an operator already leading the cluster is
+used, not duplicated); undeploy deletes the CR (the finalizer's cleanup runs, the garbage
+collector takes the children) and stops the local operator once no WebApp is left in the
+cluster, or when asked to (`--stop-operator`): while WebApps remain, they need it — for their
+reconciles, their finalizers, and the webhook (failurePolicy Fail) that admits their writes.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import typer
 from compare.cli.common import AppOpt, ContextOpt, KubeconfigOpt, console, target_from
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.deploy.operator import (
+    count_webapps,
     deploy_operator,
     install_operator,
-    operator_status,
     stop_operator,
     undeploy_operator,
 )
+from compare.errors import EXIT_USAGE, CompareError
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
@@ -54,19 +58,27 @@ def deploy_operator_command(
     started = time.monotonic()
     with console.status("installing the operator ..."):
         handle = install_operator(target, webhook_host=webhook_host)
-    console.print(f"operator installed on {target.describe()}")
-    console.print("  CRD webapps.example.com, RBAC (ServiceAccount webapp-system/webapp-operator)")
-    if handle.webhook_url:
-        console.print(f"  validating webhook: {handle.webhook_url}")
+    if handle.found:
+        console.print(f"operator found on {target.describe()}: nothing installed")
+        console.print(f"  {handle.describe()}")
     else:
-        console.print("  validating webhook: not registered (no --webhook-host for this cluster)")
-    console.print(f"  {handle.describe()}")
+        _print_installed(target.describe(), handle.webhook_url, handle.describe())
     with console.status(f"applying WebApp {namespace}/{webapp.name} ..."):
         deploy_operator(target, webapp, namespace, timeout=timeout)
     console.print(
         f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
         f"{webapp.spec.image} ({time.monotonic() - started:.1f}s)"
     )
+
+
+def _print_installed(where: str, webhook_url: str | None, process: str) -> None:
+    console.print(f"operator installed on {where}")
+    console.print("  CRD webapps.example.com, RBAC (ServiceAccount webapp-system/webapp-operator)")
+    if webhook_url:
+        console.print(f"  validating webhook: {webhook_url}")
+    else:
+        console.print("  validating webhook: not registered (no --webhook-host for this cluster)")
+    console.print(f"  {process}")
 
 
 @undeploy_app.command("operator")
@@ -79,21 +91,55 @@ def undeploy_operator_command(
     ] = None,
     app: AppOpt = None,
     timeout: TimeoutOpt = 60.0,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop-operator",
+            help="Stop the local operator even though WebApps remain in the cluster (they are "
+            "then neither reconciled nor admitted: the webhook rejects their writes).",
+        ),
+    ] = False,
     keep_operator: Annotated[
-        bool, typer.Option("--keep-operator", help="Leave the local operator running.")
+        bool,
+        typer.Option(
+            "--keep-operator", help="Leave the operator running even when no WebApp is left."
+        ),
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
-    """Delete the WebApp CR (its finalizer runs), then stop the local operator."""
+    """Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is
+    left in the cluster, or with --stop-operator."""
+    if stop and keep_operator:
+        raise CompareError(
+            "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
+        )
     webapp_name = name or load_webapp(app).name
     target = target_from(ctx, kubeconfig, context)
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
-        undeploy_operator(target, namespace, name=webapp_name, timeout=timeout)
-    console.print(f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)")
+        deleted = undeploy_operator(target, namespace, name=webapp_name, timeout=timeout)
+    if deleted:
+        console.print(
+            f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)"
+        )
+    else:
+        console.print(f"WebApp {namespace}/{webapp_name} not found: nothing deleted")
     if keep_operator:
         return
-    status = operator_status(target)
-    if status is not None and status.running:
-        stop_operator(target)
-        console.print(f"operator stopped (pid {status.pid}, log {status.log_path})")
+    remaining = count_webapps(target)
+    if remaining and not stop:
+        console.print(
+            f"operator left running: {remaining} WebApp(s) remain in the cluster "
+            "(--stop-operator stops it anyway)"
+        )
+        return
+    stopped = stop_operator(target)
+    if stopped is not None:
+        console.print(f"operator stopped (pid {stopped.pid}, log {stopped.log_path})")
+        if remaining:
+            console.print(
+                f"warning: {remaining} WebApp(s) remain without an operator; the webhook "
+                "rejects their writes until `compare deploy operator` runs again"
+            )
+    elif stop:
+        console.print("no local operator serves this cluster: nothing stopped")

@@ -9,6 +9,13 @@ processes do not race either). What they do, in kubebuilder's words:
     stop_operator      SIGTERM (graceful: releases the Lease) or SIGKILL
     deploy_operator    kubectl apply the WebApp CR, wait for Available and the desired state
     undeploy_operator  kubectl delete the CR, wait until the finalizer has run and it is gone
+
+One operator per cluster, found rather than duplicated: before starting a process, the
+operator Leases of the cluster are read. A holder seen renewing one (a local process started
+through another kubeconfig, or the chart's Deployment) is used as it is when the installed CRD
+is this toolkit's, and is otherwise a one-line error naming it; a stale holder (not renewed for
+its lease duration) is taken over. A process started here that does not become ready is
+stopped again before the error is raised.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,26 +45,38 @@ from compare.deploy.operator_install import (
     state_dir,
     write_identity_kubeconfig,
 )
+from compare.deploy.operator_lease import (
+    LeaseView,
+    LeaseWatch,
+    crd_difference,
+    find_active_leader,
+    read_crd,
+    read_leases,
+)
 from compare.deploy.operator_process import (
     DEFAULT_INSTANCE,
     OperatorOptions,
     ProcessInfo,
+    health,
+    instances,
     is_ready,
     is_running,
+    last_log_line,
     read_process,
     spawn,
     terminate,
-    wait_ready,
 )
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
 from webapp_operator.builders import build_deployment, build_service, owner_reference
-from webapp_operator.names import CRD_NAME
+from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE
 
 __all__ = [
     "OperatorHandle",
     "OperatorOptions",
+    "count_webapps",
     "deploy_operator",
     "install_operator",
     "operator_status",
@@ -71,6 +90,8 @@ POLL_S = 0.1
 # Start-up is a few seconds, but a replica killed without releasing its Lease makes the next
 # one wait out the lease duration first.
 START_TIMEOUT_S = 60.0
+# While a process started here stands by, how often the Leases are read for another leader.
+LOOK_EVERY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -84,8 +105,15 @@ class OperatorHandle:
     running: bool
     ready: bool
     webhook_url: str | None
+    # The Lease holderIdentity of the process (when known).
+    holder: str | None = None
+    # Set when this cluster's operator was found already leading rather than started for this
+    # target: where it runs.
+    found: str | None = None
 
     def describe(self) -> str:
+        if self.found:
+            return f"using the operator already leading this cluster: {self.found}"
         state = "ready" if self.ready else "running" if self.running else "stopped"
         return f"operator pid {self.pid} ({state}), log {self.log_path}"
 
@@ -146,32 +174,181 @@ def _handle(target: ClusterTarget, directory: Path, info: ProcessInfo | None) ->
         running=running,
         ready=running and info is not None and is_ready(info),
         webhook_url=_webhook_url(_settings(directory)),
+        holder=(info.identity or None) if info else None,
     )
 
 
+# -- the operator already leading the cluster ------------------------------------------------
+
+
+def _local_processes() -> Iterator[tuple[Path, ProcessInfo]]:
+    """Every running operator process this machine's toolkit started, any cluster."""
+    root = cache_dir() / "operator"
+    if not root.is_dir():
+        return
+    for directory in sorted(root.iterdir()):
+        if directory.is_dir():
+            for info in instances(directory):
+                if is_running(info):
+                    yield directory, info
+
+
+def _local_leader(holders: set[str]) -> tuple[Path, ProcessInfo] | None:
+    """The local process holding one of these Leases and leading (its /healthz says so)."""
+    for directory, info in _local_processes():
+        summary = health(info) or {}
+        identity = info.identity or summary.get("identity")
+        if identity in holders and summary.get("leading"):
+            return directory, replace(info, identity=str(identity))
+    return None
+
+
+def _own_identities(directory: Path) -> frozenset[str]:
+    info = read_process(directory)
+    return frozenset({info.identity}) if info is not None and info.identity else frozenset()
+
+
+def _check_crd(api: client.ApiClient, who: str) -> None:
+    difference = crd_difference(read_crd(api))
+    if difference is not None:
+        raise CompareError(
+            f"another WebApp operator leads this cluster, {who}, and {difference}: stop it "
+            "(helm uninstall, kubectl scale --replicas=0, or `compare undeploy operator "
+            "--stop-operator` with its kubeconfig) or upgrade it to this version, then retry",
+            exit_code=EXIT_FAILED,
+        )
+
+
+def _serving_handle(
+    target: ClusterTarget, directory: Path, api: client.ApiClient, lease: LeaseView
+) -> OperatorHandle:
+    """The handle of a leader found on this Lease (checked to serve this CRD)."""
+    holder = lease.holder or "?"
+    local = _local_leader({holder})
+    if local is not None:
+        other, info = local
+        _check_crd(api, f"the local process pid {info.pid} ({holder})")
+        return OperatorHandle(
+            cluster=cluster_key(target),
+            state_dir=other,
+            pid=info.pid,
+            log_path=info.log_path,
+            running=True,
+            ready=is_ready(info),
+            webhook_url=_webhook_url(_settings(other)),
+            holder=holder,
+            found=f"pid {info.pid}, started for {other.name}, log {info.log_path}",
+        )
+    age = f", renewed {lease.age:.1f}s ago" if lease.age is not None else ""
+    where = f"{holder} (Lease {lease.where}{age}), not a process of this machine"
+    _check_crd(api, where)
+    return OperatorHandle(
+        cluster=cluster_key(target),
+        state_dir=directory,
+        pid=None,
+        log_path=directory / f"{DEFAULT_INSTANCE}.log",
+        running=True,
+        ready=True,
+        webhook_url=None,
+        holder=holder,
+        found=where,
+    )
+
+
+def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | None:
+    """The operator already leading this cluster, other than this target's own process: a
+    local one of another state directory (asked directly), else any holder seen renewing."""
+    api = target.api_client()
+    try:
+        own = _own_identities(directory)
+        held = [v for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder and v.holder not in own]
+        if not held:
+            return None
+        if (local := _local_leader({v.holder for v in held if v.holder})) is not None:
+            # A local process says it leads: no need to watch its Lease renew.
+            lease = next(v for v in held if v.holder == local[1].identity)
+            return _serving_handle(target, directory, api, lease)
+        leader = find_active_leader(api, OPERATOR_NAMESPACE, ignore=own)
+        if leader is None:
+            return None
+        return _serving_handle(target, directory, api, leader.lease)
+    finally:
+        api.close()
+
+
+def _await_ready(
+    target: ClusterTarget, directory: Path, info: ProcessInfo, *, timeout: float
+) -> OperatorHandle:
+    """Wait until our process leads and is ready. Should another operator be seen renewing a
+    Lease meanwhile (ours stands by behind it), ours is a duplicate: stop it, use that one.
+    On any failure the process is stopped before the error propagates."""
+    deadline = time.monotonic() + timeout
+    watch: LeaseWatch | None = None
+    next_look = time.monotonic() + LOOK_EVERY_S
+    api = target.api_client()
+    try:
+        while not is_ready(info):
+            if not is_running(info):
+                raise CompareError(
+                    f"the operator process {info.pid} exited during start-up: "
+                    f"{last_log_line(info.log_path)} (log: {info.log_path})",
+                    exit_code=EXIT_FAILED,
+                )
+            if time.monotonic() > deadline:
+                raise CompareError(
+                    f"the operator process {info.pid} was not ready within {timeout:.0f}s "
+                    f"(log: {info.log_path}); it was stopped",
+                    exit_code=EXIT_FAILED,
+                )
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + LOOK_EVERY_S
+                if (health(info) or {}).get("role") == "standby":
+                    ignore = frozenset({info.identity}) if info.identity else frozenset()
+                    if watch is None:
+                        watch = LeaseWatch(api, OPERATOR_NAMESPACE, ignore)
+                    elif (lease := watch.renewed()) is not None:
+                        found = _serving_handle(target, directory, api, lease)
+                        terminate(info)
+                        return found
+            time.sleep(POLL_S)
+    except BaseException:
+        terminate(info)
+        raise
+    finally:
+        api.close()
+    return _handle(target, directory, info)
+
+
 def _start_locked(
-    target: ClusterTarget, directory: Path, options: OperatorOptions | None
+    target: ClusterTarget,
+    directory: Path,
+    options: OperatorOptions | None,
+    *,
+    look: bool = True,
+    timeout: float | None = None,
 ) -> OperatorHandle:
     info = read_process(directory)
-    if not is_running(info):
-        settings = _settings(directory)
-        options = options or OperatorOptions()
-        kubeconfig = directory / "kubeconfig.yaml"
-        write_identity_kubeconfig(target, kubeconfig)
-        info = spawn(
-            directory,
-            instance=DEFAULT_INSTANCE,
-            kubeconfig=kubeconfig,
-            health_port=free_port(),
-            # Serve the webhook only where the API server was told to call it.
-            webhook_port=settings.get("webhook_port") if _webhook_url(settings) else None,
-            cert_dir=directory / "certs",
-            options=options,
-        )
-        wait_ready(info, timeout=START_TIMEOUT_S + options.lease_duration)
-    elif info is not None:
-        wait_ready(info, timeout=START_TIMEOUT_S)
-    return _handle(target, directory, info)
+    options = options or OperatorOptions()
+    if is_running(info) and info is not None:
+        return _await_ready(target, directory, info, timeout=timeout or START_TIMEOUT_S)
+    if look and (found := _find_serving(target, directory)) is not None:
+        return found
+    settings = _settings(directory)
+    kubeconfig = directory / "kubeconfig.yaml"
+    write_identity_kubeconfig(target, kubeconfig)
+    info = spawn(
+        directory,
+        instance=DEFAULT_INSTANCE,
+        kubeconfig=kubeconfig,
+        health_port=free_port(),
+        # Serve the webhook only where the API server was told to call it.
+        webhook_port=settings.get("webhook_port") if _webhook_url(settings) else None,
+        cert_dir=directory / "certs",
+        options=options,
+    )
+    return _await_ready(
+        target, directory, info, timeout=timeout or START_TIMEOUT_S + options.lease_duration
+    )
 
 
 def install_operator(
@@ -181,11 +358,16 @@ def install_operator(
     webhook_host: str | None = None,
 ) -> OperatorHandle:
     """Install the CRD, RBAC and webhook configuration, then start the local operator unless
-    one runs for this cluster; return once it leads and watches. Idempotent."""
+    one runs for this cluster; return once it leads and watches. Idempotent.
+
+    An operator already leading the cluster (found on its Lease) is used as it is: nothing is
+    installed over it."""
     with _cluster_lock(target) as directory:
         info = read_process(directory)
         if is_running(info) and info is not None and is_ready(info) and _crd_present(target):
             return _handle(target, directory, info)
+        if not is_running(info) and (found := _find_serving(target, directory)) is not None:
+            return found
         settings = _settings(directory)
         settings.setdefault("webhook_port", free_port())
         if webhook_host:
@@ -196,29 +378,55 @@ def install_operator(
         hosts = sorted({"127.0.0.1", settings.get("webhook_host") or "127.0.0.1"})
         certs = ensure_certs(directory / "certs", hosts)
         apply_cluster_objects(target, certs=certs, webhook_url=_webhook_url(settings))
-        return _start_locked(target, directory, options)
+        return _start_locked(target, directory, options, look=False)
 
 
 def start_operator(
-    target: ClusterTarget, *, options: OperatorOptions | None = None
+    target: ClusterTarget,
+    *,
+    options: OperatorOptions | None = None,
+    timeout: float | None = None,
 ) -> OperatorHandle:
-    """Start the local operator process if none runs (the cluster must be installed)."""
+    """Start the local operator process unless one runs for this cluster or another operator
+    leads it already (the cluster must be installed). `timeout`: seconds to wait for it to
+    lead (default: start-up plus one lease duration); past it the process is stopped."""
     with _cluster_lock(target) as directory:
-        return _start_locked(target, directory, options)
+        return _start_locked(target, directory, options, timeout=timeout)
 
 
-def stop_operator(target: ClusterTarget, *, kill: bool = False) -> None:
-    """Stop the local operator: SIGTERM (graceful, releases the Lease) or SIGKILL."""
+def stop_operator(
+    target: ClusterTarget, *, kill: bool = False, serving: bool = True
+) -> OperatorHandle | None:
+    """Stop the local operator of this cluster: SIGTERM (graceful, releases the Lease) or
+    SIGKILL. With `serving`, when this target started none, the local process found leading
+    the cluster (started through another kubeconfig) is the one stopped. Returns what was
+    stopped (None: no local process serves the cluster; one in the cluster is never touched)."""
     with _cluster_lock(target) as directory:
         info = read_process(directory)
-        if info is not None:
+        if info is not None and is_running(info):
+            handle = _handle(target, directory, info)
             terminate(info, kill=kill)
+            return handle
+        if not serving:
+            return None
+        api = target.api_client()
+        try:
+            holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
+        finally:
+            api.close()
+        local = _local_leader(holders) if holders else None
+        if local is None:
+            return None
+        where, found = local
+        handle = _handle(target, where, found)
+        terminate(found, kill=kill)
+        return handle
 
 
 def forget_operator(target: ClusterTarget) -> None:
     """Stop the cluster's local operator and drop its state (certs, token, log) — for a
     cluster that is going away, so no process or credential outlives it."""
-    stop_operator(target)
+    stop_operator(target, serving=False)
     shutil.rmtree(state_dir(target), ignore_errors=True)
 
 
@@ -366,9 +574,10 @@ def deploy_operator(
 
 def undeploy_operator(
     target: ClusterTarget, namespace: str, *, name: str, timeout: float = 60.0
-) -> None:
+) -> bool:
     """Delete the WebApp CR and wait until it is gone: the finalizer's cleanup has run (the
-    operator is started if needed) and the garbage collector takes the children."""
+    operator is started if none leads the cluster) and the garbage collector takes the
+    children. False when there was no such WebApp (nothing is started then)."""
     api = target.api_client()
     custom = client.CustomObjectsApi(api)
     try:
@@ -376,18 +585,18 @@ def undeploy_operator(
             custom.delete_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
         except client.ApiException as exc:
             if exc.status == 404:
-                return
+                return False
             raise CompareError(f"deleting {KIND} {namespace}/{name}: {_api_message(exc)}") from None
         status = operator_status(target)
         if status is None or not status.running:
-            start_operator(target)  # only the operator can run the finalizer
+            start_operator(target)  # only an operator can run the finalizer (found or started)
         deadline = time.monotonic() + timeout
         while True:
             try:
                 custom.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
             except client.ApiException as exc:
                 if exc.status == 404:
-                    return
+                    return True
                 raise CompareError(
                     f"reading {KIND} {namespace}/{name}: {_api_message(exc)}"
                 ) from None
@@ -400,3 +609,20 @@ def undeploy_operator(
             time.sleep(POLL_S)
     finally:
         api.close()
+
+
+def count_webapps(target: ClusterTarget) -> int:
+    """WebApps left in the whole cluster (0 without the CRD): while any is left, the operator
+    is needed — for their reconcile, their finalizers and the webhook that admits writes."""
+    api = target.api_client()
+    try:
+        body = client.CustomObjectsApi(api).list_cluster_custom_object(
+            API_GROUP, API_VERSION, PLURAL, _request_timeout=REQUEST_TIMEOUT
+        )
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return 0
+        raise CompareError(f"listing {KIND}s: {_api_message(exc)}") from None
+    finally:
+        api.close()
+    return len(body.get("items") or [])

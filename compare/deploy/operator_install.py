@@ -32,7 +32,12 @@ from compare.paths import OPERATOR_DIR, cache_dir
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.certs import CertFiles, ensure_tls
 from webapp_operator.manifests import CRD_PATH
-from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE, SERVICE_ACCOUNT
+from webapp_operator.names import (
+    CRD_NAME,
+    OPERATOR_NAMESPACE,
+    SERVICE_ACCOUNT,
+    WEBHOOK_CONFIGURATION,
+)
 
 __all__ = [
     "TOKEN_SECONDS",
@@ -118,10 +123,14 @@ def apply_cluster_objects(
     target: ClusterTarget, *, certs: CertFiles, webhook_url: str | None
 ) -> None:
     """Server-side apply the CRD, RBAC and (with a URL) the webhook configuration; wait until
-    the CRD is established."""
+    the CRD is established. Without a URL, a configuration left by an earlier local operator
+    (one that points at a URL) is deleted: the operator about to start here will not serve
+    it, and its failurePolicy Fail would reject every WebApp write."""
     docs = _config_documents()
     if webhook_url is not None:
         docs.append(webhook_configuration(certs.ca.read_bytes(), url=webhook_url))
+    else:
+        _drop_local_webhook(target)
     _kubectl(
         target,
         "apply",
@@ -133,6 +142,32 @@ def apply_cluster_objects(
         stdin=yaml.safe_dump_all(docs, sort_keys=False),
     )
     _kubectl(target, "wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=30s")
+
+
+def _drop_local_webhook(target: ClusterTarget) -> None:
+    api = target.api_client()
+    hooks = client.AdmissionregistrationV1Api(api)
+    try:
+        try:
+            current = hooks.read_validating_webhook_configuration(WEBHOOK_CONFIGURATION)
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return
+            raise CompareError(
+                f"reading the webhook configuration {WEBHOOK_CONFIGURATION}: "
+                f"{exc.status} {exc.reason}"
+            ) from None
+        if any(hook.client_config.url for hook in current.webhooks or []):
+            try:
+                hooks.delete_validating_webhook_configuration(WEBHOOK_CONFIGURATION)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise CompareError(
+                        f"deleting the webhook configuration {WEBHOOK_CONFIGURATION}: "
+                        f"{exc.status} {exc.reason}"
+                    ) from None
+    finally:
+        api.close()
 
 
 def ensure_certs(directory: Path, hosts: list[str]) -> CertFiles:

@@ -12,29 +12,32 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from compare.errors import EXIT_FAILED, CompareError
+from compare.errors import CompareError
 
 __all__ = [
     "DEFAULT_INSTANCE",
     "OperatorOptions",
     "ProcessInfo",
     "health",
+    "instances",
     "is_ready",
     "is_running",
+    "last_log_line",
     "read_process",
     "spawn",
     "terminate",
-    "wait_ready",
 ]
 
 DEFAULT_INSTANCE = "operator"
@@ -72,6 +75,8 @@ class ProcessInfo:
     health_port: int
     log: str
     started: float
+    # The leader-election identity (its Lease holderIdentity); empty in older state files.
+    identity: str = ""
 
     @property
     def log_path(self) -> Path:
@@ -100,6 +105,16 @@ def _alive(pid: int) -> bool:
         return False
     state = stat.rsplit(")", 1)[-1].split()[0]
     return state != "Z" and b"webapp_operator" in cmdline
+
+
+def instances(directory: Path) -> list[ProcessInfo]:
+    """Every recorded process of one state directory (running or not)."""
+    found = []
+    for path in sorted(directory.glob("*.json")):
+        info = read_process(directory, path.stem)
+        if info is not None:
+            found.append(info)
+    return found
 
 
 def read_process(directory: Path, instance: str = DEFAULT_INSTANCE) -> ProcessInfo | None:
@@ -164,8 +179,9 @@ def spawn(
         ]
     else:
         args.append("--webhook-port=0")
-    if identity:
-        args.append(f"--identity={identity}")
+    # Chosen here, so that a Lease holder can be traced back to its local process.
+    identity = identity or f"{socket.gethostname()}_{directory.name}_{uuid.uuid4().hex[:8]}"
+    args.append(f"--identity={identity}")
     if webhook_only:
         args.append("--webhook-only")
     directory.mkdir(parents=True, exist_ok=True)
@@ -185,31 +201,12 @@ def spawn(
         )
     with _CHILDREN_LOCK:
         _CHILDREN[child.pid] = child
-    info = ProcessInfo(instance, child.pid, health_port, str(log), time.time())
+    info = ProcessInfo(instance, child.pid, health_port, str(log), time.time(), identity)
     state = _state_file(directory, instance)
     tmp = state.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(info)))
     tmp.replace(state)
     return info
-
-
-def wait_ready(info: ProcessInfo, *, timeout: float) -> None:
-    """Block until the process is ready, or raise naming the log when it died or timed out."""
-    deadline = time.monotonic() + timeout
-    while not is_ready(info):
-        if not _alive(info.pid):
-            raise CompareError(
-                f"the operator process {info.pid} exited during start-up: "
-                f"{_last_line(info.log_path)} (log: {info.log_path})",
-                exit_code=EXIT_FAILED,
-            )
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"the operator process {info.pid} was not ready within {timeout:.0f}s "
-                f"(log: {info.log_path})",
-                exit_code=EXIT_FAILED,
-            )
-        time.sleep(POLL_S)
 
 
 def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TIMEOUT_S) -> None:
@@ -232,7 +229,8 @@ def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TI
         time.sleep(POLL_S)
 
 
-def _last_line(path: Path) -> str:
+def last_log_line(path: Path) -> str:
+    """The last non-empty line of a log (what a failed start-up said last)."""
     try:
         lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
     except OSError:

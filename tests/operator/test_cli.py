@@ -63,7 +63,11 @@ def test_deploy_then_undeploy(
     assert (get_deployment(api, namespace, "shop") or {})["spec"]["replicas"] == 2
 
     removed = runner.invoke(
-        app, [*cli_args, "undeploy", "operator", "--namespace", namespace, "--name", "shop"]
+        app,
+        [
+            *(*cli_args, "undeploy", "operator", "--namespace", namespace, "--name", "shop"),
+            "--stop-operator",  # whatever WebApps other tests left elsewhere
+        ],
     )
     assert removed.exit_code == 0, removed.output
     assert f"WebApp {namespace}/shop deleted" in removed.output
