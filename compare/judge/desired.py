@@ -115,12 +115,17 @@ def with_api_defaults(
 
 
 def api_defaults(
-    api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
+    api: client.ApiClient,
+    namespace: str,
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    api_errors: bool = False,
 ) -> DesiredObjects:
     """`with_api_defaults` without the shared cache: for callers that keep their own (the
-    operator keeps one entry per WebApp, dropped when the WebApp goes)."""
+    operator keeps one entry per WebApp, dropped when the WebApp goes). With `api_errors` the
+    API server's refusal is raised as its ApiException (a controller tells a 429 from a 403)."""
     kept = judged_objects(objects)
-    return _build([(obj, _dry_run(api, namespace, obj)) for obj in kept])
+    return _build([(obj, _dry_run(api, namespace, obj, api_errors)) for obj in kept])
 
 
 def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
@@ -136,7 +141,9 @@ def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Desi
     return DesiredObjects(tuple(items))
 
 
-def _dry_run(api: client.ApiClient, namespace: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+def _dry_run(
+    api: client.ApiClient, namespace: str, obj: Mapping[str, Any], api_errors: bool = False
+) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     body = {key: copy.deepcopy(value) for key, value in obj.items() if key not in ("status",)}
     # A fresh name: a dry-run create of an existing name is refused (409), and the name is
@@ -160,6 +167,8 @@ def _dry_run(api: client.ApiClient, namespace: str, obj: Mapping[str, Any]) -> d
             _request_timeout=REQUEST_TIMEOUT,
         )
     except client.ApiException as exc:
+        if api_errors:
+            raise
         raise CompareError(
             f"desired {what}: the API server refused it"
             f" ({exc.status} {status_message(exc) or exc.reason})"

@@ -49,7 +49,13 @@ from webapp_operator.names import (
     SCALE_WEBHOOK_ID,
     WEBHOOK_ID,
 )
-from webapp_operator.reconciler import CHILD_KINDS, REQUEST_TIMEOUT_S, ReconcileError, Reconciler
+from webapp_operator.reconciler import (
+    CHILD_KINDS,
+    NOT_LEADING,
+    REQUEST_TIMEOUT_S,
+    ReconcileError,
+    Reconciler,
+)
 
 __all__ = ["Backoff", "Controller", "owner_key", "register"]
 
@@ -279,6 +285,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                     log.info("%s/%s %s: %s", namespace, name, change.reason, change.message)
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
                 wait = controller.resync_seconds
+                if outcome.failure is not None and outcome.failure.reason == NOT_LEADING:
+                    return  # deposed: the process is stopping; nothing to report or retry
                 if outcome.failure is not None:
                     controller.counters.failures += 1
                     failure = outcome.failure

@@ -1,13 +1,27 @@
-"""Leader election on a coordination.k8s.io Lease, with client-go's semantics.
+"""Leader election on a coordination.k8s.io Lease, with client-go's semantics, and no split brain.
 
 Only the leader runs kopf (watches, reconciles, webhook); the other replicas wait. A candidate
 takes the Lease when it is free (released, or absent) or when the holder has not renewed it
 for a full lease duration. Expiry is judged on the candidate's own clock, from the moment it
 last saw the Lease change (client-go's `observedTime`), so clock skew between machines cannot
 cut a lease short. Every write is a compare-and-swap on resourceVersion: two candidates can
-never both win. The leader renews every retry period; failing to renew for the renew deadline
-means it lost the lease and must stop. A graceful stop releases the Lease (holder cleared,
-duration 1 s) so that a restarted replica leads at once.
+never both win.
+
+The leader renews every retry period and stops leading, on its monotonic clock:
+
+  * when the renew deadline has passed since the *start* of its last successful renewal. A
+    renewal that hangs cannot extend leadership: each attempt is abandoned at the deadline,
+    whatever its request is doing (and every Lease request carries a timeout of its own);
+  * at once when it reads another holder on the Lease.
+
+Why that is enough: a standby takes over no sooner than a lease duration after it *saw* the
+leader's last renewal, and the server applied that renewal after the leader started it. So
+the leader stops at least `duration - renew_deadline` before any successor can lead. Stopping
+is synchronous: `leading` turns False and the `FencedApiClient` the reconciles use refuses
+every request from that instant, even from reconciles already running in threads.
+
+A graceful stop releases the Lease (holder cleared, duration 1 s) so that a restarted replica
+leads at once; the manager does that only once in-flight reconciles have finished.
 
 kubernetes.leaderelection (the client's own elector) runs threads, cannot release on shutdown
 and is not asyncio-friendly; this small loop is.
@@ -17,9 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import json
 import logging
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,9 +47,29 @@ from kubernetes import client
 
 from webapp_operator.names import FIELD_MANAGER
 
-__all__ = ["LeaderElector", "LeaseConfig"]
+__all__ = [
+    "FencedApiClient",
+    "LeaderElector",
+    "LeaseConfig",
+    "NotLeading",
+    "Outcome",
+    "default_request_timeout",
+    "finish_in_flight",
+    "lease_expired",
+    "renew_delay",
+    "step_down",
+]
 
 logger = logging.getLogger("webapp_operator.leader")
+
+MIN_REQUEST_TIMEOUT_S = 1.0
+RELEASE_ATTEMPTS = 3
+
+
+def default_request_timeout(renew_deadline: float) -> float:
+    """The timeout of one Lease request: half the renew deadline (client-go's choice, so that
+    a hung call leaves time for another attempt), at least 1 s, never above the deadline."""
+    return min(renew_deadline, max(MIN_REQUEST_TIMEOUT_S, renew_deadline / 2))
 
 
 @dataclass(frozen=True)
@@ -40,8 +78,9 @@ class LeaseConfig:
     name: str
     identity: str
     duration: float = 15.0  # a standby takes over this long after the last renewal it saw
-    renew_deadline: float = 10.0  # the leader gives up after failing to renew this long
+    renew_deadline: float = 10.0  # the leader stops leading after failing to renew this long
     retry_period: float = 2.0  # how often candidates try and the leader renews
+    request_timeout: float = 0.0  # per Lease request; 0: default_request_timeout(renew_deadline)
 
     def __post_init__(self) -> None:
         if not 0 < self.retry_period < self.renew_deadline < self.duration:
@@ -49,6 +88,35 @@ class LeaseConfig:
                 "lease timings need 0 < retry period < renew deadline < duration "
                 f"(got {self.retry_period}, {self.renew_deadline}, {self.duration})"
             )
+        if not self.request_timeout:
+            object.__setattr__(
+                self, "request_timeout", default_request_timeout(self.renew_deadline)
+            )
+        if not 0 < self.request_timeout <= self.renew_deadline:
+            raise ValueError(
+                "the Lease request timeout must be within the renew deadline "
+                f"(got {self.request_timeout}, deadline {self.renew_deadline})"
+            )
+
+
+# -- the timing rules, pure ------------------------------------------------------------------
+
+
+def lease_expired(now: float, observed_at: float, duration: float) -> bool:
+    """A candidate's view: the holder has not changed the Lease for a full duration."""
+    return now - observed_at >= duration
+
+
+def renew_delay(now: float, deadline: float, retry_period: float) -> float:
+    """How long the leader sleeps before its next renewal: one retry period, but never past
+    its deadline (it must wake up to stop leading in time)."""
+    return max(0.0, min(retry_period, deadline - now))
+
+
+class Outcome(enum.Enum):
+    HELD = "held"  # we hold the Lease now (created, taken, or renewed)
+    TAKEN = "taken"  # another holder's Lease, still valid
+    CONFLICT = "conflict"  # a concurrent write won the compare-and-swap
 
 
 # An unreachable API server is as transient as an error status.
@@ -65,24 +133,70 @@ def _micro_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+class NotLeading(ConnectionError):
+    """A request refused because this replica no longer leads. An OSError, so reconcile code
+    handles it as an unreachable API server (which, for a deposed leader, it is)."""
+
+
+class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is untyped
+    """An ApiClient that sends nothing unless `allowed()` holds at the moment of the request.
+
+    The reconciles' client: checked per request, so a reconcile running in a thread when
+    leadership ends gets `NotLeading` on its next call instead of writing on."""
+
+    def __init__(self, configuration: client.Configuration, allowed: Callable[[], bool]) -> None:
+        super().__init__(configuration)
+        self._allowed = allowed
+
+    def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._allowed():
+            raise NotLeading(f"not leading: {method} {url.split('?', 1)[0]} refused")
+        return super().call_api(method, url, *args, **kwargs)
+
+
 class LeaderElector:
-    """Acquire, hold and release one Lease."""
+    """Acquire, hold and release one Lease.
+
+    Times are `time.monotonic()` values: `acquired_at` is the start of the winning attempt
+    (the earliest the server can have recorded us), `renewed_at` the start of the last
+    successful attempt, `lost_at` when this replica stopped leading without releasing."""
 
     def __init__(self, api: client.ApiClient, config: LeaseConfig) -> None:
         self._leases = client.CoordinationV1Api(api)
         self.config = config
-        self.leading = False
+        self._leading = threading.Event()
         # What we last saw of the Lease, and when (monotonic): the basis of expiry.
         self._observed_version: str | None = None
         self._observed_at = 0.0
-        self._last_renewal = 0.0
+        self.acquired_at: float | None = None
+        self.renewed_at = 0.0
+        self.lost_at: float | None = None
+        self.lost_reason = ""
+        # By when the process must have stopped writing by other means than the fence
+        # (kopf's own requests): halfway between losing and the earliest takeover.
+        self.abandon_by = 0.0
+
+    @property
+    def leading(self) -> bool:
+        return self._leading.is_set()
+
+    def is_leading(self) -> bool:
+        """The fence: True only while this replica leads (thread-safe, for FencedApiClient)."""
+        return self._leading.is_set()
+
+    @property
+    def renew_deadline_at(self) -> float:
+        return self.renewed_at + self.config.renew_deadline
 
     # -- one attempt ------------------------------------------------------------------------
 
     def _read(self) -> dict[str, Any] | None:
         try:
             raw = self._leases.read_namespaced_lease(
-                self.config.name, self.config.namespace, _preload_content=False
+                self.config.name,
+                self.config.namespace,
+                _preload_content=False,
+                _request_timeout=self.config.request_timeout,
             )
         except client.ApiException as exc:
             if exc.status == 404:
@@ -103,9 +217,14 @@ class LeaderElector:
             "leaseTransitions": transitions if renewing or previous is None else transitions + 1,
         }
 
-    def try_acquire_or_renew(self) -> bool:
-        """One compare-and-swap attempt; True when we hold the Lease afterwards."""
+    def attempt(self, *, renew: bool = False) -> Outcome:
+        """One compare-and-swap attempt (blocking): acquire, take over, or (`renew`) renew.
+
+        A renewal never takes the Lease back from another holder, and writes nothing once
+        leadership has ended meanwhile (an attempt abandoned at the deadline may still run)."""
         lease = self._read()
+        if renew and not self.leading:
+            return Outcome.CONFLICT
         if lease is None:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
@@ -119,13 +238,14 @@ class LeaderElector:
                     body,
                     field_manager=FIELD_MANAGER,
                     _preload_content=False,
+                    _request_timeout=self.config.request_timeout,
                 )
             except client.ApiException as exc:
                 if exc.status == 409:  # another candidate created it first
-                    return False
+                    return Outcome.CONFLICT
                 raise
             self._observe(json.loads(raw.data))
-            return True
+            return Outcome.HELD
 
         version = lease["metadata"]["resourceVersion"]
         if version != self._observed_version:
@@ -133,10 +253,13 @@ class LeaderElector:
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity")
         duration = spec.get("leaseDurationSeconds") or self.config.duration
-        expired = time.monotonic() - self._observed_at >= duration
-        if holder and holder != self.config.identity and not expired:
-            return False
+        # A renewal never takes the Lease back from another holder: it lost it.
+        others = holder and holder != self.config.identity
+        if others and (renew or not lease_expired(time.monotonic(), self._observed_at, duration)):
+            return Outcome.TAKEN
         lease["spec"] = self._spec(spec)
+        if renew and not self.leading:
+            return Outcome.CONFLICT
         try:
             raw = self._leases.replace_namespaced_lease(
                 self.config.name,
@@ -144,19 +267,51 @@ class LeaderElector:
                 lease,
                 field_manager=FIELD_MANAGER,
                 _preload_content=False,
+                _request_timeout=self.config.request_timeout,
             )
         except client.ApiException as exc:
             if exc.status == 409:  # someone wrote it since we read it
-                return False
+                return Outcome.CONFLICT
             raise
         self._observe(json.loads(raw.data))
         if holder != self.config.identity:
             logger.info("took the lease from %s", holder or "nobody (it was free)")
-        return True
+        return Outcome.HELD
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt; True when we hold the Lease afterwards."""
+        return self.attempt() is Outcome.HELD
 
     def _observe(self, lease: dict[str, Any]) -> None:
         self._observed_version = lease["metadata"]["resourceVersion"]
         self._observed_at = time.monotonic()
+
+    @property
+    def observed_version(self) -> str | None:
+        """The Lease's resourceVersion as this replica last read or wrote it."""
+        return self._observed_version
+
+    # -- leading and not leading -----------------------------------------------------------
+
+    def _start_leading(self, attempt_started: float) -> None:
+        self.acquired_at = self.renewed_at = attempt_started
+        self.lost_at = None
+        self._leading.set()
+
+    def stop_leading(self, reason: str, *, successor: bool = False) -> None:
+        """Stop at once, without touching the Lease (it expires, or is another's already).
+
+        From here `is_leading()` is False, so the FencedApiClient refuses every request."""
+        if not self._leading.is_set():
+            return
+        self._leading.clear()
+        self.lost_at = time.monotonic()
+        self.lost_reason = reason
+        takeover = self.renewed_at + self.config.duration  # the earliest a successor leads
+        self.abandon_by = (
+            self.lost_at if successor else self.lost_at + max(0.0, takeover - self.lost_at) / 2
+        )
+        logger.error("stopped leading: %s", reason)
 
     # -- loops -----------------------------------------------------------------------------
 
@@ -169,10 +324,10 @@ class LeaderElector:
             self.config.identity,
         )
         while not stop.is_set():
+            started = time.monotonic()
             try:
-                if await asyncio.to_thread(self.try_acquire_or_renew):
-                    self.leading = True
-                    self._last_renewal = time.monotonic()
+                if await asyncio.to_thread(self.attempt) is Outcome.HELD:
+                    self._start_leading(started)
                     logger.info("leading (lease %s)", self.config.name)
                     return True
             except _TRANSIENT as exc:
@@ -182,45 +337,115 @@ class LeaderElector:
         return False
 
     async def hold(self) -> None:
-        """Renew until the lease is lost (returns) or the task is cancelled."""
-        while True:
-            await asyncio.sleep(self.config.retry_period)
+        """Renew until leadership ends (returns, `leading` is then False) or cancelled."""
+        while self.leading:
+            deadline = self.renew_deadline_at
+            await asyncio.sleep(renew_delay(time.monotonic(), deadline, self.config.retry_period))
+            started = time.monotonic()
+            if started >= deadline:
+                self.stop_leading(f"not renewed for {self.config.renew_deadline:g}s")
+                return
             try:
-                renewed = await asyncio.to_thread(self.try_acquire_or_renew)
+                # The thread may go on (a request cannot be interrupted); leadership does not.
+                outcome = await asyncio.wait_for(
+                    asyncio.to_thread(self.attempt, renew=True), timeout=deadline - started
+                )
+            except TimeoutError:
+                self.stop_leading(
+                    f"renewal still unanswered at the renew deadline "
+                    f"({self.config.renew_deadline:g}s)"
+                )
+                return
             except _TRANSIENT as exc:
                 logger.warning("lease renewal failed: %s", _describe(exc))
-                renewed = False
-            if renewed:
-                self._last_renewal = time.monotonic()
-            elif time.monotonic() - self._last_renewal >= self.config.renew_deadline:
-                self.leading = False
-                logger.error("lost the lease: not renewed for %.1fs", self.config.renew_deadline)
+                continue
+            if outcome is Outcome.HELD:
+                self.renewed_at = started
+            elif outcome is Outcome.TAKEN:
+                self.stop_leading("the lease names another holder", successor=True)
                 return
 
     def release(self) -> bool:
-        """Hand the Lease back (graceful shutdown); True when released."""
+        """Hand the Lease back (graceful shutdown); True when released. Stops leading first.
+
+        A renewal that was already on its way may land between our read and our write: the
+        compare-and-swap then fails, and we read again (a few times) while the Lease is ours."""
         if not self.leading:
             return False
-        self.leading = False
+        self._leading.clear()
         try:
-            lease = self._read()
-            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != (
-                self.config.identity
-            ):
-                return False
-            now = _micro_time(datetime.now(UTC))
-            lease["spec"].update(
-                {"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": now}
-            )
-            self._leases.replace_namespaced_lease(
+            for _ in range(RELEASE_ATTEMPTS):
+                released = self._release_once()
+                if released is None:
+                    logger.warning("not releasing the lease: it is no longer ours")
+                    return False
+                if released:
+                    logger.info("released the lease %s", self.config.name)
+                    return True
+        except _TRANSIENT as exc:
+            logger.warning("could not release the lease: %s", _describe(exc))
+        return False
+
+    def _release_once(self) -> bool | None:
+        """True: released; False: a concurrent write won, try again; None: not ours."""
+        lease = self._read()
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != (
+            self.config.identity
+        ):
+            return None
+        now = _micro_time(datetime.now(UTC))
+        lease["spec"].update({"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": now})
+        try:
+            raw = self._leases.replace_namespaced_lease(
                 self.config.name,
                 self.config.namespace,
                 lease,
                 field_manager=FIELD_MANAGER,
                 _preload_content=False,
+                _request_timeout=self.config.request_timeout,
             )
-        except _TRANSIENT as exc:
-            logger.warning("could not release the lease: %s", _describe(exc))
-            return False
-        logger.info("released the lease %s", self.config.name)
+        except client.ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise
+        self._observe(json.loads(raw.data))
         return True
+
+
+# -- the graceful end ------------------------------------------------------------------------
+
+
+async def finish_in_flight(executor: ThreadPoolExecutor, timeout: float) -> bool:
+    """Drop queued work and wait up to `timeout` s for the work already running in `executor`
+    (reconciles are synchronous: a cancelled kopf daemon leaves its thread running). True when
+    nothing runs any more."""
+    executor.shutdown(wait=False, cancel_futures=True)
+    joined = asyncio.ensure_future(asyncio.to_thread(executor.shutdown, wait=True))
+    done, _ = await asyncio.wait({joined}, timeout=max(0.0, timeout))
+    return joined in done
+
+
+async def step_down(
+    elector: LeaderElector,
+    executor: ThreadPoolExecutor,
+    renewing: asyncio.Task[Any],
+    grace: float,
+) -> bool:
+    """The graceful end of leadership, once kopf has stopped: reconciles still running finish
+    (at most `grace` s) while `renewing` keeps the Lease, and only then is the Lease released.
+    Work that overruns `grace` is fenced off instead and the Lease left to expire: a successor
+    must not start while this replica may still write. True when the Lease was released."""
+    drained = asyncio.ensure_future(finish_in_flight(executor, grace))
+    await asyncio.wait({drained, renewing}, return_when=asyncio.FIRST_COMPLETED)
+    lost = renewing.done()  # hold() returned: leadership ended (the fence is closed)
+    renewing.cancel()
+    if lost:
+        drained.cancel()
+    if lost or not await drained:
+        elector.stop_leading(
+            "lost the lease while stopping"
+            if lost
+            else f"reconciles still running after {grace:g}s: leaving the lease to expire"
+        )
+        return False
+    return await asyncio.to_thread(elector.release)

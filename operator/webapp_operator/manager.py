@@ -1,12 +1,20 @@
 """The operator process: health endpoints, leader election, then kopf (kubebuilder's manager).
 
-    standby --(Lease acquired)--> leader: kopf runs --(SIGTERM)--> stop kopf, release Lease, 0
-                                              `--(renewal lost)--> stop kopf, exit 1
+    standby --(Lease acquired)--> leader: kopf runs --(SIGTERM)--> stop kopf, let in-flight
+                                              |        reconciles finish, release Lease, 0
+                                              `--(renewal lost)--> fence, stop kopf, exit 1
     webhook (--webhook-only): kopf with the admission handlers only, no Lease, any number of
     replicas (the in-cluster webhook Deployment; the local runner's leader serves both)
 
-A replica that loses its lease exits rather than trying to lead again, as controller-runtime
-does: its in-memory state may be stale, and the Deployment (or the local runner) restarts it.
+Reconciles reach the API server through a `FencedApiClient` that sends nothing once this
+replica stops leading, so a reconcile still running in a thread cannot write after that
+moment. The Lease has its own client: its requests never queue behind reconciles.
+
+A replica that loses its lease exits (status 1) rather than trying to lead again, as
+controller-runtime does: its in-memory state may be stale, and the Deployment (or the local
+runner) restarts it. It gives kopf until halfway to the earliest takeover to stop (no time at
+all when another holder already leads), then leaves with os._exit: threads stuck in a
+request, fenced anyway, must not keep it alive.
 """
 
 from __future__ import annotations
@@ -14,9 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NoReturn
 
 import kopf
 from kubernetes import client
@@ -25,12 +36,12 @@ from webapp_operator.config import OperatorConfig, parse_args
 from webapp_operator.handlers import Backoff, Controller, register
 from webapp_operator.health import HealthServer, HealthState
 from webapp_operator.kube import api_client, load_configuration
-from webapp_operator.leader import LeaderElector
+from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
 from webapp_operator.reconciler import Reconciler
 from webapp_operator.registry import Registry
 from webapp_operator.settings import operator_settings
 
-__all__ = ["Manager", "main"]
+__all__ = ["SHUTDOWN_GRACE_S", "Manager", "main"]
 
 logger = logging.getLogger("webapp_operator")
 
@@ -39,6 +50,18 @@ EXIT_FAILED = 1
 READY_TIMEOUT_S = 30.0
 RECONCILE_THREADS = 16
 POLL_S = 0.05
+# A graceful stop: kopf stops and in-flight reconciles finish within this, then the Lease is
+# released (one more request, at most the Lease request timeout). Within the local runner's
+# 20 s and the Pod's 30 s terminationGracePeriodSeconds.
+SHUTDOWN_GRACE_S = 15.0
+
+
+def _exit_now(code: int) -> NoReturn:
+    """Leave without waiting for anything (threads, kopf): only for a lost lease."""
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    os._exit(code)
 
 
 class Manager:
@@ -47,11 +70,18 @@ class Manager:
     def __init__(self, config: OperatorConfig) -> None:
         self.config = config
         self.configuration = load_configuration(config.kubeconfig, config.context)
-        self.api = api_client(self.configuration)
         identity = config.lease.identity if config.lease else "standalone"
         self.state = HealthState(identity)
         self.health = HealthServer(self.state, config.health_addr, config.health_port)
-        self.elector = LeaderElector(self.api, config.lease) if config.lease else None
+        self.elector: LeaderElector | None = None
+        self.lease_api: client.ApiClient | None = None
+        self.api: client.ApiClient = api_client(self.configuration)  # sizes the pools too
+        if config.lease is not None:
+            # The Lease keeps its own connections (never queued behind reconciles); the
+            # reconciles get a client that sends nothing unless this replica leads.
+            self.lease_api = self.api
+            self.elector = LeaderElector(self.lease_api, config.lease)
+            self.api = FencedApiClient(self.configuration, self.elector.is_leading)
         self.stop = asyncio.Event()
 
     def _install_signal_handlers(self) -> None:
@@ -80,11 +110,13 @@ class Manager:
         finally:
             self.state.role, self.state.leading, self.state.ready = "stopping", False, False
             if self.elector is not None:
-                # Graceful stop: hand the Lease over now instead of making the next leader
-                # wait out the lease duration. (After a lost lease, release() is a no-op.)
-                await asyncio.to_thread(self.elector.release)
+                # Only an unexpected error gets here still leading: without knowing what
+                # still runs, fence and let the Lease expire rather than release it.
+                self.elector.stop_leading("stopping after an error")
             await self.health.stop()
             self.api.close()
+            if self.lease_api is not None:
+                self.lease_api.close()
 
     async def _serve(self, *, reconcile: bool) -> int:
         """Run kopf until a signal, a lost Lease, or kopf's own failure."""
@@ -121,30 +153,78 @@ class Manager:
             ),
             name="kopf",
         )
-        holding = self.elector.hold() if self.elector and reconcile else asyncio.Event().wait()
+        elector = self.elector if reconcile else None
+        holding = elector.hold() if elector is not None else asyncio.Event().wait()
         renewing = asyncio.create_task(holding, name="lease")
         stopping = asyncio.create_task(self.stop.wait(), name="stop")
         readiness = asyncio.create_task(self._become_ready(kopf_ready), name="readiness")
         try:
-            done, _ = await asyncio.wait(
-                {operator, renewing, stopping}, return_when=asyncio.FIRST_COMPLETED
-            )
+            await asyncio.wait({operator, renewing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             kopf_stop.set()
-            for task in (renewing, stopping, readiness):
+            for task in (stopping, readiness):
                 task.cancel()
             self.state.ready = False
+
+        if elector is not None and renewing.done():
+            await self._abandon(elector, operator, renewing, executor)
+        # A signal, or kopf ended on its own: kopf stops first (its daemons see `stopped`;
+        # one still busy is cancelled after a second, its reconcile thread runs on), while the
+        # Lease is still renewed.
+        grace_end = time.monotonic() + SHUTDOWN_GRACE_S
+        await asyncio.wait(
+            {operator, renewing}, timeout=SHUTDOWN_GRACE_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        if elector is not None and renewing.done():
+            await self._abandon(elector, operator, renewing, executor)
+        failed = await self._outcome(operator)
+        if elector is None:
+            renewing.cancel()
+            executor.shutdown(wait=False, cancel_futures=True)
+        else:
+            await step_down(elector, executor, renewing, grace_end - time.monotonic())
+            if renewing.done() and not renewing.cancelled():  # lost while draining
+                await self._abandon(elector, operator, renewing, executor)
+        return EXIT_FAILED if failed else EXIT_OK
+
+    @staticmethod
+    async def _outcome(operator: asyncio.Task[None]) -> bool:
+        """Whether kopf failed (a kopf that did not stop in time is cancelled)."""
+        if not operator.done():
+            logger.error("kopf did not stop within %gs", SHUTDOWN_GRACE_S)
+            operator.cancel()
         try:
             await operator
+        except asyncio.CancelledError:
+            return True
         except Exception:
             logger.exception("kopf failed")
-            return EXIT_FAILED
-        finally:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if renewing in done:
+            return True
+        return False
+
+    async def _abandon(
+        self,
+        elector: LeaderElector,
+        operator: asyncio.Task[None],
+        renewing: asyncio.Task[Any],
+        executor: ThreadPoolExecutor,
+    ) -> NoReturn:
+        """Leadership is lost: the fence already refuses the reconciles' requests; kopf's own
+        (finalizers, events) end with kopf, which gets until `abandon_by` to stop. Then the
+        process exits at once: threads still stuck in a request (fenced) must not keep it
+        alive, and controller-runtime exits the same way."""
+        self.state.leading = False
+        failure = renewing.exception() if renewing.done() and not renewing.cancelled() else None
+        # hold() returns having stopped leading; a hold() that failed has not.
+        elector.stop_leading(f"the lease loop failed: {failure!r}")
+        remaining = max(0.0, elector.abandon_by - time.monotonic())
+        done, _ = await asyncio.wait({operator}, timeout=remaining)
+        executor.shutdown(wait=False, cancel_futures=True)
+        if operator not in done:
+            logger.error("leadership lost: kopf still running, exiting at once")
+        else:
             logger.error("leadership lost: exiting so that a fresh process stands by")
-            return EXIT_FAILED
-        return EXIT_OK
+        _exit_now(EXIT_FAILED)
 
     async def _become_ready(self, kopf_ready: asyncio.Event) -> None:
         """Ready = kopf started and, if configured, the webhook accepts connections: the first

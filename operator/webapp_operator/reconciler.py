@@ -44,6 +44,7 @@ from compare.judge.desired import api_defaults
 from compare.webapp import WebApp
 from compare.webapp.load import format_validation_error
 from webapp_operator.builders import build_deployment, build_service, owner_reference
+from webapp_operator.leader import NotLeading
 from webapp_operator.names import (
     API_GROUP,
     API_GROUP_VERSION,
@@ -60,7 +61,15 @@ from webapp_operator.registry import Registry
 from webapp_operator.status import Failure, compute_status
 from webapp_operator.types import Phase
 
-__all__ = ["CHILD_KINDS", "Change", "Outcome", "ReconcileError", "Reconciler", "api_error"]
+__all__ = [
+    "CHILD_KINDS",
+    "NOT_LEADING",
+    "Change",
+    "Outcome",
+    "ReconcileError",
+    "Reconciler",
+    "api_error",
+]
 
 MERGE_PATCH = "application/merge-patch+json"
 # A hung request must not hold a reconcile (and its WebApp) forever.
@@ -71,6 +80,8 @@ _CHILD_APIS = {
     "Service": (client.CoreV1Api, "namespaced_service"),
 }
 CHILD_KINDS = tuple(_CHILD_APIS)
+# The failure reason of a reconcile cut short because this replica stopped leading.
+NOT_LEADING = "NotLeading"
 # An unreachable, slow or overloaded API server: as transient as a 5xx.
 _TRANSPORT = (urllib3.exceptions.HTTPError, OSError)
 _MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
@@ -138,6 +149,20 @@ def api_error(exc: client.ApiException) -> str:
     return f"{exc.status} {message or exc.reason}"
 
 
+def _transient(exc: client.ApiException) -> bool:
+    """Throttled (429), timed out (408, 504), a server error, or no HTTP answer at all (the
+    client reports a TLS failure as status 0): try again, nothing to fix."""
+    return not exc.status or exc.status in (408, 429) or exc.status >= 500
+
+
+def _unreachable(what: str, exc: BaseException) -> ReconcileError:
+    if isinstance(exc, NotLeading):
+        # Deposed: the fenced client refuses every request. Not a failure of the WebApp's.
+        return ReconcileError(NOT_LEADING, "this replica no longer leads", retry=False)
+    where = f"{what}: " if what else ""
+    return ReconcileError("ApiUnavailable", where + _transport_error(exc))
+
+
 def _transport_error(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"API server unreachable ({type(exc).__name__}{': ' + text if text else ''})"
@@ -186,8 +211,10 @@ class Reconciler:
         registry: Registry,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        request_timeout: float = REQUEST_TIMEOUT_S,
     ) -> None:
         self._api = api
+        self._timeout = request_timeout
         self._custom = client.CustomObjectsApi(api)
         self._registry = registry
         self._clock = clock
@@ -285,13 +312,21 @@ class Reconciler:
         if cached is not None and cached[0] == text:
             return cached[1]
         try:
-            desired = api_defaults(self._api, key[0], manifest)
-        except CompareError as exc:
+            desired = api_defaults(self._api, key[0], manifest, api_errors=True)
+        except client.ApiException as exc:
+            if _transient(exc):
+                raise ReconcileError(
+                    "ApiUnavailable", f"defaulting the children: {api_error(exc)}"
+                ) from None
             # The API server refused a child at dry-run (a quota, a policy, an admission
             # webhook): it could not be created or corrected either.
+            raise ReconcileError(
+                "DryRunFailed", f"the API server refused the desired children: {api_error(exc)}"
+            ) from None
+        except CompareError as exc:
             raise ReconcileError("DryRunFailed", str(exc)) from None
         except _TRANSPORT as exc:
-            raise ReconcileError("ApiUnavailable", _transport_error(exc)) from None
+            raise _unreachable("", exc) from None
         with self._lock:
             self._desired[key] = (text, desired)
         return desired
@@ -362,18 +397,17 @@ class Reconciler:
         except client.ApiException as exc:
             if exc.status == 409:
                 return None
-            raise ReconcileError("CreateFailed", f"creating {where}: {api_error(exc)}") from None
+            reason = "ApiUnavailable" if _transient(exc) else "CreateFailed"
+            raise ReconcileError(reason, f"creating {where}: {api_error(exc)}") from None
         except _TRANSPORT as exc:
-            raise ReconcileError(
-                "ApiUnavailable", f"creating {where}: {_transport_error(exc)}"
-            ) from None
+            raise _unreachable(f"creating {where}", exc) from None
 
     # -- API calls -----------------------------------------------------------------------------
 
     def _raw_call(self, verb: str, kind: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         api_class, suffix = _CHILD_APIS[kind]
         fn = getattr(api_class(self._api), f"{verb}_{suffix}")
-        raw = fn(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S, **kwargs)
+        raw = fn(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs)
         result: dict[str, Any] = json.loads(raw.data)
         return result
 
@@ -389,9 +423,11 @@ class Reconciler:
                 raise ReconcileError("Conflict", f"{what}: changed meanwhile; retrying") from None
             if exc.status == 404:
                 raise ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying") from None
+            if _transient(exc):
+                raise ReconcileError("ApiUnavailable", f"{what}: {api_error(exc)}") from None
             raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
         except _TRANSPORT as exc:
-            raise ReconcileError("ApiUnavailable", f"{what}: {_transport_error(exc)}") from None
+            raise _unreachable(f"{what}", exc) from None
 
     def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
         """Patch the status subresource, only when it differs from what is stored."""
@@ -420,12 +456,13 @@ class Reconciler:
                 field_manager=FIELD_MANAGER,
                 _content_type=MERGE_PATCH,
                 _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT_S,
+                _request_timeout=self._timeout,
             )
         except client.ApiException as exc:
-            raise ReconcileError("StatusFailed", f"{what}: {api_error(exc)}") from None
+            reason = "ApiUnavailable" if _transient(exc) else "StatusFailed"
+            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
         except _TRANSPORT as exc:
-            raise ReconcileError("ApiUnavailable", f"{what}: {_transport_error(exc)}") from None
+            raise _unreachable(f"{what}", exc) from None
 
     # -- deletion ----------------------------------------------------------------------------
 
@@ -444,4 +481,4 @@ class Reconciler:
                 "CleanupFailed", f"removing {namespace}/{name} from the registry: {api_error(exc)}"
             ) from None
         except _TRANSPORT as exc:
-            raise ReconcileError("ApiUnavailable", _transport_error(exc)) from None
+            raise _unreachable("", exc) from None
