@@ -3,7 +3,8 @@
 
 Generated from the typed model and the RBAC rules, never edited by hand:
   operator/config/crd/bases/example.com_webapps.yaml   the CRD (also the chart's crds/)
-  operator/config/rbac/*.yaml                          ServiceAccount, roles and bindings
+  operator/config/rbac/*.yaml                          ServiceAccounts, roles and bindings
+                                                       (the manager's and the webhook's)
   operator/config/webhook/manifests.yaml               the in-cluster webhook configuration
   charts/webapp-operator/files/*.yaml                  the chart's RBAC rules and webhooks
   charts/webapp-operator/crds/                         the CRD again (Helm installs it first)
@@ -74,6 +75,10 @@ def generated_files() -> dict[Path, Callable[[], str]]:
         "cert-manager.io/inject-ca-from": f"{OPERATOR_NAMESPACE}/{WEBHOOK_SERVICE}"
     }
     rbac_dir = CONFIG_DIR / "rbac"
+
+    def rules_file(rules: tuple[rbac.Rule, ...]) -> Callable[[], str]:
+        return lambda: HEADER.format(source=rbac_source) + _commented_rules(rules)
+
     return {
         CRD_PATH: lambda: _document(crd_source, build_crd()),
         rbac_dir / "service_account.yaml": lambda: _document(rbac_source, rbac.service_account()),
@@ -85,16 +90,28 @@ def generated_files() -> dict[Path, Callable[[], str]]:
         rbac_dir / "leader_election_role_binding.yaml": lambda: _document(
             rbac_source, rbac.namespace_role_binding()
         ),
+        rbac_dir / "webhook_service_account.yaml": lambda: _document(
+            rbac_source, rbac.webhook_service_account()
+        ),
+        rbac_dir / "webhook_role.yaml": lambda: _role(
+            rbac_source, rbac.webhook_cluster_role(), rbac.WEBHOOK_RULES
+        ),
+        rbac_dir / "webhook_role_binding.yaml": lambda: _document(
+            rbac_source, rbac.webhook_cluster_role_binding()
+        ),
         CONFIG_DIR / "webhook" / "manifests.yaml": lambda: _document(
             f"webapp_operator.admission, service port 443 -> {DEFAULT_WEBHOOK_PORT}",
             in_cluster_webhook,
         ),
-        CHART_DIR / "files" / "clusterrole-rules.yaml": lambda: (
-            HEADER.format(source=rbac_source) + _commented_rules(rbac.CLUSTER_RULES)
+        # The chart picks its rules by scope: every namespace (one ClusterRole) or some of
+        # them (a Role in each, and a ClusterRole for what is cluster-scoped only).
+        CHART_DIR / "files" / "clusterrole-rules.yaml": rules_file(rbac.CLUSTER_RULES),
+        CHART_DIR / "files" / "watch-role-rules.yaml": rules_file(rbac.RESOURCE_RULES),
+        CHART_DIR / "files" / "scoped-clusterrole-rules.yaml": rules_file(
+            rbac.SCOPED_CLUSTER_RULES
         ),
-        CHART_DIR / "files" / "role-rules.yaml": lambda: (
-            HEADER.format(source=rbac_source) + _commented_rules(rbac.NAMESPACE_RULES)
-        ),
+        CHART_DIR / "files" / "webhook-clusterrole-rules.yaml": rules_file(rbac.WEBHOOK_RULES),
+        CHART_DIR / "files" / "role-rules.yaml": rules_file(rbac.NAMESPACE_RULES),
         CHART_DIR / "crds" / CRD_PATH.name: lambda: _document(crd_source, build_crd()),
         # The chart fills in each webhook's clientConfig (its Service, its generated CA).
         CHART_DIR / "files" / "webhooks.yaml": lambda: (

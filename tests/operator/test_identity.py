@@ -71,7 +71,8 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
     api = config.new_client_from_config(config_file=str(_operator_kubeconfig(cluster)))
     try:
         allowed = {
-            "patch deployments": dict(verb="patch", group="apps", resource="deployments"),
+            "update deployments": dict(verb="update", group="apps", resource="deployments"),
+            "create services (and dry-run creates)": dict(verb="create", resource="services"),
             "watch services": dict(verb="watch", resource="services"),
             "patch webapps/status": dict(
                 verb="patch", group="example.com", resource="webapps", subresource="status"
@@ -94,6 +95,16 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
         denied = {
             "delete deployments (the garbage collector does)": dict(
                 verb="delete", group="apps", resource="deployments"
+            ),
+            "patch deployments (healed by update)": dict(
+                verb="patch", group="apps", resource="deployments"
+            ),
+            "patch services (healed by update)": dict(verb="patch", resource="services"),
+            "get a webapp (the watch holds them)": dict(
+                verb="get", group="example.com", resource="webapps"
+            ),
+            "read namespaces (kopf does not, watching all of them)": dict(
+                verb="list", resource="namespaces"
             ),
             "get secrets": dict(verb="get", resource="secrets"),
             "update webapps (spec belongs to users)": dict(

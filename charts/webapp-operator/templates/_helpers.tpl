@@ -45,8 +45,15 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
+{{/*
+The manager's identity, and the webhook's own (it must not carry the manager's permissions).
+*/}}
 {{- define "webapp-operator.serviceAccountName" -}}
 {{- include "webapp-operator.fullname" . }}
+{{- end }}
+
+{{- define "webapp-operator.webhookServiceAccountName" -}}
+{{- printf "%s-webhook" (include "webapp-operator.fullname" .) }}
 {{- end }}
 
 {{- define "webapp-operator.image" -}}
