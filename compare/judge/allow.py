@@ -7,6 +7,7 @@ keys relative to the object; a list item is `[]` in a pattern and `*` matches an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,6 +74,11 @@ def _match(pattern: Path, path: Sequence[str]) -> bool:
 
 def rule_at(path: Sequence[str]) -> str | None:
     """The allow rule of exactly this path (list items as `[key]`), if any."""
+    return _rule_at(tuple(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rule_at(path: Path) -> str | None:
     for entry in ALLOW_LIST:
         if _match(entry.pattern, path):
             return entry.rule

@@ -13,6 +13,7 @@ handler swapped, a volume's source replaced) cannot survive or make the write in
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -28,7 +29,8 @@ _KEPT_METADATA = ("resourceVersion", "finalizers")
 
 def restoring_body(raw: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
     """The object to PUT over `live` so that it holds `raw`'s desired state again."""
-    body: dict[str, Any] = copy.deepcopy(dict(raw))
+    # A JSON round trip is the fastest deep copy of API JSON (several times deepcopy's speed).
+    body: dict[str, Any] = json.loads(json.dumps(raw))
     body.pop("status", None)
     for entry in ALLOW_LIST:
         _keep(body, live, entry.pattern, entry.rule)

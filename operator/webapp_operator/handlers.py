@@ -230,13 +230,14 @@ def register(
 
 def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller) -> None:
 
-    # The children, cached from the (label-selected) watches: what reconciles read.
+    # The children, cached from the (label-selected) watches: what reconciles read. Async, so
+    # kopf runs them in the event loop as events arrive, never queued behind reconcile threads.
     @kopf.index("apps", "v1", "deployments", id="deployments", registry=registry)
-    def deployments(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+    async def deployments(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         return {(namespace, name): _snapshot(body)}
 
     @kopf.index("v1", "services", id="services", registry=registry)
-    def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+    async def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         return {(namespace, name): _snapshot(body)}
 
     @kopf.daemon(

@@ -219,8 +219,8 @@ class Reconciler:
         self._registry = registry
         self._clock = clock
         self._lock = threading.Lock()
-        # Per WebApp: its children's manifest (JSON) and their defaulted form, dropped by
-        # `forget`: one dry-run per spec change, not per reconcile.
+        # Per WebApp: "uid/generation" and its children's defaulted form, dropped by `forget`:
+        # one dry-run per spec change, not per reconcile.
         self._desired: dict[Key, tuple[str, DesiredObjects]] = {}
         # Per WebApp: the status last written and the WebApp resourceVersion it was computed
         # from, so a reconcile that runs before the watch delivered that write does not
@@ -244,9 +244,8 @@ class Reconciler:
         written: list[tuple[str, str | None, Mapping[str, Any]]] = []
         failure: ReconcileError | None = None
         try:
-            webapp = self._parse(body)
             self._registry.record(namespace, name, meta["uid"])
-            for desired in self._desired_objects((namespace, name), body, webapp).items:
+            for desired in self._desired_objects((namespace, name), body).items:
                 current = children.get(desired.kind)
                 result, change = self._converge(desired, current, body)
                 live[desired.kind] = result
@@ -296,9 +295,18 @@ class Reconciler:
             msg = format_validation_error(exc)
             raise ReconcileError("InvalidSpec", f"spec.{msg}", retry=False) from None
 
-    def _desired_objects(self, key: Key, body: Mapping[str, Any], webapp: WebApp) -> DesiredObjects:
+    def _desired_objects(self, key: Key, body: Mapping[str, Any]) -> DesiredObjects:
+        """The children as the API server would store them; cached per WebApp by its uid and
+        generation (the spec cannot change without a new generation)."""
+        meta = body["metadata"]
+        version = f"{meta['uid']}/{meta.get('generation') or 0}"
+        with self._lock:
+            cached = self._desired.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        webapp = self._parse(body)
         owner = owner_reference(body)
-        generation = str(body["metadata"].get("generation") or 0)
+        generation = str(meta.get("generation") or 0)
         manifest = []
         for built in (
             build_deployment(webapp, key[0], owner),
@@ -306,11 +314,6 @@ class Reconciler:
         ):
             built["metadata"]["annotations"] = {GENERATION_ANNOTATION: generation}
             manifest.append(built)
-        text = json.dumps(manifest, sort_keys=True)
-        with self._lock:
-            cached = self._desired.get(key)
-        if cached is not None and cached[0] == text:
-            return cached[1]
         try:
             desired = api_defaults(self._api, key[0], manifest, api_errors=True)
         except client.ApiException as exc:
@@ -328,7 +331,7 @@ class Reconciler:
         except _TRANSPORT as exc:
             raise _unreachable("", exc) from None
         with self._lock:
-            self._desired[key] = (text, desired)
+            self._desired[key] = (version, desired)
         return desired
 
     # -- one child -----------------------------------------------------------------------------
