@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-# Exit codes shared by every command: 0 ok, 1 the checked thing failed, 2 usage or input error.
+# Exit codes shared by every command: 0 ok, 1 the checked thing failed, 2 usage or input error,
+# 3 an unexpected internal error (a bug: one line on the terminal, the traceback in a log file).
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 
 class CompareError(Exception):

@@ -1,6 +1,7 @@
 """Our chaostoolkit extension: the activities chaostoolkit-kubernetes lacks.
 
-`actions` drifts the WebApp's Deployment and Service and stops/starts the operator, `probes`
+`actions` drifts the WebApp's Deployment and Service and stops/starts the operator,
+`control_plane` restarts or stops the embedded cluster's own components, `probes`
 judges whether the WebApp's desired state holds, `fields` reads the field an experiment's
 evidence tracks, `cluster` points the activities (and chaosk8s's) at one kubeconfig. The
 experiments in experiments/ call these by module path, so `chaos run` works without our CLI.
@@ -29,5 +30,6 @@ def discover(discover_system: bool = True) -> Any:
 
     discovery = initialize_discovery_result(EXTENSION_NAME, __version__, "kubernetes")
     discovery["activities"].extend(discover_actions("compare.chaos.actions"))
+    discovery["activities"].extend(discover_actions("compare.chaos.control_plane"))
     discovery["activities"].extend(discover_probes("compare.chaos.probes"))
     return discovery

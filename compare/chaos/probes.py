@@ -22,7 +22,12 @@ from compare.errors import CompareError, first_line
 from compare.judge import DesiredObjects, problems, read, wait_until_holds
 from compare.webapp import load_webapp
 
-__all__ = ["desired_state_holds", "desired_state_mismatches", "wait_for_desired_state"]
+__all__ = [
+    "desired_state_holds",
+    "desired_state_mismatches",
+    "embedded_control_plane_runs",
+    "wait_for_desired_state",
+]
 
 # Set by an in-process host (`compare run` on Ctrl-C) to cut `wait_for_desired_state` short.
 cancelled = threading.Event()
@@ -118,3 +123,20 @@ def wait_for_desired_state(
         return not found
     finally:
         api.close()
+
+
+def embedded_control_plane_runs(secrets: Any = None) -> bool:
+    """True when the activity is pointed at the embedded cluster and every component of its
+    control plane runs; False on any other cluster.
+
+    The steady-state hypothesis of the control-plane experiments: on another cluster the
+    hypothesis fails before the method, so `chaos run` injects nothing there."""
+    # Imported here: the probes of every other experiment do not need it.
+    from compare.chaos.control_plane import embedded_cluster
+    from compare.cluster.embedded import COMPONENTS
+
+    try:
+        cluster = embedded_cluster(secrets)
+    except ActivityFailed:
+        return False
+    return all(cluster.component_pid(name) is not None for name in COMPONENTS)

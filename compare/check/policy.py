@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,11 +29,13 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from compare.errors import CompareError
+from compare.inputfile import load_yaml
 from compare.paths import EXPERIMENTS_DIR
-from compare.results import Statistic, format_validation_error
+from compare.results import APPROACHES, Statistic, format_validation_error
 
 DEFAULT_POLICY = EXPERIMENTS_DIR / "policy.yaml"
 POLICY_VERSION = 1
+MAX_POLICY_BYTES = 1024 * 1024
 
 Name = Annotated[str, Field(min_length=1)]
 # heals: every trial healed (settled); does-not-heal: no trial healed; no-fault: every trial's
@@ -49,6 +50,8 @@ class _Model(BaseModel):
         validate_by_alias=True,
         extra="forbid",
         frozen=True,
+        # A wrong type is an error, never a coercion (`optional: "no"` is not false).
+        strict=True,
     )
 
 
@@ -63,6 +66,14 @@ class Expectation(_Model):
     statistic: Statistic = "max"
     optional: bool = False
     reason: str | None = None
+
+    @field_validator("approach")
+    @classmethod
+    def _known_approach(cls, value: str) -> str:
+        # An approach the toolkit does not have is a bad policy (exit 2), not a violation.
+        if value not in APPROACHES:
+            raise ValueError(f"unknown approach {value!r} (known: {', '.join(APPROACHES)})")
+        return value
 
     @field_validator("faults", mode="before")
     @classmethod
@@ -138,20 +149,12 @@ def _overlap(a: Expectation, b: Expectation) -> str | None:
 def load_policy(path: Path | None = None) -> Policy:
     """Read and validate a policy file; every problem is one CompareError line."""
     path = path or DEFAULT_POLICY
+    if not path.exists() and not path.is_symlink():
+        raise CompareError(f"policy file {path}: not found")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise CompareError(f"policy file {path}: not found") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CompareError(f"policy file {path}: cannot read ({reason})") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "syntax error"
-        raise CompareError(f"{path}: not valid YAML{where} ({problem})") from exc
+        data = load_yaml(path, limit=MAX_POLICY_BYTES)
+    except CompareError as exc:
+        raise CompareError(f"policy file {exc.message}") from None
     return parse_policy(data, source=str(path))
 
 

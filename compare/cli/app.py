@@ -7,6 +7,7 @@ import typer
 from compare.cli import (
     check_cmd,
     cluster_cmd,
+    deploy_flux_cmd,
     deploy_helm_cmd,
     deploy_operator_cmd,
     report_cmd,
@@ -31,7 +32,7 @@ app.command("status")(status_cmd.status)
 app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
-_ = (deploy_helm_cmd, deploy_operator_cmd)
+_ = (deploy_helm_cmd, deploy_operator_cmd, deploy_flux_cmd)
 
 
 @app.callback()

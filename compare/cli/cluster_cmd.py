@@ -15,6 +15,8 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
+from compare.deploy.flux import forget_flux
 from compare.deploy.operator import forget_operator
 
 app = typer.Typer(
@@ -30,20 +32,38 @@ NameOpt = Annotated[
 @app.command()
 def up(
     name: NameOpt = None,
-    nodes: Annotated[int, typer.Option(min=1, max=50, help="kwok nodes to create.")] = 2,
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_NODES,
+            help=(
+                f"kwok nodes (default {DEFAULT_NODES}), each holding {NODE_MAX_PODS} pods; "
+                "for a running cluster, scales its nodes to this."
+            ),
+        ),
+    ] = None,
     port: Annotated[
         int | None, typer.Option(min=1, max=65535, help="kube-apiserver port on 127.0.0.1.")
     ] = None,
 ) -> None:
-    """Start the embedded cluster (idempotent: reports a running one)."""
+    """Start the embedded cluster (idempotent: reports a running one).
+
+    It is sized for thousands of WebApps: a /16 Service range and high-capacity kwok nodes.
+    """
     cluster = EmbeddedCluster(name)
     before = cluster.status()
     if before.running:
-        console.print(f"embedded cluster {cluster.name!r} is already running")
+        if nodes is not None:
+            cluster.up(nodes=nodes)
+            console.print(f"embedded cluster {cluster.name!r} is already running; {nodes} node(s)")
+        else:
+            console.print(f"embedded cluster {cluster.name!r} is already running")
     else:
         with console.status(f"starting embedded cluster {cluster.name!r} ..."):
             cluster.up(nodes=nodes, port=port)
         console.print(f"embedded cluster {cluster.name!r} is running")
+    console.print(f"  capacity:   Services from {SERVICE_CIDR}, {NODE_MAX_PODS} pods per node")
     console.print(f"  kubeconfig: {cluster.kubeconfig}")
     console.print(f"  use it:     kubectl --kubeconfig {cluster.kubeconfig} get nodes")
     console.print(f"  stop it:    compare cluster down{cluster.name_flag()}")
@@ -56,6 +76,7 @@ def down(name: NameOpt = None) -> None:
     # The local operator (started by `compare deploy operator` / `compare run`) belongs to the
     # cluster: it goes first, so no process outlives the cluster.
     forget_operator(ClusterTarget(cluster.kubeconfig, None, embedded=True))
+    forget_flux(ClusterTarget(cluster.kubeconfig, None, embedded=True))
     if cluster.down():
         console.print(f"embedded cluster {cluster.name!r} deleted")
     else:

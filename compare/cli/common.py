@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import ipaddress
+import math
+import os
+import re
 import sys
+import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
-from typer.exceptions import Abort
+from typer.exceptions import Abort, Exit
 
 from compare.cluster import ClusterTarget, resolve_target
-from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
-from compare.webapp import DEFAULT_APP
+from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError, first_line
+from compare.paths import cache_dir
+from compare.webapp import DEFAULT_APP, WebApp
 
 console = Console(soft_wrap=True, highlight=False)
 err_console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -73,14 +81,22 @@ class ErrorBoundaryGroup(TyperGroup):
             code = EXIT_USAGE
         except UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            err_console.print(f"[bold red]error:[/] {exc.format_message()}{where}", markup=True)
+            print_error(f"{exc.format_message()}{where}")
             code = exc.exit_code
         except ClickException as exc:
-            err_console.print(f"[bold red]error:[/] {exc.format_message()}", markup=True)
+            print_error(exc.format_message())
             code = exc.exit_code
         except Abort:
             err_console.print("aborted")
             code = EXIT_FAILED
+        except CompareError as exc:  # raised while parsing options (a callback)
+            print_error(exc.message)
+            code = exc.exit_code
+        except (KeyboardInterrupt, EOFError):
+            err_console.print("interrupted")
+            code = 130
+        except Exception as exc:
+            code = _unexpected(exc)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -89,11 +105,97 @@ class ErrorBoundaryGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except CompareError as exc:
-            err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+            print_error(exc.message)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
+        except (Exit, Abort, ClickException):
+            raise
+        except Exception as exc:
+            raise typer.Exit(_unexpected(exc)) from None
+
+
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr, one line; the message is text, never rich markup (a
+    `[a-z]` in a pattern or `[webapp]` in a path stays as it is)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def log_dir() -> Path:
+    return cache_dir() / "logs"
+
+
+def _unexpected(exc: BaseException) -> int:
+    """Any exception the core did not turn into a CompareError: one line on the terminal, the
+    traceback in a log file whose path the line names. Never a traceback on the terminal."""
+    text = "".join(traceback.format_exception(exc))
+    where = "(no log written)"
+    try:
+        directory = log_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = directory / f"compare-error-{stamp}-{os.getpid()}.log"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}")
+        where = f"(traceback in {path})"
+    except OSError:
+        pass
+    print_error(f"unexpected {first_line(exc)} {where}")
+    return EXIT_INTERNAL
+
+
+# -- checks of option values --------------------------------------------------------------
+
+
+def finite(low: float, high: float, unit: str = "s") -> Any:
+    """A typer callback: the float must be a finite number in [low, high] (`inf`, `nan` and
+    `1e9` are refused: they would reach results.json as invalid JSON or never end)."""
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: float | None) -> Any:
+        if value is None:
+            return value
+        if not math.isfinite(value) or not low <= value <= high:
+            flag = param.opts[0] if param.opts else param.name
+            raise typer.BadParameter(
+                f"{value:g} is not in the range {low:g} to {high:g} {unit}", param_hint=flag
+            )
+        return value
+
+    return check
+
+
+_HOST_LABEL = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$")
+
+
+def check_host(value: str | None, flag: str = "--webhook-host") -> str | None:
+    """A DNS name or an IP address (the host part of a URL the API server calls)."""
+    if value is None:
+        return None
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    labels = value.split(".")
+    if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        raise CompareError(f"{flag} {value!r}: not a host name or an IP address")
+    return value
+
+
+def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, default: str) -> str:
+    """The namespace of a deploy: `-n`, else the file's metadata.namespace, else `default`.
+
+    A file that names a namespace and a `-n` that names another contradict each other: that is
+    an error, never a silent override."""
+    own = webapp.metadata.namespace
+    if given is not None and own is not None and given != own:
+        raise CompareError(
+            f"{app or DEFAULT_APP}: metadata.namespace {own!r} conflicts with -n {given!r}"
+            " (drop one of them)"
+        )
+    return given or own or default
 
 
 def target_from(

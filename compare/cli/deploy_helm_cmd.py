@@ -7,9 +7,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
-from compare.cli.common import AppOpt, ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.common import (
+    AppOpt,
+    ContextOpt,
+    KubeconfigOpt,
+    console,
+    err_console,
+    finite,
+    resolve_namespace,
+    target_from,
+)
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
@@ -20,17 +28,37 @@ from compare.deploy.helm import (
     deploy_helm,
     get_release,
     undeploy_helm,
+    webapp_manifest,
 )
+from compare.deploy.rollback import Rollback
 from compare.errors import CompareError
+from compare.inputfile import load_yaml
 from compare.webapp import load_webapp
 
-NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the release.")]
+# Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.
+MAX_VALUES_BYTES = 1024 * 1024
+
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        help="Namespace of the release (default: the file's metadata.namespace, else "
+        f"{DEFAULT_NAMESPACE}).",
+        show_default=False,
+    ),
+]
 ReleaseOpt = Annotated[
     str | None,
     typer.Option("--release", help="Helm release name (default: the WebApp's metadata.name)."),
 ]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds to wait for the desired state.")
+    float,
+    typer.Option(
+        "--timeout",
+        callback=finite(1, 3600),
+        help="Seconds to wait for the desired state (1 to 3600).",
+    ),
 ]
 ValuesOpt = Annotated[
     Path | None,
@@ -46,14 +74,7 @@ ValuesOpt = Annotated[
 def _load_values(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise CompareError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise CompareError(f"{path}: not valid YAML{line}") from exc
+    data = load_yaml(path, limit=MAX_VALUES_BYTES)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -76,16 +97,36 @@ def deploy_helm_command(
     # Every input is checked before the cluster is touched: a bad file changes nothing.
     webapp = load_webapp(app)
     extra = _load_values(values)
-    try:
-        chart_values(webapp, extra)
-    except CompareError as exc:
-        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
     release = release or webapp.name
     check_release_name(release)
     check_namespace_name(namespace)
+    try:
+        chart_values(webapp, extra)
+        # `helm template` (no cluster): the chart's schema and templates accept these values.
+        webapp_manifest(webapp, release=release, extra_values=extra)
+    except CompareError as exc:
+        if values is None or not exc.message.startswith("values: "):
+            raise
+        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
-    with console.status(f"deploying {webapp.name} with Helm ...") as spinner:
+    existed = get_release(target, namespace, release) is not None
+
+    def remove() -> None:
+        if get_release(target, namespace, release) is not None:
+            undeploy_helm(target, namespace, release=release, timeout=timeout)
+
+    with (
+        Rollback(
+            target,
+            namespace,
+            existed=existed,
+            remove=remove,
+            warn=lambda text: err_console.print(text, markup=False),
+        ),
+        console.status(f"deploying {webapp.name} with Helm ...") as spinner,
+    ):
 
         def progress(text: str) -> None:
             spinner.update(f"deploying {webapp.name} with Helm: {text}")
@@ -128,7 +169,11 @@ def undeploy_helm_command(
     context: ContextOpt = None,
 ) -> None:
     """Uninstall the Helm release and wait until its objects and pods are gone."""
-    release = release or load_webapp(app).name
+    if release is None:
+        webapp = load_webapp(app)
+        release = webapp.name
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    namespace = namespace or DEFAULT_NAMESPACE
     check_release_name(release)
     check_namespace_name(namespace)
     target = target_from(ctx, kubeconfig, context)

@@ -15,23 +15,51 @@ from typing import Annotated
 
 import typer
 
-from compare.cli.common import AppOpt, ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.common import (
+    AppOpt,
+    ContextOpt,
+    KubeconfigOpt,
+    check_host,
+    console,
+    err_console,
+    finite,
+    resolve_namespace,
+    target_from,
+)
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.deploy.operator import (
+    check_namespace,
     count_webapps,
     deploy_operator,
     install_operator,
+    operator_manifest,
     stop_operator,
     undeploy_operator,
+    webapp_exists,
 )
+from compare.deploy.rollback import Rollback
 from compare.errors import EXIT_USAGE, CompareError
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
 
-NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the WebApp.")]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        help="Namespace of the WebApp (default: the file's metadata.namespace, else "
+        f"{DEFAULT_NAMESPACE}).",
+        show_default=False,
+    ),
+]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds to wait for Available / deletion.")
+    float,
+    typer.Option(
+        "--timeout",
+        callback=finite(1, 3600),
+        help="Seconds to wait for Available / deletion (1 to 3600).",
+    ),
 ]
 
 
@@ -53,7 +81,13 @@ def deploy_operator_command(
     context: ContextOpt = None,
 ) -> None:
     """Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."""
-    webapp = load_webapp(app)  # bad input fails before anything touches the cluster
+    # Pre-flight: every input is checked before the cluster is touched (nothing is installed
+    # for a bad file, namespace or flag).
+    webapp = load_webapp(app)
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    check_namespace(namespace)
+    check_host(webhook_host)
+    operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status("installing the operator ..."):
@@ -63,7 +97,17 @@ def deploy_operator_command(
         console.print(f"  {handle.describe()}")
     else:
         _print_installed(target.describe(), handle.webhook_url, handle.describe())
-    with console.status(f"applying WebApp {namespace}/{webapp.name} ..."):
+    existed = webapp_exists(target, namespace, webapp.name)
+    with (
+        Rollback(
+            target,
+            namespace,
+            existed=existed,
+            remove=lambda: undeploy_operator(target, namespace, name=webapp.name, timeout=timeout),
+            warn=lambda text: err_console.print(text, markup=False),
+        ),
+        console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
+    ):
         deploy_operator(target, webapp, namespace, timeout=timeout)
     console.print(
         f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
@@ -114,7 +158,14 @@ def undeploy_operator_command(
         raise CompareError(
             "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
         )
-    webapp_name = name or load_webapp(app).name
+    if name is None:
+        webapp = load_webapp(app)
+        webapp_name = webapp.name
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    else:
+        webapp_name = name
+    namespace = namespace or DEFAULT_NAMESPACE
+    check_namespace(namespace)
     target = target_from(ctx, kubeconfig, context)
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
         deleted = undeploy_operator(target, namespace, name=webapp_name, timeout=timeout)

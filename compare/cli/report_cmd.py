@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.errors import CompareError
 from compare.paths import REPORTS_DIR
 from compare.report import ReportData, ReportFormat, render
 from compare.results import load_results, resolve_results, summarize, write_text_atomic
@@ -68,5 +69,10 @@ def report(
     if to_stdout or output is None:
         sys.stdout.write(text)
         return
-    written = write_text_atomic(output, text)
+    try:
+        written = write_text_atomic(output, text)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(output) else ""
+        raise CompareError(f"--output {output}: cannot write ({reason}{where})") from None
     typer.echo(f"{fmt.value} report written to {written}", err=True)

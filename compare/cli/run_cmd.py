@@ -21,8 +21,17 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from compare.cli.common import ContextOpt, KubeconfigOpt, console, err_console, target_from
-from compare.errors import EXIT_FAILED
+from compare.cli.common import (
+    ContextOpt,
+    KubeconfigOpt,
+    console,
+    err_console,
+    finite,
+    target_from,
+)
+from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
+from compare.deploy.flux import check_interval
+from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -42,18 +51,27 @@ from compare.run import (
 from compare.webapp import DEFAULT_APP, load_webapp
 
 EXIT_INTERRUPTED = 130
+# An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
+MAX_HEAL_WINDOW_S = 3600.0
 
 
 class ApproachName(StrEnum):
     helm = "helm"
     operator = "operator"
+    flux = "flux"
+
+
+# The approaches of a run without --approach (flux runs when asked for).
+DEFAULT_APPROACHES = (ApproachName.helm, ApproachName.operator)
 
 
 def run(
     ctx: typer.Context,
     approach: Annotated[
         list[ApproachName] | None,
-        typer.Option("--approach", "-a", help="Approach to test (repeatable; default both)."),
+        typer.Option(
+            "--approach", "-a", help="Approach to test (repeatable; default helm and operator)."
+        ),
     ] = None,
     experiment: Annotated[
         list[str] | None,
@@ -71,8 +89,9 @@ def run(
         float,
         typer.Option(
             "--heal-window",
-            min=0.1,
-            help="Seconds each trial waits, from the injection, for the desired state.",
+            callback=finite(0.1, MAX_HEAL_WINDOW_S),
+            help="Seconds each trial waits, from the injection, for the desired state"
+            f" (0.1 to {MAX_HEAL_WINDOW_S:g}).",
         ),
     ] = DEFAULT_HEAL_WINDOW_S,
     parallel: Annotated[
@@ -82,8 +101,7 @@ def run(
         float,
         typer.Option(
             "--settle",
-            min=0.0,
-            max=60.0,
+            callback=finite(0.0, 60.0),
             help="Seconds the desired state must hold, without a drifting event, before a"
             " heal counts (a relapse inside it is a flap).",
         ),
@@ -92,8 +110,7 @@ def run(
         float,
         typer.Option(
             "--recheck",
-            min=0.1,
-            max=60.0,
+            callback=finite(0.1, 60.0),
             help="Seconds between full re-reads that cross-check the watch (and the cluster).",
         ),
     ] = DEFAULT_RECHECK_S,
@@ -110,6 +127,16 @@ def run(
     keep: Annotated[
         bool, typer.Option("--keep", help="Keep each trial's namespace (and what is in it).")
     ] = False,
+    flux_interval: Annotated[
+        float,
+        typer.Option(
+            "--flux-interval",
+            callback=finite(0.5, MAX_HEAL_WINDOW_S),
+            help="Seconds between helm-controller's reconciles of the flux approach's"
+            " HelmRelease (it corrects drift at the next one); must be shorter than"
+            " --heal-window.",
+        ),
+    ] = DEFAULT_FLUX_INTERVAL_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -118,7 +145,9 @@ def run(
     app_path = app or DEFAULT_APP
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
-    approaches = tuple(dict.fromkeys(a.value for a in approach or list(ApproachName)))
+    approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
+    if "flux" in approaches:
+        check_interval(flux_interval, heal_window)
     request = RunRequest(
         approaches=approaches,
         experiments=tuple(specs),
@@ -131,8 +160,13 @@ def run(
         settle=settle,
         recheck=recheck,
         keep=keep,
+        flux_interval=flux_interval,
     )
     plans = plan_trials(request)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
     target = target_from(ctx, kubeconfig, context)
 
     engine = Run(target, request)

@@ -58,7 +58,11 @@ def status(
     where = "all namespaces" if all_namespaces else f"namespace {namespace}"
     apps = deployed_apps(target, None if all_namespaces else namespace)
     console.print(f"WebApps in {where} on {target.describe()}")
-    for approach, label in (("helm", "helm releases"), ("operator", "WebApp resources")):
+    for approach, label in (
+        ("helm", "helm releases"),
+        ("operator", "WebApp resources"),
+        ("flux", "Flux HelmReleases"),
+    ):
         if not any(app.approach == approach for app in apps):
             console.print(f"  {label}: none")
     if apps:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.errors import CompareError
@@ -22,12 +26,56 @@ from compare.paths import bin_dir, cache_dir
 
 DEFAULT_NAME = "compare"
 DEFAULT_NODES = 2
+MAX_NODES = 100
+# Sized for thousands of WebApps: kube-apiserver's own default range is a /24 (about 250
+# Services) and kwok's node template holds 110 pods.
+SERVICE_CIDR = "10.96.0.0/16"
+NODE_MAX_PODS = 4000
+# Node i gets the i-th /20 (4094 pod IPs, more than NODE_MAX_PODS), clear of the Services.
+NODE_POD_CIDRS = ("10.244.0.0/20", "fd00::/64")
 KWOKCTL_CONFIG = """\
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
 """
+
+
+# The components kwokctl runs for the cluster (each one's pid file is pids/<component>.pid).
+COMPONENTS = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok-controller",
+)
+STOP_TIMEOUT_S = 10.0
+# Ports of stopped components this process holds until it starts them again (per cluster).
+_HELD_PORTS: dict[str, list[socket.socket]] = {}
+_HELD_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ComponentRestart:
+    """One component stopped and started again: the pids and when (time.time())."""
+
+    component: str
+    signal: str
+    old_pid: int
+    new_pid: int
+    stopped_at: float
+    ready_at: float
+
+    @property
+    def seconds(self) -> float:
+        return self.ready_at - self.stopped_at
+
+
+def _check_component(component: str) -> None:
+    if component not in COMPONENTS:
+        raise CompareError(
+            f"unknown control-plane component {component!r} (known: {', '.join(COMPONENTS)})"
+        )
 
 
 def default_name() -> str:
@@ -99,11 +147,26 @@ class EmbeddedCluster:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def up(self, *, nodes: int = DEFAULT_NODES, port: int | None = None) -> ClusterStatus:
-        """Start the cluster, or report the running one (idempotent)."""
+    def up(
+        self,
+        *,
+        nodes: int | None = None,
+        port: int | None = None,
+        audit_policy: str | None = None,
+    ) -> ClusterStatus:
+        """Start the cluster, or report the running one (idempotent).
+
+        `nodes` (default 2) is the number of kwok nodes; given for a running cluster, its nodes
+        are scaled to it. `audit_policy` (an audit.k8s.io Policy, YAML) turns on the API
+        server's audit log (`audit_log`) for a cluster created here.
+        """
+        check_nodes(nodes)
         ensure_binaries()
         current = self.status()
         if current.running:
+            if nodes is not None:
+                self.scale_nodes(nodes)
+            self.tighten_secrets()
             return current
         if current.exists:
             # A stopped cluster (e.g. after a reboot) is restarted; a broken one is reported.
@@ -114,6 +177,7 @@ class EmbeddedCluster:
                     f"({_last_line(result.stderr)}); "
                     f"run `compare cluster down{self.name_flag()}` and retry"
                 )
+            self.tighten_secrets()
             return self.status()
         if port is not None:
             _check_port_free(port)
@@ -129,14 +193,28 @@ class EmbeddedCluster:
         ]  # fmt: skip
         if port is not None:
             args += ["--kube-apiserver-port", str(port)]
+        args += self._capacity_args(audit_policy)
         result = self._kwokctl(*args, timeout=360, check=False)
         if result.returncode != 0:
             raise CompareError(
                 f"could not start the embedded cluster: {_last_line(result.stderr)} "
                 f"(logs in {self.cluster_dir / 'logs'})"
             )
-        self._kwokctl("scale", "node", "--replicas", str(nodes), timeout=120)
+        self.scale_nodes(DEFAULT_NODES if nodes is None else nodes)
+        self.tighten_secrets()
         return self.status()
+
+    def tighten_secrets(self) -> None:
+        """kwokctl writes the cluster's private keys (pki/*.key: the CA's, the admin's, which
+        also signs ServiceAccount tokens) and the admin kubeconfig world-readable (0644);
+        they are the cluster's root of trust, so only their owner may read them."""
+        secrets = [*self.cluster_dir.glob("pki/*.key"), self.kubeconfig]
+        for path in secrets:
+            try:
+                if path.is_file() and path.stat().st_mode & 0o077:
+                    path.chmod(0o600)
+            except OSError:
+                continue
 
     def down(self) -> bool:
         """Delete the cluster and its processes; False when there was none."""
@@ -160,6 +238,153 @@ class EmbeddedCluster:
                 raise CompareError(f"embedded cluster processes still running after down: {left}")
             time.sleep(0.1)
         return True
+
+    # -- capacity -------------------------------------------------------------------------
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log (written only when created with an audit policy)."""
+        return self.cluster_dir / "logs" / "audit.log"
+
+    def _capacity_args(self, audit_policy: str | None) -> list[str]:
+        """`kwokctl create cluster` flags: the Service range, the optional audit policy."""
+        args = ["--extra-args", f"kube-apiserver=service-cluster-ip-range={SERVICE_CIDR}"]
+        if audit_policy is not None:
+            path = self.workdir / "audit" / f"{self.name}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(audit_policy)
+            args += ["--kube-audit-policy", str(path)]
+        return args
+
+    def scale_nodes(self, nodes: int) -> None:
+        """Exactly `nodes` kwok nodes, each holding NODE_MAX_PODS pods (kept: existing ones)."""
+        check_nodes(nodes)
+        cidrs = ", ".join(json.dumps(cidr) for cidr in NODE_POD_CIDRS)
+        self._kwokctl(
+            "scale", "node",
+            "--replicas", str(nodes),
+            "--param", f".allocatable.pods = {NODE_MAX_PODS}",
+            "--param", f".podCIDRs = [{cidrs}]",
+            timeout=120,
+        )  # fmt: skip
+
+    # -- control-plane components (for the control-plane fault experiments) ------------------
+
+    def component_pid(self, component: str) -> int | None:
+        """The live pid of one component of this cluster (None: not running).
+
+        A pid counts only while its command line is this cluster's copy of the binary
+        (<cluster>/bin/<component>): a pid reused by another process, or by another
+        cluster's component, is never this component."""
+        _check_component(component)
+        try:
+            pid = int((self.cluster_dir / "pids" / f"{component}.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+        if not _alive(pid):
+            return None
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return pid if Path(argv0) == self.cluster_dir / "bin" / component else None
+
+    def component_ports(self, component: str) -> tuple[int, ...]:
+        """The loopback ports kwokctl gave the component (from the cluster's kwok.yaml)."""
+        _check_component(component)
+        try:
+            documents = list(yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()))
+        except (OSError, yaml.YAMLError):
+            return ()
+        for doc in documents:
+            if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
+                for item in doc.get("components") or []:
+                    if isinstance(item, dict) and item.get("name") == component:
+                        return tuple(int(p["port"]) for p in item.get("ports") or [] if "port" in p)
+        return ()
+
+    def stop_component(self, component: str, *, kill: bool = False) -> int:
+        """Stop one component: SIGKILL, or SIGTERM (SIGKILL after STOP_TIMEOUT_S); return its
+        old pid once it is gone.
+
+        While it is down this process holds its loopback ports (a listening socket on each),
+        so that another kwokctl cluster created meanwhile - kwokctl hands out the highest free
+        port - cannot take them; `start_components` gives them back to it. The pid file goes
+        too: a killed process may linger as a zombie, which kwokctl would take for running."""
+        pid = self.component_pid(component)
+        if pid is None:
+            raise CompareError(f"{component} of the embedded cluster {self.name!r} is not running")
+        sig = signal.SIGKILL if kill else signal.SIGTERM
+        os.kill(pid, sig)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                if sig == signal.SIGKILL:
+                    raise CompareError(
+                        f"{component} (pid {pid}) of the embedded cluster {self.name!r} is"
+                        f" still running {STOP_TIMEOUT_S:.0f}s after SIGKILL"
+                    )
+                sig = signal.SIGKILL  # a graceful stop that overran: finish it
+                os.kill(pid, sig)
+                deadline = time.monotonic() + STOP_TIMEOUT_S
+            time.sleep(0.005)
+        self._hold_ports(component)
+        (self.cluster_dir / "pids" / f"{component}.pid").unlink(missing_ok=True)
+        return pid
+
+    def start_components(self, *, timeout: float = 120.0) -> dict[str, int | None]:
+        """Start every component that is not running (kwokctl's own `start cluster`, which
+        leaves running ones alone), wait until the API server is ready, return the pids
+        (None: that component is down again - a leader that lost its Lease exits)."""
+        self._release_ports()
+        result = self._kwokctl("start", "cluster", timeout=timeout, check=False)
+        if result.returncode != 0 or not self._wait_ready(timeout=timeout):
+            raise CompareError(
+                f"could not start the components of the embedded cluster {self.name!r}:"
+                f" {_last_line(result.stderr)} (logs in {self.cluster_dir / 'logs'})"
+            )
+        return {name: self.component_pid(name) for name in COMPONENTS}
+
+    def restart_component(self, component: str, *, kill: bool = True) -> ComponentRestart:
+        """Stop one component (SIGKILL by default) and start it again with kwokctl at once;
+        return once the API server is ready again, with the old and the new pid."""
+        stopped = time.time()
+        old = self.stop_component(component, kill=kill)
+        new = self.start_components()[component]
+        if new is None:
+            raise CompareError(
+                f"{component} of the embedded cluster {self.name!r} did not stay up after its"
+                f" restart (log: {self.cluster_dir / 'logs' / f'{component}.log'})"
+            )
+        return ComponentRestart(
+            component=component,
+            signal="SIGKILL" if kill else "SIGTERM",
+            old_pid=old,
+            new_pid=new,
+            stopped_at=stopped,
+            ready_at=time.time(),
+        )
+
+    def _hold_ports(self, component: str) -> None:
+        held = []
+        for port in self.component_ports(component):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+                sock.listen(1)
+            except OSError:
+                sock.close()  # taken already: the start will say so
+                continue
+            held.append(sock)
+        with _HELD_LOCK:
+            _HELD_PORTS.setdefault(str(self.cluster_dir), []).extend(held)
+
+    def _release_ports(self) -> None:
+        with _HELD_LOCK:
+            held = _HELD_PORTS.pop(str(self.cluster_dir), [])
+        for sock in held:
+            sock.close()
 
     def _pids(self) -> list[int]:
         pids = []
@@ -229,6 +454,12 @@ class EmbeddedCluster:
             if check:
                 raise CompareError(f"kubectl {' '.join(args)} failed: {exc}") from exc
             return subprocess.CompletedProcess(cmd, 1, "", str(exc))
+
+
+def check_nodes(nodes: int | None) -> None:
+    """One-line error for a node count outside 1..MAX_NODES (None: the default)."""
+    if nodes is not None and not 1 <= nodes <= MAX_NODES:
+        raise CompareError(f"--nodes must be between 1 and {MAX_NODES}, got {nodes}")
 
 
 def _kube_version() -> str:

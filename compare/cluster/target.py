@@ -13,8 +13,10 @@ from kubernetes import client, config
 
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError
+from compare.inputfile import read_text
 
 REACH_TIMEOUT_S = 5.0
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 
 
 def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
@@ -83,6 +85,11 @@ def resolve_target(
         path = kubeconfig or Path(
             os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or Path.home() / ".kube/config"
         )
+        if kubeconfig is None and not path.is_file():
+            raise CompareError(
+                f"--context {context!r}: no kubeconfig holds it ({path} does not exist);"
+                " give --kubeconfig FILE"
+            )
         _check_kubeconfig(path, context)
         target = ClusterTarget(path, context, embedded=False)
     check_reachable(target)
@@ -90,11 +97,13 @@ def resolve_target(
 
 
 def _check_kubeconfig(path: Path, context: str | None) -> None:
-    if not path.is_file():
+    if not path.exists():
         raise CompareError(f"kubeconfig {path}: no such file")
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_text(path, limit=MAX_KUBECONFIG_BYTES))
+    except CompareError as exc:
+        raise CompareError(f"kubeconfig {exc.message}") from None
+    except yaml.YAMLError as exc:
         raise CompareError(f"kubeconfig {path}: not valid YAML ({_first_line(exc)})") from exc
     if not isinstance(data, dict) or not data.get("clusters"):
         raise CompareError(f"kubeconfig {path}: no clusters defined")

@@ -1,6 +1,7 @@
 """The complete objects each approach deploys for a WebApp: what the judge holds them to.
 
-Helm: the chart's rendered manifest for the WebApp's values (`helm template`, hooks dropped) -
+Helm (and Flux, which installs the same chart release through helm-controller): the chart's
+rendered manifest for the WebApp's values (`helm template`, hooks dropped) -
 exactly what `helm upgrade --install` applies. Operator: the children its pure builders make
 for the WebApp's CR - exactly what it applies. Nothing is picked field by field; the judge
 (`compare.judge`) adds the API's defaults and compares closed-world. Both steps are cached
@@ -19,14 +20,15 @@ from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.webapp import WebApp
 
-APPROACHES = ("helm", "operator")
+APPROACHES = ("helm", "operator", "flux")
 
 
 def desired_manifest(
     approach: str, webapp: WebApp, namespace: str, *, release: str | None = None
 ) -> list[dict[str, Any]]:
     """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
-    if approach == "helm":
+    if approach in ("helm", "flux"):
+        # Flux's helm-controller installs the same chart with the same values and release name.
         return webapp_manifest(webapp, release=release)
     if approach == "operator":
         return operator_manifest(webapp, namespace)

@@ -626,3 +626,19 @@ def count_webapps(target: ClusterTarget) -> int:
     finally:
         api.close()
     return len(body.get("items") or [])
+
+
+def webapp_exists(target: ClusterTarget, namespace: str, name: str) -> bool:
+    """Whether WebApp namespace/name exists (False without the CRD)."""
+    api = target.api_client()
+    try:
+        client.CustomObjectsApi(api).get_namespaced_custom_object(
+            API_GROUP, API_VERSION, namespace, PLURAL, name, _request_timeout=REQUEST_TIMEOUT
+        )
+        return True
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise CompareError(f"reading {KIND} {namespace}/{name}: {_api_message(exc)}") from None
+    finally:
+        api.close()

@@ -188,7 +188,10 @@ def spawn(
     with log.open("ab") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
         out.flush()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # The operator runs with the kubeconfig it is given (--kubeconfig) and nothing else:
+        # the caller's KUBECONFIG/KUBECONTEXT (often an admin's) must not reach its environment.
+        env = {k: v for k, v in os.environ.items() if k not in _CALLER_CLUSTER_ENV}
+        env["PYTHONUNBUFFERED"] = "1"
         # A session of its own: the operator outlives the command that started it and does
         # not receive the terminal's Ctrl-C.
         child = subprocess.Popen(
@@ -207,6 +210,9 @@ def spawn(
     tmp.write_text(json.dumps(asdict(info)))
     tmp.replace(state)
     return info
+
+
+_CALLER_CLUSTER_ENV = frozenset({"KUBECONFIG", "KUBECONTEXT"})
 
 
 def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TIMEOUT_S) -> None:

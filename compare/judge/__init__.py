@@ -25,7 +25,7 @@ from compare.judge.desired import (
     with_api_defaults,
 )
 from compare.judge.diff import Mismatch, diff_object, judged_field
-from compare.judge.heal import restoring_body
+from compare.judge.heal import restoring_body, restoring_patch
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
 from compare.judge.reading import Reading, read
 from compare.judge.rollout import current_replicaset, ready_pods, selected, terminating, uid
@@ -54,6 +54,7 @@ __all__ = [
     "read",
     "ready_pods",
     "restoring_body",
+    "restoring_patch",
     "selected",
     "terminating",
     "uid",

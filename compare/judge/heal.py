@@ -20,7 +20,7 @@ from typing import Any
 from compare.judge.allow import ALLOCATED, ALLOW_LIST, OPEN_MAP, Path
 from compare.judge.diff import list_key
 
-__all__ = ["restoring_body"]
+__all__ = ["restoring_body", "restoring_patch"]
 
 # Metadata the API server or other controllers own, never desired state: an update must carry
 # the resourceVersion it read (optimistic concurrency) and must not drop others' finalizers.
@@ -40,6 +40,57 @@ def restoring_body(raw: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str,
         if live_meta.get(key):
             meta[key] = copy.deepcopy(live_meta[key])
     return body
+
+
+# What a restoring write never touches: identity, what the API server and other controllers
+# keep in metadata, and status (a subresource).
+_UNTOUCHED_TOP = ("apiVersion", "kind", "metadata", "status")
+
+
+def restoring_patch(raw: Mapping[str, Any], live: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`restoring_body` as a JSON patch: every top-level field (the whole `spec`, `data`,
+    ...) and the labels and owner references replaced, the desired annotations set one key
+    at a time.
+
+    It cannot conflict with other writers (no resourceVersion; its only `test` is of the
+    object's uid): whatever changed since `live` was read, the result is the desired state.
+    Others' annotations, finalizers and the status are never touched, so a controller writing
+    those concurrently (the Deployment controller writes its status and revision right after
+    every spec change) loses nothing.
+    """
+    body = restoring_body(raw, live)
+    ops: list[dict[str, Any]] = []
+    uid = (live.get("metadata") or {}).get("uid")
+    if uid:
+        # The one precondition: the very object that was judged (not one recreated under the
+        # same name by someone else meanwhile, which must never be taken over).
+        ops.append({"op": "test", "path": "/metadata/uid", "value": uid})
+    for key in sorted((set(body) | set(live)) - set(_UNTOUCHED_TOP)):
+        if key in body:
+            op = "replace" if key in live else "add"
+            ops.append({"op": op, "path": f"/{_escape(key)}", "value": body[key]})
+        else:
+            ops.append({"op": "remove", "path": f"/{_escape(key)}"})
+    meta, live_meta = body.get("metadata") or {}, live.get("metadata") or {}
+    for key in ("labels", "ownerReferences"):
+        if meta.get(key):
+            ops.append({"op": "add", "path": f"/metadata/{key}", "value": meta[key]})
+        elif key in live_meta:
+            ops.append({"op": "remove", "path": f"/metadata/{key}"})
+    wanted = (raw.get("metadata") or {}).get("annotations") or {}
+    if wanted and not live_meta.get("annotations"):
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": dict(wanted)})
+    else:
+        for key, value in sorted(wanted.items()):
+            ops.append(
+                {"op": "add", "path": f"/metadata/annotations/{_escape(key)}", "value": value}
+            )
+    return ops
+
+
+def _escape(key: str) -> str:
+    """A JSON pointer reference token (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _keep(body: Any, live: Any, pattern: Path, rule: str) -> None:

@@ -36,7 +36,7 @@ SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2)
 TrialStatus = Literal["healed", "not-healed", "no-fault", "error"]
 STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "no-fault", "error")
 # The approaches this toolkit deploys; results may name others (reports handle any).
-APPROACHES = ("helm", "operator")
+APPROACHES = ("helm", "operator", "flux")
 
 FaultSeenHow = Literal["event", "reading", "injection-output"]
 FAULT_SEEN_HOWS: tuple[FaultSeenHow, ...] = ("event", "reading", "injection-output")
@@ -89,6 +89,8 @@ class RunSettings(_Model):
     settle_seconds: float = Field(default=1.0, ge=0)
     # The periodic full re-read that cross-checks a watch; None when there was none.
     recheck_interval_seconds: float | None = Field(default=None, gt=0)
+    # The flux approach's HelmRelease interval (its heal time scales with it); None without flux.
+    flux_interval_seconds: float | None = Field(default=None, gt=0)
 
 
 class ExperimentInfo(_Model):

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from compare.errors import CompareError
+from compare.inputfile import read_text
 from compare.results.migrate import MigrationError
 from compare.results.model import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, RunResults
 
@@ -60,11 +61,7 @@ def load_results(path: Path) -> RunResults:
     if not file.exists():
         where = f"no {RESULTS_FILE} in {path}" if Path(path).is_dir() else f"{file}: not found"
         raise CompareError(where)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CompareError(f"{file}: cannot read ({reason})") from exc
+    text = read_text(file)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -126,7 +123,7 @@ def resolve_results(run: Path | None, reports_dir: Path) -> Path:
     if not run.exists():
         raise CompareError(f"{run}: no such run directory or results file")
     file = results_path(run)
-    if not file.is_file():
+    if not file.exists() and not file.is_symlink():
         raise CompareError(f"no {RESULTS_FILE} in {run}")
     return file
 

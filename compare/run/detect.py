@@ -5,6 +5,8 @@ recreated) on every correction. The first such Event after the injection is the 
 its `eventTime` (microseconds, stamped by the operator on this machine's clock) gives the
 time. Events with second-precision timestamps only cannot time a sub-second detection, so they
 name the detector without a time. Helm posts nothing: detection is not observable there.
+Flux's helm-controller posts `DriftDetected` on the HelmRelease (named after the WebApp) when a
+reconcile finds drift, before it corrects it; its Events carry whole seconds only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from compare.judge import REQUEST_TIMEOUT
 from compare.webapp import KIND
 
 REASONS = ("DriftCorrected", "Created")
+# The Events that announce a correction, per kind of the object they are posted on.
+DETECTORS: dict[str, tuple[str, ...]] = {KIND: REASONS, "HelmRelease": ("DriftDetected",)}
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ def first_detection(events: list[dict[str, Any]], since: float) -> Detection | N
     found: list[tuple[float, Detection]] = []
     for event in events:
         reason = event.get("reason")
-        if reason not in REASONS:
+        kind = (event.get("involvedObject") or {}).get("kind", KIND)
+        if reason not in DETECTORS.get(kind, ()):
             continue
         precise = _time(event.get("eventTime"))
         if precise is not None:
@@ -52,12 +57,13 @@ def first_detection(events: list[dict[str, Any]], since: float) -> Detection | N
 
 
 def read_events(api: client.ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
-    selector = f"involvedObject.kind={KIND},involvedObject.name={name}"
+    """The Events on the WebApp or on the HelmRelease named after it."""
+    selector = f"involvedObject.name={name}"
     response = client.CoreV1Api(api).list_namespaced_event(
         namespace, field_selector=selector, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
     )
     items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
-    return items
+    return [i for i in items if (i.get("involvedObject") or {}).get("kind") in DETECTORS]
 
 
 def _time(value: Any) -> float | None:

@@ -1,11 +1,16 @@
 """The run: every (experiment, approach, trial) in its own namespace, results saved as they land.
 
-Trials run `parallel` at a time in worker threads. An experiment marked `exclusive` (the
-operator-down-drift one stops the shared operator) runs alone among the trials of the
-approaches it applies to: after every other trial of those approaches, while trials of other
-approaches (Helm's, which need no operator) go on; the operator is running again before
-another operator trial starts. The approaches an exclusive experiment touches go first, so
-it does not wait at the end on its own. results.json is rewritten
+Trials run `parallel` at a time in worker threads. An experiment marked `exclusive` runs alone
+among the trials of the approaches it applies to (`scope: approach`, the default: the
+operator-down-drift one stops the shared operator): after every other trial of those
+approaches, while trials of other approaches (Helm's, which need no operator) go on; the
+operator is running again before another operator trial starts. The approaches an exclusive
+experiment touches go first, so it does not wait at the end on its own. An exclusive experiment
+with `scope: cluster` (it restarts the API server, etcd, the controller manager: every trial
+on the cluster would feel it) runs alone in the whole run: its trials go first, one at a time,
+and no other trial starts until the last of them is over. An experiment the cluster cannot run
+(`requires: [embedded-cluster]` on another cluster) is left out of the run, with its reason
+(`Run.skipped`). results.json is rewritten
 atomically after every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM
 (a KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
 `complete: false`, removes the namespaces it made (operator CRs first, operator running) and
@@ -20,7 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,9 +33,10 @@ from typing import Any
 from kubernetes import client
 
 from compare import __version__
-from compare.chaos import probes
+from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.cluster import ClusterTarget
+from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.errors import EXIT_USAGE, CompareError
 from compare.results import (
     AppInfo,
@@ -41,7 +47,7 @@ from compare.results import (
     save_results_json,
 )
 from compare.run.approaches import approach as approach_of
-from compare.run.approaches import ensure_operator_running
+from compare.run.approaches import configure_flux, ensure_operator_running
 from compare.run.experiments import ExperimentSpec
 from compare.run.trial import (
     Cancelled,
@@ -75,6 +81,8 @@ class RunRequest:
     settle: float = DEFAULT_SETTLE_S
     recheck: float = DEFAULT_RECHECK_S
     keep: bool = False
+    # The flux approach's HelmRelease interval (`--flux-interval`).
+    flux_interval: float = DEFAULT_FLUX_INTERVAL_S
 
 
 class RunInterrupted(Exception):
@@ -113,22 +121,58 @@ def plan_trials(request: RunRequest) -> list[TrialPlan]:
 
 
 def schedule(plans: Sequence[TrialPlan]) -> list[TrialPlan]:
-    """The order trials start in: the approaches an exclusive experiment touches first, then
-    the rest; catalogue order within each."""
-    touched = {p.approach for p in plans if p.experiment.exclusive}
-    return sorted(plans, key=lambda p: (p.approach not in touched, p.experiment.exclusive))
+    """The order trials start in: cluster-wide exclusive trials first, then the approaches an
+    exclusive experiment touches, then the rest; catalogue order within each."""
+    touched = {
+        p.approach for p in plans if p.experiment.exclusive and not p.experiment.cluster_wide
+    }
+    return sorted(
+        plans,
+        key=lambda p: (
+            (0, False, False)
+            if p.experiment.cluster_wide
+            else (1, p.approach not in touched, p.experiment.exclusive)
+        ),
+    )
 
 
 def admissible(plan: TrialPlan, queue: Sequence[TrialPlan], running: Iterable[TrialPlan]) -> bool:
-    """Whether `plan` may start now: an exclusive trial runs alone among its approach's
-    trials (none running, none left to run), and nothing of that approach starts beside it."""
+    """Whether `plan` may start now.
+
+    A cluster-wide exclusive trial runs alone in the run: it starts when nothing runs, nothing
+    starts beside it, and no other trial starts while one is still to run (they go first).
+    An approach-wide exclusive trial runs alone among its approach's trials (none running,
+    none left to run), and nothing of that approach starts beside it."""
     active = list(running)
+    if any(p.experiment.cluster_wide for p in active):
+        return False
+    if plan.experiment.cluster_wide:
+        return not active
+    if any(p.experiment.cluster_wide for p in queue):
+        return False
     if any(p.experiment.exclusive and p.approach == plan.approach for p in active):
         return False
     if not plan.experiment.exclusive:
         return True
     same = [p for p in [*active, *queue] if p.approach == plan.approach and p is not plan]
     return not any(not p.experiment.exclusive for p in same) and not any(p in active for p in same)
+
+
+def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[str, str]]:
+    """The request without the experiments this cluster cannot run, and why each was left
+    out (experiment -> reason). Raises a one-line usage error when nothing is left."""
+    skipped = {
+        s.name: reason
+        for s in request.experiments
+        if (reason := s.unmet(embedded=embedded)) is not None
+    }
+    if not skipped:
+        return request, {}
+    kept = tuple(s for s in request.experiments if s.name not in skipped)
+    if not kept:
+        reasons = "; ".join(f"{name} {reason}" for name, reason in skipped.items())
+        raise CompareError(f"nothing to run on this cluster: {reasons}", exit_code=EXIT_USAGE)
+    return replace(request, experiments=kept), skipped
 
 
 def new_run_id(now: datetime) -> str:
@@ -145,6 +189,8 @@ class Run:
 
     def __post_init__(self) -> None:
         self.target = recognised(self.target)
+        # Left out before anything is planned: they appear nowhere in results.json.
+        self.request, self.skipped = runnable(self.request, embedded=self.target.embedded)
         self.plans = plan_trials(self.request)
         started = datetime.now(UTC)
         self.run_id = new_run_id(started)
@@ -169,6 +215,9 @@ class Run:
                 parallel=self.request.parallel,
                 settle_seconds=self.request.settle,
                 recheck_interval_seconds=self.request.recheck,
+                flux_interval_seconds=(
+                    self.request.flux_interval if "flux" in self.request.approaches else None
+                ),
             ),
             experiments=[s.info() for s in self.request.experiments],
             trials=[],
@@ -205,6 +254,7 @@ class Run:
         probes.cancelled.clear()
         with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
+                configure_flux(self.request.flux_interval)
                 for name in self.request.approaches:
                     approach_of(name).prepare(self.target)
                 with ThreadPoolExecutor(
@@ -237,8 +287,14 @@ class Run:
                 for future in done:
                     plan = running.pop(future)
                     self._record(plan, future)
-                    if plan.experiment.exclusive and plan.approach == "operator":
-                        ensure_operator_running(self.target)
+                    if plan.experiment.cluster_wide:
+                        # Its rollbacks restart the control plane; make sure, before any other
+                        # trial starts.
+                        self._restore_cluster()
+                    if plan.experiment.exclusive and (
+                        plan.approach == "operator" or plan.experiment.cluster_wide
+                    ):
+                        self._ensure_operator()
         except KeyboardInterrupt:
             # Cancel first, then wait: trials under way stop at their next check and clean up
             # their namespaces; one that had already finished measuring is still recorded.
@@ -284,7 +340,22 @@ class Run:
             self.results.finished_at = None
             self._save()
 
+    def _restore_cluster(self) -> None:
+        """Every component of the embedded cluster running and leading again (a no-op on a
+        healthy cluster); only after an experiment that stops them."""
+        if self.target.embedded:
+            control_plane.restore(control_plane.embedded_cluster())
+
+    def _ensure_operator(self) -> None:
+        if "operator" in self.request.approaches:
+            ensure_operator_running(self.target)
+
     def _remove_leftovers(self) -> None:
+        if any(s.cluster_wide for s in self.request.experiments):
+            try:
+                self._restore_cluster()
+            except Exception as exc:
+                self.ctx.cleanup_errors.append(f"the control plane: {exc}")
         leftovers = self.ctx.ledger.items()
         if self.request.keep or not leftovers:
             return

@@ -24,8 +24,10 @@ from chaoslib.loader import load_experiment
 
 from compare.chaos.fields import parse_path
 from compare.errors import CompareError
+from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import APPROACHES, ExperimentInfo
+from compare.run.extension import check_injection, find_extension
 
 # Run order of the built-in catalogue (the report lists faults in this order too).
 CATALOGUE = (
@@ -56,10 +58,24 @@ CATALOGUE = (
     "service-delete",
     "replicaset-delete",
     "operator-down-drift",
+    "operator-kill-drift",
+    "apiserver-restart-drift",
+    "etcd-restart-drift",
+    "controller-manager-down",
 )
 EXTENSION = "compare"
 TARGETS = ("deployment", "service", "pod", "replicaset", "operator")
+# What an exclusive experiment is exclusive of: the trials of its approach (it stops what that
+# approach shares, e.g. the operator), or every trial of the run (it stops what the whole
+# cluster shares, e.g. the API server).
+SCOPES = ("approach", "cluster")
+# What an experiment may require of the cluster; a run on a cluster without it leaves the
+# experiment out, with the reason.
+REQUIREMENTS = {
+    "embedded-cluster": "it stops processes of the embedded cluster's control plane",
+}
 SUFFIXES = (".json", ".yaml", ".yml")
+MAX_EXPERIMENT_BYTES = 1024 * 1024
 
 # chaoslib logs validation chatter at INFO; without a handler Python would print warnings.
 logging.getLogger("chaostoolkit").addHandler(logging.NullHandler())
@@ -80,6 +96,19 @@ class ExperimentSpec:
     exclusive: bool
     builtin: bool
     document: dict[str, Any]
+    scope: str = "approach"
+    requires: tuple[str, ...] = ()
+
+    @property
+    def cluster_wide(self) -> bool:
+        """Exclusive of every trial of the run, not only of its approach's."""
+        return self.exclusive and self.scope == "cluster"
+
+    def unmet(self, *, embedded: bool) -> str | None:
+        """Why this experiment cannot run on the cluster (None: it can)."""
+        if "embedded-cluster" in self.requires and not embedded:
+            return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
+        return None
 
     def info(self) -> ExperimentInfo:
         return ExperimentInfo(
@@ -141,6 +170,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         raise CompareError(
             f"{path}: extensions[{EXTENSION}].injection: no method activity named {injection!r}"
         )
+    check_injection(method, str(injection), path)
     evidence = ext.get("evidence") or {}
     target, field = evidence.get("target"), evidence.get("field")
     if target is not None and target not in TARGETS:
@@ -162,6 +192,12 @@ def load_spec(ref: str) -> ExperimentSpec:
             f"{path}: extensions[{EXTENSION}].approaches: unknown approach {unknown[0]!r}"
             f" (known: {', '.join(APPROACHES)})"
         )
+    exclusive, scope = _exclusivity(ext, path)
+    requires = ext.get("requires", [])
+    if not isinstance(requires, list) or any(r not in REQUIREMENTS for r in requires):
+        raise CompareError(
+            f"{path}: extensions[{EXTENSION}].requires: must be a list of {', '.join(REQUIREMENTS)}"
+        )
     title = str(document["title"])
     return ExperimentSpec(
         name=name,
@@ -172,13 +208,33 @@ def load_spec(ref: str) -> ExperimentSpec:
         target=target,
         field=field,
         injection=str(injection),
-        exclusive=bool(ext.get("exclusive", False)),
+        exclusive=exclusive,
         builtin=builtin,
         document=document,
+        scope=scope,
+        requires=tuple(requires),
     )
 
 
+def _exclusivity(ext: dict[str, Any], path: Path) -> tuple[bool, str]:
+    """`exclusive` and its `scope` (default `approach`); `scope: cluster` needs exclusive."""
+    exclusive = ext.get("exclusive", False)
+    if not isinstance(exclusive, bool):
+        raise CompareError(f"{path}: extensions[{EXTENSION}].exclusive: must be true or false")
+    scope = ext.get("scope", "approach")
+    if scope not in SCOPES:
+        raise CompareError(
+            f"{path}: extensions[{EXTENSION}].scope: {scope!r} is not one of {', '.join(SCOPES)}"
+        )
+    if scope == "cluster" and not exclusive:
+        raise CompareError(
+            f'{path}: extensions[{EXTENSION}].scope: cluster needs "exclusive": true'
+        )
+    return exclusive, str(scope)
+
+
 def _load_valid(path: Path) -> dict[str, Any]:
+    read_text(path, limit=MAX_EXPERIMENT_BYTES)  # a regular UTF-8 file of bounded size
     try:
         document = load_experiment(str(path))
     except json.JSONDecodeError as exc:
@@ -191,6 +247,7 @@ def _load_valid(path: Path) -> dict[str, Any]:
         raise CompareError(
             f"{path}: an experiment must be a mapping, got {type(document).__name__}"
         )
+    find_extension(document, path)  # before chaoslib, which expects `extensions` to be a list
     try:
         ensure_experiment_is_valid(document)
     except ChaosException as exc:
@@ -199,10 +256,8 @@ def _load_valid(path: Path) -> dict[str, Any]:
 
 
 def _extension(document: dict[str, Any], path: Path) -> dict[str, Any]:
-    for ext in document.get("extensions") or []:
-        if isinstance(ext, dict) and ext.get("name") == EXTENSION:
-            return ext
-    return {}
+    # Strict: unknown keys and wrong types (`"exclusive": "false"`) are errors, never coerced.
+    return find_extension(document, path)
 
 
 def _display(path: Path) -> str:

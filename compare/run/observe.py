@@ -11,6 +11,9 @@ timeouts). That cross-checks the watch against a missed event (a listed object t
 never received is a disagreement, recorded in the evidence, and the re-read state is then
 judged too) and tells a cluster that stopped answering: two failed re-reads in a row, or a
 watch that cannot reconnect for `STALL_S`, end the trial as an error, never as `not-healed`.
+Before the injection starts, an outage is the experiment's own doing (a control-plane fault
+restarts the API server or etcd first, then injects the drift): the watch reconnects from its
+resourceVersion and only failures from the injection on count.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ class Observer(threading.Thread):
                     failures = self._reread(failures)
                     next_check = time.time() + self.recheck
                     continue
-                stalled = self._watch.failing_since
+                stalled = self._counted(self._watch.failing_since)
                 if stalled is not None and now - stalled > STALL_S:
                     raise ObserverError(
                         f"the cluster stopped answering: {self._watch.errors[-1]}"
@@ -153,11 +156,22 @@ class Observer(threading.Thread):
             return None if now >= settled_at else settled_at
         return None if now >= deadline else deadline
 
+    def _counted(self, since: float | None) -> float | None:
+        """A failure's start as it counts: never before the injection started (None: the
+        injection has not started, so nothing counts yet)."""
+        with self._cond:
+            started = self._injection_started
+        if since is None or started is None:
+            return None
+        return max(since, started)
+
     def _reread(self, failures: int) -> int:
         """One full re-read: liveness and the cross-check of the watch cache."""
         try:
             listed = read(self.api, self.namespace)
         except Exception as exc:
+            if self._counted(time.time()) is None:
+                return 0  # before the injection: the experiment's own outage
             failures += 1
             if failures >= MAX_READ_FAILURES:
                 raise ObserverError(f"the cluster stopped answering: {first_line(exc)}") from exc

@@ -205,6 +205,13 @@ def _carry_out(
         )
     if run.get("status") != "succeeded":
         return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
+    setup = _failed_before(journal, spec.injection)
+    if setup is not None:
+        # The fault is not the one the experiment describes (say, the API server was not
+        # restarted): no verdict about it.
+        return recorder.error(
+            f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
+        )
     injection_started, injected_at = epoch(run["start"]), epoch(run["end"])
     recorder.injected_at = injected_at
     if observer.error is not None:
@@ -356,6 +363,16 @@ class _Recorder:
             error=message,
             journal=self.journal,
         )
+
+
+def _failed_before(journal: dict[str, Any], injection: str) -> dict[str, Any] | None:
+    """The first method activity run before the injection that did not succeed."""
+    for run in journal.get("run") or []:
+        if run.get("activity", {}).get("name") == injection:
+            return None
+        if run.get("status") != "succeeded":
+            return dict(run)
+    return None
 
 
 def _verdict(journal: dict[str, Any]) -> str:

@@ -5,30 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from compare.errors import CompareError
+from compare.inputfile import load_yaml
 from compare.paths import EXAMPLES_DIR
 from compare.webapp.spec import WebApp, policy_violations
 
 DEFAULT_APP = EXAMPLES_DIR / "webapp.yaml"
+# A WebApp is a few hundred bytes; etcd's own object limit is 1.5 MiB.
+MAX_WEBAPP_BYTES = 1024 * 1024
 
 
 def load_webapp(path: Path | None = None) -> WebApp:
     """Load and validate a WebApp manifest (the default example when path is None)."""
     path = path or DEFAULT_APP
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CompareError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where is not None else ""
-        raise CompareError(f"{path}: not valid YAML{line}") from exc
-    return parse_webapp(data, source=str(path))
+    return parse_webapp(load_yaml(path, limit=MAX_WEBAPP_BYTES), source=str(path))
 
 
 def parse_webapp(data: Any, *, source: str = "WebApp") -> WebApp:
@@ -48,11 +40,19 @@ def parse_webapp(data: Any, *, source: str = "WebApp") -> WebApp:
 def format_validation_error(exc: ValidationError) -> str:
     """The first error as `field.path: message` (pydantic's own wording, shortened)."""
     first = exc.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"]) or "(root)"
+    loc = ""
+    for part in first["loc"]:
+        loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+    loc = loc or "(root)"
     kind = first["type"]
     if kind == "missing":
         return f"{loc}: required field is missing"
     if kind == "extra_forbidden":
         return f"{loc}: unknown field"
     msg = first["msg"].removeprefix("Value error, ")
+    if kind.endswith("_type") and "input" in first:
+        # A wrong type is never coerced: show what was given (`"3"` is a string, not 3).
+        given = first["input"]
+        shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:37] + "..."
+        msg += f" (got {type(given).__name__} {shown})"
     return f"{loc}: {msg}"

@@ -7,9 +7,10 @@ models, so a rule added here reaches both the Helm and the operator path.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from decimal import Decimal
+from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 API_GROUP = "example.com"
 API_VERSION = "v1"
@@ -33,12 +34,42 @@ ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RESERVED_ENV_PREFIXES = ("KUBERNETES_",)
 RESERVED_ENV_NAMES = frozenset({"PORT", "HOSTNAME"})
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$"
+# The CRD's CEL rule bounds env for its cost estimator; the model holds the same bound.
+MAX_ENV = 64
+# metadata.name names the Service: a DNS-1035 label (letter first), at most 53 characters
+# (a Helm release name's cap). The CRD checks the same with a CEL rule.
+NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+MAX_NAME = 53
+_SUFFIXES = {
+    "": Decimal(1),
+    "m": Decimal("0.001"),
+    "k": Decimal(10) ** 3,
+    "M": Decimal(10) ** 6,
+    "G": Decimal(10) ** 9,
+    "T": Decimal(10) ** 12,
+    "Ki": Decimal(2) ** 10,
+    "Mi": Decimal(2) ** 20,
+    "Gi": Decimal(2) ** 30,
+    "Ti": Decimal(2) ** 40,
+}
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z]*)$")
+
+
+def quantity_value(text: str) -> Decimal:
+    """The value of a quantity matching QUANTITY_PATTERN (`250m` -> 0.25, `1Gi` -> 2**30)."""
+    match = _QUANTITY.match(text)
+    if match is None or match.group(2) not in _SUFFIXES:
+        raise ValueError(f"{text!r} is not a quantity")
+    return Decimal(match.group(1)) * _SUFFIXES[match.group(2)]
+
 
 Quantity = Annotated[str, Field(pattern=QUANTITY_PATTERN, max_length=32)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: a wrong type is an error, never a coercion (`replicas: "3"`, `port: "8080"` and
+    # `replicas: true` are refused, as the CRD's structural schema refuses them).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class EnvVar(_Strict):
@@ -59,6 +90,24 @@ class Resources(_Strict):
     requests: ResourceList | None = None
     limits: ResourceList | None = None
 
+    @model_validator(mode="after")
+    def _limits_cover_requests(self) -> Self:
+        # The CRD's CEL rules on spec.resources, in the same words.
+        if self.requests is None or self.limits is None:
+            return self
+        for kind in ("cpu", "memory"):
+            request, limit = getattr(self.requests, kind), getattr(self.limits, kind)
+            if (
+                request is not None
+                and limit is not None
+                and quantity_value(limit) < quantity_value(request)
+            ):
+                raise ValueError(
+                    f"resources.limits.{kind} must be >= resources.requests.{kind}"
+                    f" ({limit} < {request})"
+                )
+        return self
+
 
 class WebAppSpec(_Strict):
     """Desired state of a WebApp: what both Helm and the operator must deploy."""
@@ -70,7 +119,9 @@ class WebAppSpec(_Strict):
     port: int = Field(
         default=DEFAULT_PORT, ge=1, le=65535, description="Container port and Service port."
     )
-    env: list[EnvVar] = Field(default_factory=list, description="Container environment.")
+    env: list[EnvVar] = Field(
+        default_factory=list, max_length=MAX_ENV, description="Container environment."
+    )
     resources: Resources | None = Field(default=None, description="Requests and limits.")
 
     @field_validator("image")
@@ -106,13 +157,10 @@ def policy_violations(spec: WebAppSpec) -> list[str]:
 
 
 class Metadata(_Strict):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
-    name: str = Field(
-        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
-        max_length=53,  # Helm release names are capped at 53 characters
-    )
-    namespace: str | None = None
+    name: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME)
+    namespace: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class WebApp(_Strict):

@@ -17,7 +17,7 @@ from typing import Any
 
 from compare.paths import CHARTS_DIR
 from compare.webapp.schemas import Schema, spec_schema
-from compare.webapp.spec import IMAGE_PATTERN
+from compare.webapp.spec import IMAGE_PATTERN, MAX_NAME, NAME_PATTERN
 
 VALUES_SCHEMA_PATH = CHARTS_DIR / "webapp" / "values.schema.json"
 
@@ -188,7 +188,13 @@ def values_schema() -> Schema:
     name_override = {"type": "string", "maxLength": 63, "pattern": _DNS_LABEL}
     properties: dict[str, Schema] = {
         "nameOverride": {**name_override, "description": "Replaces the chart name in names."},
-        "fullnameOverride": {**name_override, "description": "The full name of the objects."},
+        # The WebApp's metadata.name: the CRD's CEL rule (DNS-1035, at most 53), said here too.
+        "fullnameOverride": {
+            "type": "string",
+            "maxLength": MAX_NAME,
+            "pattern": f"^$|{NAME_PATTERN}",
+            "description": "The full name of the objects.",
+        },
         **from_spec,
         "imagePullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]},
         "podAnnotations": {**_STRING_MAP, "description": "Extra annotations on the pods."},

@@ -104,17 +104,17 @@ RESOURCE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "the children: watch every event (label-selected); create when absent and for the "
-        "server-side dry-run that gives the desired object its defaults; heal by update. "
+        "server-side dry-run that gives the desired object its defaults; heal by JSON patch. "
         "Never delete: the garbage collector does, through owner references",
         ("apps",),
         ("deployments",),
-        ("get", "list", "watch", "create", "update"),
+        ("get", "list", "watch", "create", "patch"),
     ),
     Rule(
         "the children, as above",
         ("",),
         ("services",),
-        ("get", "list", "watch", "create", "update"),
+        ("get", "list", "watch", "create", "patch"),
     ),
     Rule(
         "Created / DriftCorrected / Updated / CleanedUp and Warning events on WebApps",

@@ -12,12 +12,13 @@ unchanged WebApp costs no request at all. Each child goes through the same steps
   3. judge it closed-world with the toolkit's judge (`compare.judge.diff_object` against the
      desired object as the API server would store it, defaults from a server-side dry-run):
      anything added, changed or removed counts, except the judge's allow-list;
-  4. drifted -> write the whole object back with an update (`compare.judge.restoring_body`:
-     the desired object plus what the allow-list lets others hold), guarded by the
-     resourceVersion read (event "DriftCorrected" naming the fields, or "Updated" when the
-     WebApp's spec moved since the child was last converged).
+  4. drifted -> write the whole desired content back (`compare.judge.restoring_patch`: every
+     top-level field replaced whole, labels and owner references too, the desired annotations
+     set; what the allow-list lets others hold is kept), in one JSON patch whose only
+     precondition is the object's uid (event "DriftCorrected" naming the fields, or "Updated"
+     when the WebApp's spec moved since the child was last converged).
 
-Replacing the whole object is what makes closed-world healing possible: apply and patches
+Replacing whole fields is what makes closed-world healing possible: apply and merge patches
 merge, so a field someone added, or foreign content inside an owned item (a probe's handler,
 a volume's source), would survive them or make them invalid.
 
@@ -39,7 +40,7 @@ from kubernetes import client
 from pydantic import ValidationError
 
 from compare.errors import CompareError
-from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_body
+from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_patch
 from compare.judge.desired import api_defaults
 from compare.webapp import WebApp
 from compare.webapp.load import format_validation_error
@@ -72,6 +73,7 @@ __all__ = [
 ]
 
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 # A hung request must not hold a reconcile (and its WebApp) forever.
 REQUEST_TIMEOUT_S = 30.0
 # Child kind -> (client API class, method suffix).
@@ -85,8 +87,6 @@ NOT_LEADING = "NotLeading"
 # An unreachable, slow or overloaded API server: as transient as a 5xx.
 _TRANSPORT = (urllib3.exceptions.HTTPError, OSError)
 _MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
-# Updates refused by the resourceVersion guard are retried on a fresh read this many times.
-CONFLICT_ATTEMPTS = 3
 
 Key = tuple[str, str]
 Children = Mapping[str, Mapping[str, Any] | None]  # kind -> the live child, None when absent
@@ -153,6 +153,15 @@ def _transient(exc: client.ApiException) -> bool:
     """Throttled (429), timed out (408, 504), a server error, or no HTTP answer at all (the
     client reports a TLS failure as status 0): try again, nothing to fix."""
     return not exc.status or exc.status in (408, 429) or exc.status >= 500
+
+
+def _failed_test(exc: client.ApiException) -> bool:
+    """A JSON patch's failed `test` is a 422 without causes (validation errors list theirs)."""
+    try:
+        details = json.loads(exc.body or "{}").get("details") or {}
+    except (ValueError, AttributeError):
+        return False
+    return exc.status == 409 or not details.get("causes")
 
 
 def _unreachable(what: str, exc: BaseException) -> ReconcileError:
@@ -349,37 +358,32 @@ class Reconciler:
                 return created, Change("Created", kind, namespace, name)
             # It exists after all (the index had not seen it yet, or it lost our labels).
             current = self._call("ReadFailed", f"reading {where}", "read", kind, name, namespace)
-        for attempt in range(CONFLICT_ATTEMPTS):
-            webapp_uid = body["metadata"]["uid"]
-            if not is_ours(current, body["metadata"]["name"], webapp_uid):
-                raise ReconcileError(
-                    "NameConflict",
-                    f"{where} already exists and is not this WebApp's ({_who(current)});"
-                    " it is left untouched: rename the WebApp or remove that object",
-                )
-            found = diff_object(kind.lower(), desired.defaulted, current, raw=desired.raw)
-            reference_lost = controlled_by(current, webapp_uid) is None
-            if not found and not reference_lost:
-                return current, None
-            try:
-                updated = self._call(
-                    "UpdateFailed",
-                    f"correcting {where}",
-                    "replace",
-                    kind,
-                    name,
-                    namespace,
-                    restoring_body(desired.raw, current),
-                    field_manager=FIELD_MANAGER,
-                )
-                break
-            except ReconcileError as exc:
-                if exc.reason != "Conflict" or attempt == CONFLICT_ATTEMPTS - 1:
-                    raise
-            # Someone wrote it since the watch showed it (the Deployment controller writes its
-            # status right after every spec change): judge the fresh object and try again,
-            # within this reconcile (client-go's RetryOnConflict).
-            current = self._call("ReadFailed", f"reading {where}", "read", kind, name, namespace)
+        webapp_uid = body["metadata"]["uid"]
+        if not is_ours(current, body["metadata"]["name"], webapp_uid):
+            raise ReconcileError(
+                "NameConflict",
+                f"{where} already exists and is not this WebApp's ({_who(current)});"
+                " it is left untouched: rename the WebApp or remove that object",
+            )
+        found = diff_object(kind.lower(), desired.defaulted, current, raw=desired.raw)
+        reference_lost = controlled_by(current, webapp_uid) is None
+        if not found and not reference_lost:
+            return current, None
+        # No precondition: the Deployment controller writes status and its revision annotation
+        # right after every spec change, and a resourceVersion guard would turn each heal into
+        # a conflict and a second round trip; the patch touches none of that, and whatever
+        # changed meanwhile in what it does touch ends up desired all the same.
+        updated = self._call(
+            "PatchFailed",
+            f"correcting {where}",
+            "patch",
+            kind,
+            name,
+            namespace,
+            restoring_patch(desired.raw, current),
+            field_manager=FIELD_MANAGER,
+            _content_type=JSON_PATCH,
+        )
         stamp = f"[{GENERATION_ANNOTATION}]"
         # The generation stamp differs when the spec moved since the last convergence: then
         # the change is an update, not a correction of drift.
@@ -421,9 +425,9 @@ class Reconciler:
         try:
             return self._raw_call(verb, kind, *args, **kwargs)
         except client.ApiException as exc:
-            if exc.status == 409:
-                # The resourceVersion guard: someone changed it since the watch showed it.
-                raise ReconcileError("Conflict", f"{what}: changed meanwhile; retrying") from None
+            if exc.status in (409, 422) and _failed_test(exc):
+                # The uid precondition: the object was replaced since the watch showed it.
+                raise ReconcileError("Conflict", f"{what}: replaced meanwhile; retrying") from None
             if exc.status == 404:
                 raise ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying") from None
             if _transient(exc):

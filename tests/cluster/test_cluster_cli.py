@@ -16,8 +16,10 @@ import yaml
 from typer.testing import CliRunner
 
 from compare.cli import app
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, tool_path
+from compare.cluster.embedded import MAX_NODES
 from compare.deploy.operator import install_operator
+from compare.errors import CompareError
 from compare.paths import TOOLS_DIR
 from tests.conftest import TEST_CLUSTER
 
@@ -36,6 +38,24 @@ def _alive(pid: int) -> bool:
     # A zombie left for its (gone) parent is not running; /proc tells.
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def _node_names(cluster: EmbeddedCluster) -> list[str]:
+    out = subprocess.run(
+        [
+            tool_path("kubectl"),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "get",
+            "nodes",
+            "-o",
+            "name",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.split()
 
 
 def _exists(pid: int) -> bool:
@@ -80,6 +100,12 @@ def test_up_then_down_leaves_no_process_and_no_port() -> None:
     cluster = EmbeddedCluster(name)
     result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1"])
     assert result.exit_code == 0, result.output
+    assert len(_node_names(cluster)) == 1
+    # --nodes on a running cluster scales its kwok nodes and keeps its processes.
+    before = _pids(cluster)
+    result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "3"])
+    assert result.exit_code == 0 and "already running" in result.output, result.output
+    assert len(_node_names(cluster)) == 3 and _pids(cluster) == before
     status = runner.invoke(app, ["cluster", "status", "--name", name])
     assert "running" in status.output and "kube-apiserver" in status.output
     pids = _pids(cluster)
@@ -193,6 +219,8 @@ def test_build_without_go_names_the_missing_toolchain(tmp_path: Path) -> None:
     [
         (["cluster", "up", "--bogus"], "No such option: --bogus"),
         (["cluster", "up", "--nodes", "0"], "Invalid value for '--nodes'"),
+        (["cluster", "up", "--nodes", str(MAX_NODES + 1)], "Invalid value for '--nodes'"),
+        (["cluster", "up", "--nodes", "many"], "Invalid value for '--nodes'"),
         (["no-such-command"], "No such command 'no-such-command'"),
     ],
 )
@@ -225,3 +253,12 @@ def test_up_restarts_a_cluster_whose_processes_died() -> None:
         assert f"compare cluster down --name {name}" in result.output
     finally:
         runner.invoke(app, ["cluster", "down", "--name", name])
+
+
+@pytest.mark.parametrize("nodes", [0, -1, MAX_NODES + 1])
+def test_node_count_is_checked_before_anything_starts(nodes: int) -> None:
+    cluster = EmbeddedCluster("compare-nodes-check")
+    with pytest.raises(CompareError) as error:
+        cluster.up(nodes=nodes)
+    assert str(error.value) == f"--nodes must be between 1 and {MAX_NODES}, got {nodes}"
+    assert not cluster.cluster_dir.exists()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes import client
+from kubernetes.utils import parse_quantity
+
+from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR
 
 pytestmark = pytest.mark.cluster
 
@@ -143,3 +147,69 @@ def test_rbac_denies_a_service_account_without_rights(
         assert review.status.allowed is False
     finally:
         impersonating.close()
+
+
+def kwok_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
+    return [
+        n
+        for n in core.list_node().items
+        if (n.metadata.annotations or {}).get("kwok.x-k8s.io/node") == "fake"
+    ]
+
+
+def test_services_get_ips_from_a_slash16(api: client.ApiClient, namespace: str) -> None:
+    cidr = client.NetworkingV1Api(api).read_service_cidr("kubernetes")
+    assert cidr.spec.cidrs == [SERVICE_CIDR]
+    network = ipaddress.ip_network(SERVICE_CIDR)
+    assert network.num_addresses == 65536
+    core = client.CoreV1Api(api)
+    assert (
+        ipaddress.ip_address(core.read_namespaced_service("kubernetes", "default").spec.cluster_ip)
+        in network
+    )
+    # kube-apiserver's default range is a /24: an address past its 256 would be refused (422).
+    wanted = str(network[40000 + int(time.time() * 1000) % 20000])
+    svc = core.create_namespaced_service(
+        namespace,
+        client.V1Service(
+            metadata=client.V1ObjectMeta(name="far"),
+            spec=client.V1ServiceSpec(
+                cluster_ip=wanted,
+                selector={"app": "far"},
+                ports=[client.V1ServicePort(port=80)],
+            ),
+        ),
+    )
+    assert svc.spec.cluster_ip == wanted
+    allocated = core.create_namespaced_service(
+        namespace,
+        client.V1Service(
+            metadata=client.V1ObjectMeta(name="near"),
+            spec=client.V1ServiceSpec(
+                selector={"app": "near"}, ports=[client.V1ServicePort(port=80)]
+            ),
+        ),
+    )
+    assert ipaddress.ip_address(allocated.spec.cluster_ip) in network
+
+
+def test_a_kwok_node_runs_more_pods_than_the_kwok_default(
+    api: client.ApiClient, namespace: str
+) -> None:
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    nodes = kwok_nodes(core)
+    assert nodes
+    for node in nodes:
+        assert parse_quantity(node.status.capacity["pods"]) == NODE_MAX_PODS
+        assert parse_quantity(node.status.allocatable["pods"]) == NODE_MAX_PODS
+    # kwok's node template allows 110 pods: 120 on one node need the raised capacity.
+    target = nodes[0].metadata.name
+    deployment = make_deployment("many", 120)
+    deployment.spec.template.spec.node_selector = {"kubernetes.io/hostname": target}
+    apps.create_namespaced_deployment(namespace, deployment)
+    pods = wait_for(
+        lambda: len(ready := ready_pods(core, namespace, "app=many")) == 120 and ready,
+        timeout=120,
+    )
+    assert {p.spec.node_name for p in pods} == {target}
+    assert len({p.status.pod_ip for p in pods}) == 120

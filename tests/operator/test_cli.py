@@ -80,7 +80,7 @@ def test_deploy_then_undeploy(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--app", "/nonexistent/app.yaml"], "/nonexistent/app.yaml: cannot read"),
+        (["--app", "/nonexistent/app.yaml"], "/nonexistent/app.yaml: no such file"),
         (["--namespace", "Bad_NS"], "namespace 'Bad_NS': must be a DNS label"),
     ],
 )

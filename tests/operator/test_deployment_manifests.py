@@ -159,9 +159,9 @@ AUDITED_VERBS: dict[tuple[str, str], set[str]] = {
     ("example.com", "webapps/status"): {"patch"},  # the reconcile's status write
     ("example.com", "webapps/finalizers"): {"update"},  # blockOwnerDeletion on children
     # get (read back after a 409 create), list+watch (kopf's indices), create (and the
-    # server-side dry-run create that defaults the desired objects), update (healing PUT).
-    ("apps", "deployments"): {"get", "list", "watch", "create", "update"},
-    ("", "services"): {"get", "list", "watch", "create", "update"},
+    # server-side dry-run create that defaults the desired objects), patch (the healing patch).
+    ("apps", "deployments"): {"get", "list", "watch", "create", "patch"},
+    ("", "services"): {"get", "list", "watch", "create", "patch"},
     ("", "events"): {"create"},  # kopf.event
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},  # kopf observer
     ("", "namespaces"): {"list", "watch"},  # kopf's namespace observer, namespaced mode only

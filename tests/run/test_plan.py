@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from compare.errors import CompareError
-from compare.run.engine import RunRequest, admissible, new_run_id, plan_trials, schedule
+from compare.run.engine import (
+    RunRequest,
+    admissible,
+    new_run_id,
+    plan_trials,
+    runnable,
+    schedule,
+)
 from compare.run.experiments import load_experiments, load_spec
 from compare.run.runner import epoch, inline_refs
 from compare.run.trial import TrialPlan, namespace_for
@@ -47,9 +54,9 @@ def test_nothing_to_run_is_a_usage_error() -> None:
         plan_trials(_request("operator-down-drift", approaches=("helm",)))
 
 
-def test_the_default_run_has_53_trials() -> None:
-    # 26 faults x 2 approaches + operator-down-drift (the operator only).
-    assert len(plan_trials(_request())) == 53
+def test_the_default_run_has_60_trials() -> None:
+    # 29 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only).
+    assert len(plan_trials(_request())) == 60
 
 
 def test_namespaces_are_valid_dns_labels(tmp_path: Path) -> None:
@@ -109,3 +116,63 @@ def test_an_exclusive_trial_waits_for_its_approach_but_not_for_the_others() -> N
     # Nothing of its own approach beside it, not even the second exclusive trial.
     assert not admissible(alone[1], [alone[1]], [alone[0]])
     assert not admissible(op[0], [op[0]], [alone[0]])
+
+
+CLUSTER_WIDE = ("apiserver-restart-drift", "etcd-restart-drift", "controller-manager-down")
+
+
+def test_cluster_wide_trials_go_first_one_by_one() -> None:
+    plans = schedule(
+        plan_trials(_request("image-change", "operator-down-drift", "etcd-restart-drift"))
+    )
+    assert [(p.experiment.name, p.approach) for p in plans] == [
+        ("etcd-restart-drift", "helm"),
+        ("etcd-restart-drift", "operator"),
+        ("image-change", "operator"),
+        ("operator-down-drift", "operator"),
+        ("image-change", "helm"),
+    ]
+
+
+def test_a_cluster_wide_trial_runs_alone_in_the_whole_run() -> None:
+    plans = schedule(plan_trials(_request("image-change", "apiserver-restart-drift")))
+    wide = [p for p in plans if p.experiment.cluster_wide]
+    helm = next(p for p in plans if p.approach == "helm" and not p.experiment.cluster_wide)
+    op = next(p for p in plans if p.approach == "operator" and not p.experiment.cluster_wide)
+    assert [p.approach for p in wide] == ["helm", "operator"]
+    # It starts only when nothing runs - not a trial of another approach either.
+    assert admissible(wide[0], plans, [])
+    assert not admissible(wide[1], plans[1:], [helm])
+    assert not admissible(wide[1], plans[1:], [op])
+    # Nothing starts beside it, whatever the approach, and not the other cluster-wide trial.
+    for other in (helm, op, wide[1]):
+        assert not admissible(other, [p for p in plans if p is not wide[0]], [wide[0]])
+    # Nothing else starts while a cluster-wide trial is still to run (they go first) ...
+    assert not admissible(helm, [wide[1], helm, op], [])
+    # ... and once they are over, the rest runs side by side as before.
+    assert admissible(helm, [helm, op], []) and admissible(op, [op], [helm])
+
+
+def test_an_approach_wide_exclusive_trial_still_runs_beside_other_approaches() -> None:
+    plans = schedule(plan_trials(_request("image-change", "operator-kill-drift")))
+    kill = next(p for p in plans if p.experiment.exclusive)
+    helm = next(p for p in plans if p.approach == "helm")
+    assert not kill.experiment.cluster_wide
+    assert admissible(kill, [kill, helm], []) and admissible(helm, [helm], [kill])
+
+
+def test_a_cluster_without_what_an_experiment_needs_leaves_it_out_with_the_reason() -> None:
+    request = _request("image-change", *CLUSTER_WIDE)
+    kept, skipped = runnable(request, embedded=False)
+    assert [s.name for s in kept.experiments] == ["image-change"]
+    assert list(skipped) == list(CLUSTER_WIDE)
+    assert all("needs the embedded cluster" in reason for reason in skipped.values())
+    assert runnable(request, embedded=True) == (request, {})
+
+
+def test_a_run_of_control_plane_faults_only_on_another_cluster_is_one_line() -> None:
+    with pytest.raises(CompareError) as info:
+        runnable(_request("etcd-restart-drift", "controller-manager-down"), embedded=False)
+    text = info.value.message
+    assert text.startswith("nothing to run on this cluster: etcd-restart-drift needs the embedded")
+    assert "controller-manager-down needs the embedded cluster" in text and "\n" not in text

@@ -1,0 +1,191 @@
+"""Control-plane faults of the embedded cluster: restart or stop its own components.
+
+The embedded cluster's etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+controller are local processes that kwokctl started (`compare.cluster.embedded`). These
+actions kill or stop one of them and start it again by kwokctl's own mechanism (`kwokctl start
+cluster` starts exactly the components that are not running), always on the cluster the
+activity is pointed at (`KUBECONFIG`, as every activity here): the embedded cluster whose
+kubeconfig that is, never another one. On any other cluster they refuse with one line (the
+activity fails, nothing is touched); `compare run` leaves such experiments out on another
+cluster before anything runs, and a trial whose control-plane fault failed is an error, never a
+verdict.
+
+`start_control_plane` is the rollback of every experiment that uses them: it starts whatever is
+not running and returns once the API server is ready and the controller manager and scheduler
+lead again, so the cluster is left healthy for the next trial.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+from kubernetes import client
+
+from compare.chaos.cluster import cluster_target
+from compare.cluster import EmbeddedCluster, new_api_client
+from compare.cluster.embedded import COMPONENTS
+from compare.deploy.operator_install import cluster_key, is_local
+from compare.errors import CompareError
+
+__all__ = [
+    "restart_control_plane_component",
+    "start_control_plane",
+    "stop_control_plane_component",
+]
+
+# The components that lead through a Lease in kube-system; a leader that cannot renew for its
+# renew deadline (10 s) exits, so an API server or etcd outage can take them down too.
+LEADERS = ("kube-controller-manager", "kube-scheduler")
+LEADER_TIMEOUT_S = 60.0
+POLL_S = 0.1
+
+
+def embedded_cluster(secrets: Any = None) -> EmbeddedCluster:
+    """The embedded cluster the activity is pointed at; ActivityFailed (one line) on any
+    other."""
+    target = cluster_target(secrets)
+    if not is_local(target) or target.context is not None:
+        raise ActivityFailed(
+            f"control-plane faults need the embedded cluster (kwokctl processes on this machine);"
+            f" {target.kubeconfig}{f' context {target.context}' if target.context else ''}"
+            " is another cluster: nothing was done"
+        )
+    cluster = EmbeddedCluster(cluster_key(target))
+    if cluster.kubeconfig.resolve() != target.kubeconfig.resolve():
+        raise ActivityFailed(f"{target.kubeconfig} is not an embedded cluster's kubeconfig")
+    return cluster
+
+
+def restart_control_plane_component(
+    component: str, kill: bool = True, secrets: Any = None
+) -> dict[str, Any]:
+    """Kill one component of the embedded cluster (SIGKILL, or SIGTERM when `kill` is false)
+    and start it again with kwokctl at once; return once the API server is ready and the
+    controller manager and scheduler lead again.
+
+    Returns `{component, signal, oldPid, newPid, downSeconds, restarted}`: `downSeconds` from
+    the signal to the API server answering again, `restarted` every component with a new pid
+    (a leader that lost its Lease meanwhile exits and is started again too).
+    """
+    cluster = embedded_cluster(secrets)
+    _check(component)
+    before = _pids(cluster)
+    try:
+        restart = cluster.restart_component(component, kill=bool(kill))
+        _lead_again(cluster, since=restart.ready_at)
+        after = _all_up(cluster)
+    except CompareError as exc:
+        raise ActivityFailed(f"restarting {component}: {exc.message}") from exc
+    return {
+        "component": component,
+        "signal": restart.signal,
+        "oldPid": restart.old_pid,
+        "newPid": restart.new_pid,
+        "downSeconds": round(restart.seconds, 3),
+        "restarted": sorted(n for n in COMPONENTS if after.get(n) != before.get(n)),
+    }
+
+
+def stop_control_plane_component(
+    component: str, kill: bool = False, secrets: Any = None
+) -> dict[str, Any]:
+    """Stop one component of the embedded cluster (SIGTERM, or SIGKILL with `kill`) and leave
+    it stopped; `start_control_plane` starts it again. Its ports stay reserved meanwhile."""
+    cluster = embedded_cluster(secrets)
+    _check(component)
+    try:
+        pid = cluster.stop_component(component, kill=bool(kill))
+    except CompareError as exc:
+        raise ActivityFailed(f"stopping {component}: {exc.message}") from exc
+    return {"component": component, "signal": "SIGKILL" if kill else "SIGTERM", "oldPid": pid}
+
+
+def start_control_plane(secrets: Any = None) -> dict[str, Any]:
+    """Start every component of the embedded cluster that is not running (kwokctl), then wait
+    until the API server is ready and the controller manager and scheduler lead.
+
+    A no-op on a healthy cluster. Returns `{pids, started}` (`started`: the components that
+    were not running)."""
+    cluster = embedded_cluster(secrets)
+    try:
+        return restore(cluster)
+    except CompareError as exc:
+        raise ActivityFailed(f"starting the control plane: {exc.message}") from exc
+
+
+def restore(cluster: EmbeddedCluster) -> dict[str, Any]:
+    """`start_control_plane` for callers outside chaostoolkit (CompareError on failure)."""
+    started_at = time.time()
+    before = _pids(cluster)
+    cluster.start_components()
+    _lead_again(cluster, since=started_at if None in before.values() else None)
+    pids = _all_up(cluster)
+    return {"pids": pids, "started": sorted(n for n in COMPONENTS if before.get(n) != pids[n])}
+
+
+def _all_up(cluster: EmbeddedCluster) -> dict[str, int]:
+    pids = _pids(cluster)
+    down = [name for name, pid in pids.items() if pid is None]
+    if down:
+        raise CompareError(
+            f"{', '.join(down)} of the embedded cluster {cluster.name!r} did not stay up"
+            f" (logs in {cluster.cluster_dir / 'logs'})"
+        )
+    return {name: pid for name, pid in pids.items() if pid is not None}
+
+
+def _check(component: str) -> None:
+    if component not in COMPONENTS:
+        raise ActivityFailed(
+            f"unknown control-plane component {component!r} (known: {', '.join(COMPONENTS)})"
+        )
+
+
+def _pids(cluster: EmbeddedCluster) -> dict[str, int | None]:
+    return {name: cluster.component_pid(name) for name in COMPONENTS}
+
+
+def _lead_again(cluster: EmbeddedCluster, *, since: float | None) -> None:
+    """Wait until each leader's Lease was renewed after `since` (None: any holder will do)
+    by a live process; a leader that exited meanwhile is started again first."""
+    deadline = time.monotonic() + LEADER_TIMEOUT_S
+    pending = set(LEADERS)
+    # The cluster's own kubeconfig: the Leases of the very cluster whose processes these are.
+    api = new_api_client(cluster.kubeconfig, None)
+    try:
+        while pending:
+            if any(cluster.component_pid(name) is None for name in pending):
+                # A fresh process must take the Lease: the dead one's renewals do not count.
+                since = time.time() if since is None else since
+                cluster.start_components()
+            for name in sorted(pending):
+                renewed = _renewed(api, name)
+                if renewed is not None and (since is None or renewed >= since):
+                    pending.discard(name)
+            if pending and time.monotonic() > deadline:
+                raise CompareError(
+                    f"{', '.join(sorted(pending))} did not lead again within"
+                    f" {LEADER_TIMEOUT_S:.0f}s (logs in {cluster.cluster_dir / 'logs'})"
+                )
+            if pending:
+                time.sleep(POLL_S)
+    finally:
+        api.close()
+
+
+def _renewed(api: client.ApiClient, name: str) -> float | None:
+    """When the leader of `name` last renewed its Lease (time.time()); None: no holder."""
+    try:
+        lease = client.CoordinationV1Api(api).read_namespaced_lease(
+            name, "kube-system", _request_timeout=5
+        )
+    except Exception:  # an API error, or urllib3's while the API server comes back
+        return None
+    spec = lease.spec
+    if spec is None or not spec.holder_identity or spec.renew_time is None:
+        return None
+    renew: datetime = spec.renew_time
+    return renew.timestamp()

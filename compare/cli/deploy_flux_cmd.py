@@ -1,0 +1,185 @@
+"""`compare deploy flux` and `compare undeploy flux`: the WebApp as a Flux HelmRelease of
+charts/webapp, reconciled by the real source-controller and helm-controller."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from compare.cli.common import (
+    AppOpt,
+    ContextOpt,
+    KubeconfigOpt,
+    console,
+    err_console,
+    finite,
+    resolve_namespace,
+    target_from,
+)
+from compare.cli.deploy_cmd import deploy_app, undeploy_app
+from compare.cli.deploy_helm_cmd import ValuesOpt, _load_values
+from compare.deploy.flux import (
+    DEFAULT_INTERVAL_S,
+    DEFAULT_TIMEOUT_S,
+    deploy_flux,
+    format_interval,
+    read_helm_release,
+    remove_flux,
+    undeploy_flux,
+)
+from compare.deploy.flux_install import ensure_flux_binaries
+from compare.deploy.helm import (
+    DEFAULT_NAMESPACE,
+    chart_values,
+    check_namespace_name,
+    check_release_name,
+    webapp_manifest,
+)
+from compare.deploy.rollback import Rollback
+from compare.errors import CompareError
+from compare.webapp import load_webapp
+
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        help="Namespace of the HelmRelease (default: the file's metadata.namespace, else "
+        f"{DEFAULT_NAMESPACE}).",
+        show_default=False,
+    ),
+]
+ReleaseOpt = Annotated[
+    str | None,
+    typer.Option("--release", help="HelmRelease and Helm release name (default: metadata.name)."),
+]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option("--timeout", callback=finite(1, 3600), help="Seconds to wait (1 to 3600)."),
+]
+IntervalOpt = Annotated[
+    float,
+    typer.Option(
+        "--flux-interval",
+        callback=finite(0.5, 3600),
+        help="The HelmRelease's reconcile interval in seconds: helm-controller checks for "
+        "drift and corrects it once per interval.",
+    ),
+]
+
+
+@deploy_app.command("flux")
+def deploy_flux_command(
+    ctx: typer.Context,
+    app: AppOpt = None,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    release: ReleaseOpt = None,
+    values: ValuesOpt = None,
+    interval: IntervalOpt = DEFAULT_INTERVAL_S,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+) -> None:
+    """Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm
+    repository, starting source-controller and helm-controller when needed."""
+    webapp = load_webapp(app)
+    extra = _load_values(values)
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    release = release or webapp.name
+    check_release_name(release)
+    check_namespace_name(namespace)
+    try:
+        chart_values(webapp, extra)
+        webapp_manifest(webapp, release=release, extra_values=extra)
+    except CompareError as exc:
+        if values is None or not exc.message.startswith("values: "):
+            raise
+        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+    ensure_flux_binaries()
+    target = target_from(ctx, kubeconfig, context)
+    started = time.monotonic()
+    api = target.api_client()
+    try:
+        existed = read_helm_release(api, namespace, release) is not None
+    finally:
+        api.close()
+
+    def remove() -> None:
+        undeploy_flux(target, namespace, release=release, timeout=timeout)
+
+    with (
+        Rollback(
+            target,
+            namespace,
+            existed=existed,
+            remove=remove,
+            warn=lambda text: err_console.print(text, markup=False),
+        ),
+        console.status(f"deploying {webapp.name} with Flux ..."),
+    ):
+        handle = deploy_flux(
+            target,
+            webapp,
+            namespace,
+            interval=interval,
+            release=release,
+            timeout=timeout,
+            extra_values=extra,
+        )
+    spec = webapp.spec
+    console.print(
+        f"HelmRelease {namespace}/{release} (interval {format_interval(interval)}, drift "
+        f"detection enabled): Ready, desired state holds after "
+        f"{time.monotonic() - started:.1f}s"
+    )
+    console.print(
+        f"  Deployment {webapp.name}: {spec.replicas}/{spec.replicas} ready, {spec.image}"
+    )
+    console.print(f"  chart:     {handle.repository_url} (HelmRepository webapp-charts)")
+    console.print(f"  flux:      {handle.describe()}")
+    console.print(f"  on:        {target.describe()}")
+
+
+@undeploy_app.command("flux")
+def undeploy_flux_command(
+    ctx: typer.Context,
+    app: AppOpt = None,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    release: ReleaseOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    stop_flux: Annotated[
+        bool,
+        typer.Option(
+            "--stop-flux",
+            help="Also stop the Flux controllers and the chart server and delete their "
+            "ServiceAccounts and roles (the CRDs stay).",
+        ),
+    ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+) -> None:
+    """Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait
+    until the release's objects are gone."""
+    if release is None:
+        webapp = load_webapp(app)
+        release = webapp.name
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    namespace = namespace or DEFAULT_NAMESPACE
+    check_release_name(release)
+    check_namespace_name(namespace)
+    target = target_from(ctx, kubeconfig, context)
+    started = time.monotonic()
+    with console.status(f"removing HelmRelease {release} ..."):
+        removed = undeploy_flux(target, namespace, release=release, timeout=timeout)
+    if removed:
+        console.print(
+            f"HelmRelease {namespace}/{release} removed: the release, its HelmRepository and "
+            f"every object gone after {time.monotonic() - started:.1f}s"
+        )
+    else:
+        console.print(f"no HelmRelease {release!r} in namespace {namespace!r}: nothing to remove")
+    if stop_flux:
+        remove_flux(target)
+        console.print("Flux controllers and chart server stopped; their identities deleted")

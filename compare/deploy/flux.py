@@ -1,0 +1,645 @@
+"""The Flux path: charts/webapp from a local Helm repository, reconciled by the real Flux
+source-controller and helm-controller, with helm-controller's drift detection enabled.
+
+    start_flux     package + index the chart, serve it on 127.0.0.1, install the CRDs and the
+                   controllers' identities, start both controllers under those identities
+    deploy_flux    apply a HelmRepository and a HelmRelease (values from the WebApp, drift
+                   detection `enabled`, the given interval); wait until the HelmRelease is Ready
+                   and the judge finds the chart's rendered manifest closed-world
+    undeploy_flux  delete the HelmRelease (helm-controller uninstalls) and the HelmRepository;
+                   wait until they and the release's objects are gone
+    stop_flux      stop the three processes; forget_flux also drops their state (tokens, logs)
+
+The desired state is the helm approach's: the chart's rendered manifest for the WebApp's values
+and the release name. One set of processes per cluster, serialised by a file lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget, tool_path
+from compare.deploy.flux_install import (
+    CONTROLLERS,
+    FLUX_NAMESPACE,
+    HELM_CONTROLLER,
+    SOURCE_CONTROLLER,
+    apply_flux_objects,
+    check_flux_binaries,
+    delete_flux_objects,
+    flux_binary,
+    kubectl,
+    write_identity_kubeconfig,
+)
+from compare.deploy.flux_process import (
+    FluxProcess,
+    alive,
+    chart_server_args,
+    forget,
+    free_port,
+    is_ready,
+    read_process,
+    spawn,
+    terminate,
+    wait_ready,
+)
+from compare.deploy.helm import (
+    CHART_DIR,
+    CHART_NAME,
+    chart_values,
+    check_namespace_name,
+    check_release_name,
+    webapp_manifest,
+)
+from compare.deploy.live import WaitCancelled, wait_for_desired_state
+from compare.deploy.operator_install import cluster_key
+from compare.errors import EXIT_FAILED, CompareError
+from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.paths import cache_dir
+from compare.webapp import WebApp
+
+HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
+SOURCE_API = ("source.toolkit.fluxcd.io", "v1", "helmrepositories")
+REPOSITORY_NAME = "webapp-charts"
+CHART_SERVER = "chart-server"
+PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
+FIELD_MANAGER = "compare"
+DEFAULT_INTERVAL_S = 5.0
+DEFAULT_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 60.0
+POLL_S = 0.2
+
+
+# -- settings and locking ---------------------------------------------------------------------
+
+
+def flux_state_dir(target: ClusterTarget) -> Path:
+    """Where this cluster's Flux processes keep their state, tokens and logs."""
+    return cache_dir() / "flux" / "clusters" / cluster_key(target)
+
+
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _cluster_lock(target: ClusterTarget) -> Iterator[Path]:
+    directory = flux_state_dir(target)
+    directory.mkdir(parents=True, exist_ok=True)
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(str(directory), threading.Lock())
+    with lock, (directory / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield directory
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _settings(directory: Path) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads((directory / "settings.json").read_text())
+        return data
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_settings(directory: Path, settings: dict[str, Any]) -> None:
+    tmp = directory / "settings.json.tmp"
+    tmp.write_text(json.dumps(settings, indent=2))
+    tmp.replace(directory / "settings.json")
+
+
+def format_interval(seconds: float) -> str:
+    """A Go duration Flux accepts (whole milliseconds)."""
+    millis = max(1, round(seconds * 1000))
+    return f"{millis // 1000}s" if millis % 1000 == 0 else f"{millis}ms"
+
+
+def check_interval(interval: float, heal_window: float) -> None:
+    """Flux corrects drift at its next reconcile: a window shorter than one interval cannot see
+    a heal, so it is a usage error."""
+    if interval <= 0:
+        raise CompareError(f"--flux-interval {interval:g}: must be positive")
+    if interval >= heal_window:
+        raise CompareError(
+            f"--flux-interval {interval:g}s must be shorter than the heal window "
+            f"({heal_window:g}s): helm-controller corrects drift only at its next reconcile"
+        )
+
+
+# -- the processes ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FluxHandle:
+    cluster: str
+    state_dir: Path
+    processes: dict[str, FluxProcess]
+    repository_url: str | None
+
+    @property
+    def running(self) -> bool:
+        return len(self.processes) == len(PROCESSES) and all(
+            alive(p) for p in self.processes.values()
+        )
+
+    def describe(self) -> str:
+        parts = []
+        for name in PROCESSES:
+            info = self.processes.get(name)
+            state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
+            parts.append(f"{name} {state}")
+        return ", ".join(parts) + f"; logs in {self.state_dir}"
+
+
+def flux_status(target: ClusterTarget) -> FluxHandle:
+    directory = flux_state_dir(target)
+    found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
+    return FluxHandle(
+        cluster_key(target), directory, found, _settings(directory).get("repository_url")
+    )
+
+
+def _helm(*args: str) -> None:
+    result = subprocess.run(
+        [tool_path("helm"), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        raise CompareError(f"helm {args[0]} failed: {lines[-1] if lines else 'no output'}")
+
+
+def _chart_version() -> str:
+    data = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
+    return str(data["version"])
+
+
+def _package_repository(repo: Path, url: str) -> None:
+    """`helm package` + `helm repo index`: a Helm repository directory for charts/webapp."""
+    tmp = repo.with_name(repo.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    _helm("package", str(CHART_DIR), "--destination", str(tmp))
+    _helm("repo", "index", str(tmp), "--url", url)
+    shutil.rmtree(repo, ignore_errors=True)
+    tmp.replace(repo)
+
+
+def _port(settings: dict[str, Any], key: str) -> int:
+    """The port this cluster used before (HelmRepositories name the chart server's URL), when
+    it is still free; else a new one."""
+    old = settings.get(key)
+    if isinstance(old, int):
+        import socket
+
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", old))
+                return old
+            except OSError:
+                pass
+    return free_port()
+
+
+def start_flux(
+    target: ClusterTarget,
+    *,
+    bin_dir: Path | None = None,
+    extra_args: Mapping[str, list[str]] | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> FluxHandle:
+    """Start what is not running (idempotent). A process started here that does not become
+    ready is stopped again, with every other one started by this call, before the error.
+    `extra_args` adds flags per controller (e.g. `--concurrent`)."""
+    with _cluster_lock(target) as directory:
+        handle = flux_status(target)
+        if handle.running and all(is_ready(p) for p in handle.processes.values()):
+            return handle
+        binaries = {
+            name: (bin_dir / name if bin_dir else flux_binary(name)) for name in CONTROLLERS
+        }
+        if bin_dir is None:
+            check_flux_binaries()
+        else:
+            for name, path in binaries.items():
+                if not path.is_file():
+                    raise CompareError(
+                        f"the Flux {name} binary is missing ({path}): run `bash tools/build.sh`"
+                    )
+        settings = _settings(directory)
+        started: list[FluxProcess] = []
+        try:
+            apply_flux_objects(target)
+            running = {n: p for n, p in handle.processes.items() if alive(p)}
+            if CHART_SERVER not in running:
+                port = _port(settings, "chart_port")
+                url = f"http://127.0.0.1:{port}"
+                _package_repository(directory / "repo", url)
+                info = spawn(
+                    directory,
+                    CHART_SERVER,
+                    chart_server_args(port, directory / "repo"),
+                    marker="http.server",
+                    ready_url=f"{url}/index.yaml",
+                    ports={"http": port},
+                )
+                started.append(info)
+                wait_ready(info, timeout)
+                settings.update(chart_port=port, repository_url=url)
+            for name in CONTROLLERS:
+                if name in running:
+                    continue
+                kubeconfig = directory / f"{name}.kubeconfig"
+                write_identity_kubeconfig(target, name, kubeconfig)
+                ports = {"metrics": free_port(), "health": free_port()}
+                args = [
+                    str(binaries[name]),
+                    f"--metrics-addr=127.0.0.1:{ports['metrics']}",
+                    f"--health-addr=127.0.0.1:{ports['health']}",
+                    "--enable-leader-election=false",
+                    "--log-level=info",
+                    *(extra_args or {}).get(name, []),
+                ]
+                if name == SOURCE_CONTROLLER:
+                    ports["storage"] = free_port()
+                    storage = directory / "storage"
+                    storage.mkdir(exist_ok=True)
+                    args += [
+                        f"--storage-addr=127.0.0.1:{ports['storage']}",
+                        f"--storage-adv-addr=127.0.0.1:{ports['storage']}",
+                        f"--storage-path={storage}",
+                    ]
+                home = directory / "home"
+                home.mkdir(exist_ok=True)
+                info = spawn(
+                    directory,
+                    name,
+                    args,
+                    marker=str(binaries[name]),
+                    ready_url=f"http://127.0.0.1:{ports['health']}/readyz",
+                    ports=ports,
+                    env={
+                        "KUBECONFIG": str(kubeconfig),
+                        "RUNTIME_NAMESPACE": FLUX_NAMESPACE,
+                        "HOME": str(home),
+                    },
+                )
+                started.append(info)
+                wait_ready(info, timeout)
+        except BaseException:
+            for info in reversed(started):
+                terminate(info)
+                forget(directory, info.name)
+            raise
+        settings["controllers"] = {n: str(binaries[n]) for n in CONTROLLERS}
+        _save_settings(directory, settings)
+        return flux_status(target)
+
+
+def stop_flux(target: ClusterTarget) -> list[str]:
+    """Stop this cluster's Flux processes; the names of those that were running."""
+    stopped = []
+    with _cluster_lock(target) as directory:
+        for name in reversed(PROCESSES):
+            info = read_process(directory, name)
+            if info is None:
+                continue
+            if alive(info):
+                stopped.append(name)
+            terminate(info)
+            forget(directory, name)
+    return stopped
+
+
+def forget_flux(target: ClusterTarget) -> None:
+    """Stop the processes and drop their state (tokens, chart repository, artifacts, logs):
+    for a cluster that is going away."""
+    directory = flux_state_dir(target)
+    if not directory.exists():
+        return
+    stop_flux(target)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def remove_flux(target: ClusterTarget) -> None:
+    """Stop the processes and delete their identities from the cluster (the CRDs stay)."""
+    stop_flux(target)
+    delete_flux_objects(target)
+
+
+# -- the HelmRepository and the HelmRelease ---------------------------------------------------
+
+
+def flux_objects(
+    webapp: WebApp,
+    namespace: str,
+    *,
+    repository_url: str,
+    interval: float,
+    release: str | None = None,
+    extra_values: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The HelmRepository and the HelmRelease of one WebApp (values from the one spec)."""
+    release = release or webapp.name
+    repository = {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "HelmRepository",
+        "metadata": {"name": REPOSITORY_NAME, "namespace": namespace},
+        "spec": {"url": repository_url, "interval": "10m"},
+    }
+    helm_release = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": release, "namespace": namespace},
+        "spec": {
+            "interval": format_interval(interval),
+            "releaseName": release,
+            "chart": {
+                "spec": {
+                    "chart": CHART_NAME,
+                    "version": _chart_version(),
+                    "sourceRef": {"kind": "HelmRepository", "name": REPOSITORY_NAME},
+                    "interval": "10m",
+                }
+            },
+            "values": chart_values(webapp, extra_values),
+            "driftDetection": {"mode": "enabled"},
+            # A failed install is reported, not retried: a bad value stays a clear failure.
+            "install": {"remediation": {"retries": 0}},
+            "upgrade": {"remediation": {"retries": 0}},
+        },
+    }
+    return [repository, helm_release]
+
+
+def read_helm_release(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            *HELM_API[:2], namespace, HELM_API[2], name, _request_timeout=REQUEST_TIMEOUT
+        )
+        return found
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise CompareError(
+            f"reading HelmRelease {namespace}/{name} failed: {exc.status} {exc.reason}"
+        ) from None
+
+
+def condition(obj: Mapping[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            found: dict[str, Any] = cond
+            return found
+    return None
+
+
+def _ready_now(obj: Mapping[str, Any] | None) -> tuple[bool | None, str]:
+    """(True: Ready for this generation; False: failed for it; None: not yet), and why."""
+    if obj is None:
+        return None, "waiting for the HelmRelease"
+    ready = condition(obj, "Ready")
+    generation = (obj.get("metadata") or {}).get("generation")
+    observed = (obj.get("status") or {}).get("observedGeneration")
+    if ready is None or observed != generation:
+        return None, "waiting for helm-controller"
+    message = str(ready.get("message") or ready.get("reason") or "").splitlines()
+    text = message[0] if message else ""
+    if ready.get("status") == "True":
+        return True, text
+    stalled = condition(obj, "Stalled")
+    if ready.get("status") == "False" and (
+        (stalled is not None and stalled.get("status") == "True")
+        or ready.get("reason") in {"InstallFailed", "UpgradeFailed", "ArtifactFailed"}
+    ):
+        return False, f"{ready.get('reason')}: {text}"
+    return None, f"{ready.get('reason')}: {text}" if ready.get("reason") else "reconciling"
+
+
+def wait_helm_release_ready(
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    *,
+    timeout: float,
+    started: float | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
+    deadline = (time.monotonic() if started is None else started) + timeout
+    text = "waiting for the HelmRelease"
+    while True:
+        state, text = _ready_now(read_helm_release(api, namespace, name))
+        if state is True:
+            return
+        if state is False:
+            raise CompareError(
+                f"HelmRelease {namespace}/{name} failed: {text}", exit_code=EXIT_FAILED
+            )
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"HelmRelease {namespace}/{name} was not Ready within {timeout:.0f}s ({text})",
+                exit_code=EXIT_FAILED,
+            )
+        if cancel is None:
+            time.sleep(POLL_S)
+        elif cancel.wait(POLL_S):
+            raise WaitCancelled(f"HelmRelease {namespace}/{name}: cancelled")
+
+
+def deploy_flux(
+    target: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    interval: float = DEFAULT_INTERVAL_S,
+    release: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    extra_values: Mapping[str, Any] | None = None,
+    cancel: threading.Event | None = None,
+) -> FluxHandle:
+    """Apply the HelmRepository and HelmRelease, wait until the HelmRelease is Ready and the
+    chart's rendered manifest holds closed-world. Starts Flux when it is not running."""
+    release = release or webapp.name
+    check_release_name(release)
+    check_namespace_name(namespace)
+    started = time.monotonic()
+    handle = start_flux(target)
+    if handle.repository_url is None:
+        raise CompareError("the Flux chart server has no URL recorded: run `compare deploy flux`")
+    docs = flux_objects(
+        webapp,
+        namespace,
+        repository_url=handle.repository_url,
+        interval=interval,
+        release=release,
+        extra_values=extra_values,
+    )
+    namespace_doc = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    api = target.api_client()
+    try:
+        try:
+            client.CoreV1Api(api).read_namespace(namespace, _request_timeout=REQUEST_TIMEOUT)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise CompareError(
+                    f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
+                ) from None
+            docs.insert(0, namespace_doc)
+        kubectl(
+            target,
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            f"--field-manager={FIELD_MANAGER}",
+            "-f",
+            "-",
+            stdin=yaml.safe_dump_all(docs, sort_keys=False),
+        )
+        wait_helm_release_ready(
+            api, namespace, release, timeout=timeout, started=started, cancel=cancel
+        )
+        desired = with_api_defaults(
+            api, namespace, webapp_manifest(webapp, release=release, extra_values=extra_values)
+        )
+        left = max(1.0, timeout - (time.monotonic() - started))
+        wait_for_desired_state(api, namespace, desired, timeout=left, what="WebApp", cancel=cancel)
+    finally:
+        api.close()
+    return handle
+
+
+def _exists(
+    api: client.ApiClient, group_version_plural: tuple[str, str, str], ns: str, name: str
+) -> bool:
+    try:
+        client.CustomObjectsApi(api).get_namespaced_custom_object(
+            group_version_plural[0],
+            group_version_plural[1],
+            ns,
+            group_version_plural[2],
+            name,
+            _request_timeout=REQUEST_TIMEOUT,
+        )
+        return True
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise CompareError(f"reading {name} in {ns} failed: {exc.status} {exc.reason}") from None
+
+
+def undeploy_flux(
+    target: ClusterTarget,
+    namespace: str,
+    *,
+    release: str,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> bool:
+    """Delete the HelmRelease (helm-controller uninstalls the release) and the HelmRepository;
+    wait until both, the Deployment and the Service are gone. False: there was no HelmRelease."""
+    check_release_name(release)
+    check_namespace_name(namespace)
+    api = target.api_client()
+    try:
+        if not _exists(api, HELM_API, namespace, release):
+            return False
+        # Their finalizers are the controllers': they must run to finish the deletion.
+        start_flux(target)
+        started = time.monotonic()
+        custom = client.CustomObjectsApi(api)
+        for gvp, name in ((HELM_API, release), (SOURCE_API, REPOSITORY_NAME)):
+            try:
+                custom.delete_namespaced_custom_object(
+                    gvp[0], gvp[1], namespace, gvp[2], name, _request_timeout=REQUEST_TIMEOUT
+                )
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise CompareError(
+                        f"deleting {name} in {namespace} failed: {exc.status} {exc.reason}"
+                    ) from None
+        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+        while True:
+            left = [
+                what
+                for what, gone in (
+                    (f"HelmRelease {release}", not _exists(api, HELM_API, namespace, release)),
+                    (
+                        f"HelmRepository {REPOSITORY_NAME}",
+                        not _exists(api, SOURCE_API, namespace, REPOSITORY_NAME),
+                    ),
+                    (
+                        f"Deployment {release}",
+                        not _named(apps.list_namespaced_deployment, namespace, release),
+                    ),
+                    (
+                        f"Service {release}",
+                        not _named(core.list_namespaced_service, namespace, release),
+                    ),
+                )
+                if not gone
+            ]
+            if not left:
+                return True
+            if time.monotonic() - started > timeout:
+                raise CompareError(
+                    f"undeploying {namespace}/{release} through Flux: {left[0]} still present "
+                    f"after {timeout:.0f}s",
+                    exit_code=EXIT_FAILED,
+                )
+            time.sleep(POLL_S)
+    finally:
+        api.close()
+
+
+def _named(call: Any, namespace: str, name: str) -> bool:
+    found = call(
+        namespace, field_selector=f"metadata.name={name}", _request_timeout=REQUEST_TIMEOUT
+    )
+    return bool(found.items)
+
+
+def list_helm_releases(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
+    custom = client.CustomObjectsApi(api)
+    try:
+        if namespace is None:
+            found = custom.list_cluster_custom_object(*HELM_API)
+        else:
+            found = custom.list_namespaced_custom_object(*HELM_API[:2], namespace, HELM_API[2])
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return []  # the Flux CRDs are not installed
+        raise CompareError(f"listing HelmReleases failed: {exc.status} {exc.reason}") from None
+    items: list[dict[str, Any]] = found.get("items") or []
+    return items
+
+
+def last_drift_event(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    """helm-controller's newest DriftDetected Event for this HelmRelease (None: none yet)."""
+    events = client.CoreV1Api(api).list_namespaced_event(
+        namespace,
+        field_selector=f"involvedObject.kind=HelmRelease,involvedObject.name={name},"
+        "reason=DriftDetected",
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    newest = None
+    for event in events.items:
+        when = event.last_timestamp or event.event_time or event.metadata.creation_timestamp
+        if newest is None or (when and when > newest[0]):
+            newest = (when, event)
+    if newest is None:
+        return None
+    when, event = newest
+    return {"time": when, "message": (event.message or "").splitlines(), "count": event.count}

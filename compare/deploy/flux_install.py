@@ -1,0 +1,294 @@
+"""Installing the real Flux controllers' CRDs and least-privilege identities into a cluster.
+
+source-controller and helm-controller are built from their Go modules by tools/flux/build.sh
+(called by tools/build.sh, with a stamp of its own); their CRDs are copied at build time from
+the same module versions (`config/crd/bases` in the Go module cache) into the cache's
+`flux/crds/`. Both controllers run as local processes (compare.deploy.flux_process), each under
+the token of its own ServiceAccount in the `compare-flux` namespace, bound to a ClusterRole
+that grants only what it does here:
+
+- source-controller: its source kinds (HelmRepository, HelmChart, ...) and their status, Secrets
+  read (repository credentials; none are used), Events;
+- helm-controller: HelmReleases and their status, HelmCharts it creates from a release's chart
+  template, Helm's release Secrets, and the kinds charts/webapp renders (Deployment, Service,
+  the test-hook Pod), plus what its readiness checks read (ReplicaSets, Pods, Events).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget, tool_path
+from compare.errors import CompareError
+from compare.paths import TOOLS_DIR, bin_dir, cache_dir
+
+FLUX_NAMESPACE = "compare-flux"
+SOURCE_CONTROLLER = "source-controller"
+HELM_CONTROLLER = "helm-controller"
+CONTROLLERS = (SOURCE_CONTROLLER, HELM_CONTROLLER)
+FIELD_MANAGER = "compare-install"
+TOKEN_SECONDS = 7 * 24 * 3600
+KUBECTL_TIMEOUT_S = 60.0
+ROLE_PREFIX = "compare-flux-"
+
+_SOURCE_GROUP = "source.toolkit.fluxcd.io"
+_HELM_GROUP = "helm.toolkit.fluxcd.io"
+_EVENTS = [
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+]
+_RW = ["get", "list", "watch", "create", "update", "patch", "delete"]
+_RO = ["get", "list", "watch"]
+
+RULES: dict[str, list[dict[str, Any]]] = {
+    SOURCE_CONTROLLER: [
+        {
+            "apiGroups": [_SOURCE_GROUP],
+            "resources": [
+                "helmrepositories",
+                "helmcharts",
+                "gitrepositories",
+                "buckets",
+                "ocirepositories",
+            ],
+            "verbs": ["get", "list", "watch", "update", "patch"],
+        },
+        {
+            "apiGroups": [_SOURCE_GROUP],
+            "resources": [
+                "helmrepositories/status",
+                "helmcharts/status",
+                "gitrepositories/status",
+                "buckets/status",
+                "ocirepositories/status",
+                "helmrepositories/finalizers",
+                "helmcharts/finalizers",
+                "gitrepositories/finalizers",
+                "buckets/finalizers",
+                "ocirepositories/finalizers",
+            ],
+            "verbs": ["get", "update", "patch"],
+        },
+        {"apiGroups": [_SOURCE_GROUP], "resources": ["externalartifacts"], "verbs": _RO},
+        {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": _RO},
+        *_EVENTS,
+    ],
+    HELM_CONTROLLER: [
+        {
+            "apiGroups": [_HELM_GROUP],
+            "resources": ["helmreleases"],
+            "verbs": ["get", "list", "watch", "update", "patch"],
+        },
+        {
+            "apiGroups": [_HELM_GROUP],
+            "resources": ["helmreleases/status", "helmreleases/finalizers"],
+            "verbs": ["get", "update", "patch"],
+        },
+        {"apiGroups": [_SOURCE_GROUP], "resources": ["helmcharts"], "verbs": _RW},
+        {
+            "apiGroups": [_SOURCE_GROUP],
+            "resources": [
+                "helmrepositories",
+                "ocirepositories",
+                "externalartifacts",
+                "helmcharts/status",
+            ],
+            "verbs": _RO,
+        },
+        # Helm's release records (storage driver "secret") and the chart's objects.
+        {"apiGroups": [""], "resources": ["secrets", "services", "pods"], "verbs": _RW},
+        {"apiGroups": [""], "resources": ["configmaps", "namespaces"], "verbs": _RO},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": _RW},
+        {"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": _RO},
+        {"apiGroups": [""], "resources": ["events"], "verbs": _RO},
+        *_EVENTS,
+    ],
+}
+
+
+def flux_binary(name: str) -> Path:
+    return bin_dir() / name
+
+
+def crd_dir() -> Path:
+    return cache_dir() / "flux" / "crds"
+
+
+def ensure_flux_binaries() -> None:
+    """Build the Flux controllers (tools/flux/build.sh) when missing or out of date.
+
+    Its stamp is its own: this never rebuilds the control-plane binaries."""
+    script = TOOLS_DIR / "flux" / "build.sh"
+    if shutil.which("bash") is None:
+        raise CompareError("bash is required to build the Flux controllers")
+    result = subprocess.run(
+        ["bash", str(script), "--quiet"],
+        check=False,
+        stdout=None,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit code {result.returncode}"
+        raise CompareError(f"building the Flux controllers failed: {reason}")
+
+
+def check_flux_binaries() -> None:
+    """One-line error when a controller binary or the CRDs are missing."""
+    for name in CONTROLLERS:
+        path = flux_binary(name)
+        if not os.access(path, os.X_OK):
+            raise CompareError(
+                f"the Flux {name} binary is missing ({path}): run `bash tools/build.sh` "
+                "(or tools/flux/build.sh) to build it"
+            )
+    if not sorted(crd_dir().glob("*.yaml")):
+        raise CompareError(
+            f"the Flux CRDs are missing ({crd_dir()}): run `bash tools/flux/build.sh` to copy them"
+        )
+
+
+def crd_documents() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(crd_dir().glob("*.yaml")):
+        docs += [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return docs
+
+
+def _identity_documents() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": FLUX_NAMESPACE}}
+    ]
+    for name in CONTROLLERS:
+        role = ROLE_PREFIX + name
+        docs += [
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": role},
+                "rules": RULES[name],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": role},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": FLUX_NAMESPACE}],
+            },
+        ]
+    return docs
+
+
+def kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
+    cmd = [tool_path("kubectl"), *target.kubectl_args(), *args]
+    try:
+        result = subprocess.run(
+            cmd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=KUBECTL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CompareError(f"kubectl {args[0]} timed out after {KUBECTL_TIMEOUT_S:.0f}s") from exc
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        raise CompareError(f"kubectl {args[0]} failed: {lines[-1] if lines else 'no output'}")
+    return result.stdout
+
+
+def apply_flux_objects(target: ClusterTarget) -> None:
+    """Server-side apply the Flux CRDs, the namespace, ServiceAccounts and ClusterRoles; wait
+    until the CRDs are established."""
+    crds = crd_documents()
+    kubectl(
+        target,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        f"--field-manager={FIELD_MANAGER}",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all([*crds, *_identity_documents()], sort_keys=False),
+    )
+    names = [f"crd/{doc['metadata']['name']}" for doc in crds]
+    kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
+
+
+def delete_flux_objects(target: ClusterTarget) -> None:
+    """Remove the identities (namespace, ClusterRoles, bindings); the CRDs stay (deleting a CRD
+    deletes every object of it, the user's included)."""
+    roles = [f"clusterrole/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
+    bindings = [f"clusterrolebinding/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
+    kubectl(
+        target,
+        "delete",
+        "--ignore-not-found",
+        "--wait=false",
+        *roles,
+        *bindings,
+        f"namespace/{FLUX_NAMESPACE}",
+    )
+
+
+def write_identity_kubeconfig(target: ClusterTarget, controller: str, path: Path) -> None:
+    """A kubeconfig with the target's server and CA and the controller ServiceAccount's token."""
+    api = target.api_client()
+    try:
+        request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": TOKEN_SECONDS},
+        }
+        try:
+            answer = client.CoreV1Api(api).create_namespaced_service_account_token(
+                controller, FLUX_NAMESPACE, request
+            )
+        except client.ApiException as exc:
+            raise CompareError(
+                f"requesting a token for {FLUX_NAMESPACE}/{controller} failed: "
+                f"{exc.status} {exc.reason}"
+            ) from None
+        token = answer.status.token
+        conf = api.configuration
+        cluster: dict[str, Any] = {"server": conf.host}
+        if not conf.verify_ssl:
+            cluster["insecure-skip-tls-verify"] = True
+        elif conf.ssl_ca_cert:
+            ca = Path(conf.ssl_ca_cert).read_bytes()
+            cluster["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
+    finally:
+        api.close()
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "cluster", "cluster": cluster}],
+        "users": [{"name": controller, "user": {"token": token}}],
+        "contexts": [{"name": controller, "context": {"cluster": "cluster", "user": controller}}],
+        "current-context": controller,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(yaml.safe_dump(kubeconfig, sort_keys=False))
+    tmp.replace(path)

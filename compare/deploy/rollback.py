@@ -1,0 +1,118 @@
+"""A failed `compare deploy` leaves nothing half-done: what it created is removed again.
+
+`Rollback` records, before the first write, whether the namespace and the release or WebApp
+already existed; when the deploy fails (an error, Ctrl-C), it removes what this deploy created
+- the new Helm release, the new WebApp CR, the namespace it created - and leaves everything
+that was there before. An upgrade of an existing release or WebApp is not undone (Helm keeps
+its history; `helm rollback` is the user's call).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.errors import CompareError, first_line
+
+NAMESPACE_GONE_TIMEOUT_S = 60.0
+
+
+def namespace_exists(target: ClusterTarget, namespace: str) -> bool:
+    api = target.api_client()
+    try:
+        client.CoreV1Api(api).read_namespace(namespace)
+        return True
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise CompareError(
+            f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
+        ) from None
+    finally:
+        api.close()
+
+
+def delete_namespace(target: ClusterTarget, namespace: str, *, timeout: float) -> None:
+    """Delete the namespace and wait until it is gone (its finalizers run)."""
+    api = target.api_client()
+    core = client.CoreV1Api(api)
+    try:
+        try:
+            core.delete_namespace(namespace, propagation_policy="Background")
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return
+            raise CompareError(
+                f"deleting namespace {namespace}: {exc.status} {exc.reason}"
+            ) from None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                core.read_namespace(namespace)
+            except client.ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
+            time.sleep(0.25)
+        raise CompareError(f"namespace {namespace} still terminating after {timeout:.0f}s")
+    finally:
+        api.close()
+
+
+class Rollback:
+    """`with Rollback(target, ns, existed=..., remove=...):` around the writes of a deploy.
+
+    `existed`: whether the release / WebApp was there before (then nothing is removed but a
+    namespace this deploy created, which cannot hold it); `remove`: removes the new release /
+    WebApp and waits until its objects are gone. The rollback's outcome is added to the
+    CompareError's line (other exceptions: reported on `warn`); the error is re-raised."""
+
+    def __init__(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        *,
+        existed: bool,
+        remove: Callable[[], object],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.target = target
+        self.namespace = namespace
+        self.existed = existed
+        self.remove = remove
+        self.warn = warn
+        self.namespace_existed = namespace_exists(target, namespace)
+
+    def __enter__(self) -> Rollback:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is None or self.existed:
+            return
+        undone: list[str] = []
+        try:
+            self.remove()
+            if not self.namespace_existed:
+                delete_namespace(self.target, self.namespace, timeout=NAMESPACE_GONE_TIMEOUT_S)
+                undone.append(f"namespace {self.namespace}")
+        except (Exception, KeyboardInterrupt) as failure:
+            self._tell(exc, f"rollback incomplete: {first_line(failure)}")
+            return
+        what = " and ".join(["what this deploy created", *undone])
+        self._tell(exc, f"rolled back: removed {what}")
+
+    def _tell(self, exc: BaseException, text: str) -> None:
+        # The error stays one line: the rollback's outcome is added to it.
+        if isinstance(exc, CompareError):
+            exc.message = f"{exc.message}; {text}"
+        else:
+            self.warn(text)

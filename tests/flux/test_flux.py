@@ -1,0 +1,213 @@
+"""The flux approach against the real cluster with the real source-controller and
+helm-controller (built from their Go modules), serving charts/webapp from a local Helm
+repository. Nothing here imitates a controller: every heal is helm-controller's."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.flux import (
+    PROCESSES,
+    check_interval,
+    deploy_flux,
+    flux_status,
+    last_drift_event,
+    read_helm_release,
+    start_flux,
+    stop_flux,
+    undeploy_flux,
+)
+from compare.deploy.flux_process import alive
+from compare.deploy.helm import webapp_manifest
+from compare.deploy.live import current_problems
+from compare.errors import CompareError
+from compare.judge import with_api_defaults
+from compare.webapp import WebApp
+from tests.helm.helpers import make_webapp
+
+pytestmark = pytest.mark.cluster
+
+INTERVAL_S = 2.0
+
+
+def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
+    desired = with_api_defaults(api, namespace, webapp_manifest(webapp))
+    return current_problems(api, namespace, desired)
+
+
+def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
+    """Seconds until check() is true (polled every 50 ms), None when it never was."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if check():
+            return time.monotonic() - started
+        time.sleep(0.05)
+    return None
+
+
+def compare_cli(cluster: ClusterTarget, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "compare"), "--kubeconfig", str(cluster.kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_deploy_ready_and_image_change_reverted_within_an_interval(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    webapp = make_webapp("fluxy")
+    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
+    release = read_helm_release(api, namespace, "fluxy")
+    assert release is not None
+    ready = [c for c in release["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready and ready[0]["status"] == "True"
+    assert release["spec"]["driftDetection"] == {"mode": "enabled"}
+    assert problems(api, namespace, webapp) == []
+
+    apps = client.AppsV1Api(api)
+    apps.patch_namespaced_deployment(
+        "fluxy",
+        namespace,
+        {"spec": {"template": {"spec": {"containers": [{"name": "webapp", "image": "x:chaos"}]}}}},
+    )
+    injected = time.monotonic()
+
+    def image() -> str:
+        live = apps.read_namespaced_deployment("fluxy", namespace)
+        return str(live.spec.template.spec.containers[0].image)
+
+    assert image() == "x:chaos"
+    reverted = wait_for(lambda: image() == "shop:v1", timeout=6 * INTERVAL_S + 10)
+    assert reverted is not None, "helm-controller did not revert the image"
+    # One interval until the next reconcile, plus the reconcile itself on a loaded machine.
+    assert reverted <= INTERVAL_S + 5.0, f"reverted after {reverted:.1f}s"
+    assert wait_for(lambda: problems(api, namespace, webapp) == [], timeout=30) is not None
+    event = last_drift_event(api, namespace, "fluxy")
+    assert event is not None and "Deployment" in " ".join(event["message"])
+    assert time.monotonic() - injected < 60
+
+
+def test_deleted_deployment_comes_back_with_a_new_uid(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    webapp = make_webapp("gone")
+    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
+    apps = client.AppsV1Api(api)
+    before = apps.read_namespaced_deployment("gone", namespace).metadata.uid
+    apps.delete_namespaced_deployment("gone", namespace, propagation_policy="Background")
+
+    def uid() -> str | None:
+        try:
+            return str(apps.read_namespaced_deployment("gone", namespace).metadata.uid)
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    # Measured: helm-controller's drift detection sees the missing object ("resource deleted")
+    # and its correction creates it again - a new object, with a new UID.
+    back = wait_for(lambda: uid() not in (None, before), timeout=6 * INTERVAL_S + 10)
+    assert back is not None, "helm-controller did not recreate the deleted Deployment"
+    assert back <= INTERVAL_S + 5.0, f"recreated after {back:.1f}s"
+    assert wait_for(lambda: problems(api, namespace, webapp) == [], timeout=30) is not None
+
+
+def test_undeploy_removes_release_and_objects(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    webapp = make_webapp("leaving")
+    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
+    assert undeploy_flux(cluster, namespace, release="leaving", timeout=60) is True
+    assert read_helm_release(api, namespace, "leaving") is None
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    assert apps.list_namespaced_deployment(namespace).items == []
+    assert core.list_namespaced_service(namespace).items == []
+    # Helm's release record (a Secret) went with the release.
+    secrets = core.list_namespaced_secret(namespace, label_selector="owner=helm").items
+    assert secrets == []
+    assert undeploy_flux(cluster, namespace, release="leaving") is False
+
+
+def test_status_shows_ready_condition_and_last_drift(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    deploy_flux(cluster, make_webapp("shown"), namespace, interval=INTERVAL_S, timeout=120)
+    client.AppsV1Api(api).patch_namespaced_deployment("shown", namespace, {"spec": {"replicas": 5}})
+    assert wait_for(lambda: last_drift_event(api, namespace, "shown") is not None, 20) is not None
+    result = compare_cli(cluster, "status", "-n", namespace)
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("flux"))
+    assert "shown" in row and "Ready True" in row and "last drift" in row
+
+
+def test_a_helm_release_that_never_gets_ready_is_one_line_and_rolled_back(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # Values the chart's schema accepts but the API server refuses (an invalid annotation key):
+    # helm-controller's install fails, the HelmRelease is never Ready.
+    values = tmp_path / "bad.yaml"
+    values.write_text(yaml.safe_dump({"podAnnotations": {"bad key!": "x"}}))
+    namespace = f"t-flux-bad-{int(time.time() * 1000) % 100000}"
+    result = compare_cli(
+        cluster, "deploy", "flux", "-n", namespace, "--values", str(values), "--timeout", "60"
+    )
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert any(f"HelmRelease {namespace}/webapp-demo failed: InstallFailed" in x for x in lines)
+    assert all(len(x) < 600 for x in lines)
+    # The deploy created the namespace: the rollback removed it with its HelmRelease.
+    core = client.CoreV1Api(api)
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(namespace)
+            return False
+        except client.ApiException as exc:
+            return exc.status == 404
+
+    assert wait_for(gone, timeout=60) is not None
+
+
+def test_missing_binaries_and_a_failing_controller_leave_nothing_running(
+    cluster: ClusterTarget, tmp_path: Path
+) -> None:
+    stop_flux(cluster)
+    with pytest.raises(CompareError) as missing:
+        start_flux(cluster, bin_dir=tmp_path)
+    assert "source-controller binary is missing" in missing.value.message
+    assert "\n" not in missing.value.message
+    assert not any(alive(p) for p in flux_status(cluster).processes.values())
+
+    # The real helm-controller, failing at start-up: its metrics port is taken.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = f"--metrics-addr=127.0.0.1:{busy.getsockname()[1]}"
+        with pytest.raises(CompareError) as failed:
+            start_flux(cluster, extra_args={"helm-controller": [taken]})
+    assert "helm-controller exited during start-up" in failed.value.message
+    assert "\n" not in failed.value.message
+    status = flux_status(cluster)
+    assert status.processes == {} or not any(alive(p) for p in status.processes.values())
+    # A clean start afterwards works and runs all three.
+    handle = start_flux(cluster)
+    assert handle.running and set(handle.processes) == set(PROCESSES)
+
+
+def test_interval_must_be_shorter_than_the_heal_window() -> None:
+    with pytest.raises(CompareError) as error:
+        check_interval(12.0, 10.0)
+    assert error.value.message.startswith("--flux-interval 12s must be shorter than")
+    check_interval(5.0, 10.0)
