@@ -158,8 +158,10 @@ def spawn(
     options: OperatorOptions,
     identity: str | None = None,
     webhook_only: bool = False,
+    supervised: bool = True,
 ) -> ProcessInfo:
-    """Start one operator process (all namespaces, loopback only) and record it."""
+    """Start one operator process (all namespaces, loopback only) and record it; with
+    `supervised`, under `compare.deploy.supervise` (restarted when it exits with an error)."""
     log = directory / f"{instance}.log"
     args = [
         sys.executable,
@@ -179,11 +181,20 @@ def spawn(
         ]
     else:
         args.append("--webhook-port=0")
-    # Chosen here, so that a Lease holder can be traced back to its local process.
+    # Chosen here, so that a Lease holder can be traced back to its local process. The same
+    # local replica started again (after a SIGKILL, a crash) keeps its identity and so takes
+    # its own Lease back at once, as a restarted container of the same pod does.
+    previous = read_process(directory, instance)
+    if identity is None and previous is not None and previous.identity and not _alive(previous.pid):
+        identity = previous.identity
     identity = identity or f"{socket.gethostname()}_{directory.name}_{uuid.uuid4().hex[:8]}"
     args.append(f"--identity={identity}")
     if webhook_only:
         args.append("--webhook-only")
+    # Under the supervisor (`compare.deploy.supervise`): restarted when it exits with an
+    # error (a lost Lease), as the kubelet restarts a container.
+    if supervised:
+        args = [sys.executable, "-m", "compare.deploy.supervise", "--", *args]
     directory.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
@@ -221,18 +232,44 @@ def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TI
     if not _alive(info.pid):
         return
     sig = signal.SIGKILL if kill else signal.SIGTERM
-    try:
-        os.kill(info.pid, sig)
-    except ProcessLookupError:
-        return
+    # The recorded pid leads a session of its own (the supervisor and the operator): SIGTERM
+    # goes to the supervisor, which passes it on; SIGKILL takes the whole group at once.
+    signal_group(info.pid, sig)
     deadline = time.monotonic() + timeout
-    while _alive(info.pid):
+    while _alive(info.pid) or _group_alive(info.pid):
         if time.monotonic() > deadline:
             if kill:
                 raise CompareError(f"operator process {info.pid} survived SIGKILL")
-            os.kill(info.pid, signal.SIGKILL)
+            signal_group(info.pid, signal.SIGKILL)
             kill, deadline = True, time.monotonic() + timeout
         time.sleep(POLL_S)
+
+
+def signal_group(pid: int, sig: int) -> None:
+    """Signal the process and its group (SIGKILL: the group; else the leader, which forwards)."""
+    try:
+        if sig == signal.SIGKILL:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    # Zombies of our own children count as gone.
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
 
 
 def last_log_line(path: Path) -> str:

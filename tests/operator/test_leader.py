@@ -376,6 +376,7 @@ def test_frozen_operator_process_exits_before_the_standby_leads(
             cert_dir=directory / "certs",
             options=FAST,
             identity=f"{instance}-{uuid.uuid4().hex[:6]}",
+            supervised=False,  # the operator's own exit is what is measured here
         )
 
     leader = replica("frozen", _through_proxy(kubeconfig, proxy, tmp_path / "kubeconfig"))

@@ -9,9 +9,12 @@ running afterwards.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import ssl
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -139,12 +142,15 @@ def test_restart_causes_no_writes(
     # Earlier tests' namespaces are still being deleted: their cleanups write the registry.
     eventually(lambda: _webapps_going(api) == 0, timeout=60, what="no WebApp being deleted")
     before = _versions(running)
-    holder_before = _lease(api)["spec"]["holderIdentity"]
+    lease_before = _lease(api)["spec"]
 
     stop_operator(cluster)  # graceful: releases the Lease
     handle = start_operator(cluster, options=FAST)
     info = _process(cluster)
-    assert handle.ready and _lease(api)["spec"]["holderIdentity"] != holder_before
+    # The same local replica, started again: same identity, a new term of the Lease.
+    lease_after = _lease(api)["spec"]
+    assert handle.ready and lease_after["holderIdentity"] == lease_before["holderIdentity"]
+    assert lease_after["acquireTime"] != lease_before["acquireTime"]
     # Every WebApp was reconciled by the new process (its daemons start with a reconcile)...
     expected = _active_webapps(api)
     eventually(
@@ -345,3 +351,40 @@ def test_webhook_only_replica_serves_admission_and_never_reconciles(
         assert _lease(api)["spec"]["holderIdentity"] != summary["identity"]
     finally:
         terminate(info)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_crashed_operator_is_restarted_and_takes_its_own_lease_back(
+    cluster: ClusterTarget, api: client.ApiClient, running: Running
+) -> None:
+    """The local runner's supervisor does the kubelet's job: the operator process dies (here
+    SIGKILL, as after a lost Lease it exits 1), a new one starts with the same identity and
+    leads again at once — not after the lease duration — and heals."""
+    info = _process(cluster)
+    (child,) = _children(info.pid)
+    holder = _lease(api)["spec"]["holderIdentity"]
+    os.kill(child, signal.SIGKILL)
+    killed = time.monotonic()
+
+    def restarted() -> bool:
+        now = _children(info.pid)
+        return bool(now) and now != [child] and (health(info) or {}).get("role") == "leader"
+
+    eventually(restarted, timeout=30, what="the operator restarted and leading")
+    assert _lease(api)["spec"]["holderIdentity"] == holder
+    client.AppsV1Api(api).patch_namespaced_deployment(
+        "shop", running.namespace, {"spec": {"replicas": 1}}, field_manager="chaos-test"
+    )
+    eventually(running.healed, timeout=20, what="drift healed by the restarted operator")
+    print(f"\nrestarted and healed {time.monotonic() - killed:.1f}s after the SIGKILL")

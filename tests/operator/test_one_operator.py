@@ -63,8 +63,9 @@ def _micro(moment: datetime) -> str:
 
 
 def _operator_pids(*targets: ClusterTarget) -> set[int]:
-    """The live `python -m webapp_operator` processes started for these targets (other
-    clusters' operators on this machine are not counted)."""
+    """The live local operators started for these targets, one pid each: the supervisor's
+    (its `python -m webapp_operator` child is the same replica). Other clusters' operators on
+    this machine are not counted."""
     marks = [str(state_dir(t)).encode() + b"/" for t in targets]
     pids = set()
     for proc in Path("/proc").iterdir():
@@ -75,9 +76,23 @@ def _operator_pids(*targets: ClusterTarget) -> set[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        if b"webapp_operator" in cmdline and state != "Z" and any(m in cmdline for m in marks):
+        supervised = b"compare.deploy.supervise" not in cmdline and _supervised(proc)
+        if (
+            b"webapp_operator" in cmdline
+            and state != "Z"
+            and not supervised
+            and any(m in cmdline for m in marks)
+        ):
             pids.add(int(proc.name))
     return pids
+
+
+def _supervised(proc: Path) -> bool:
+    try:
+        ppid = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[2]
+        return b"compare.deploy.supervise" in Path(f"/proc/{ppid}/cmdline").read_bytes()
+    except (OSError, IndexError):
+        return False
 
 
 def _set_lease(
