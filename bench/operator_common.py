@@ -3,25 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kubernetes import client
+from tabulate import tabulate
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
 from compare.deploy.operator import (
     OperatorHandle,
+    apply_webapp,
+    forget_operator,
     install_operator,
     operator_status,
     stop_operator,
 )
+from compare.errors import CompareError
+from compare.webapp import WebApp
 
 T = TypeVar("T")
+APPLY_ATTEMPTS = 6
 BENCH_CLUSTER = "bench-operator"
 
 
@@ -38,8 +46,13 @@ def add_cluster_args(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def bench_target(args: argparse.Namespace) -> Iterator[ClusterTarget]:
-    """The cluster to measure on; an embedded one started here is deleted afterwards."""
+def bench_target(
+    args: argparse.Namespace, *, audit_policy: str | None = None
+) -> Iterator[ClusterTarget]:
+    """The cluster to measure on; an embedded one started here is deleted afterwards.
+
+    `audit_policy` turns on the API server's audit log of an embedded cluster created here.
+    """
     if args.kubeconfig is not None:
         target = ClusterTarget(args.kubeconfig, None)
         check_reachable(target)
@@ -47,11 +60,14 @@ def bench_target(args: argparse.Namespace) -> Iterator[ClusterTarget]:
         return
     cluster = EmbeddedCluster(args.cluster)
     started = not cluster.status().running
-    status = cluster.up()
+    status = cluster.up(audit_policy=audit_policy)
+    target = ClusterTarget(status.kubeconfig, None, embedded=True)
     try:
-        yield ClusterTarget(status.kubeconfig, None, embedded=True)
+        yield target
     finally:
         if started and not args.keep:
+            # As `compare cluster down`: the local operator and its credentials go first.
+            forget_operator(target)
             cluster.down()
 
 
@@ -102,3 +118,104 @@ def wait_for(probe: Callable[[], T | None], *, timeout: float, what: str, poll: 
             return value
         time.sleep(poll)
     raise SystemExit(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def add_output_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+
+
+def report(title: str, rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
+    print(f"\n{title}")
+    print(tabulate(rows, headers=list(headers), tablefmt="github", floatfmt=".2f"))
+
+
+def write_json(path: Path | None, figures: dict[str, Any]) -> None:
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+        print(f"\nfigures written to {path}")
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0..100, inclusive method); None without samples."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=100, method="inclusive")[int(q) - 1]
+
+
+def rss_mib(pid: int) -> float | None:
+    """The process's resident memory (VmRSS) in MiB; None once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+class RssSampler:
+    """Samples a process's VmRSS every `interval` seconds in a thread: (elapsed s, MiB)."""
+
+    def __init__(self, pid: int, interval: float) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="rss-sampler")
+        self._start = time.monotonic()
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _sample(self) -> None:
+        value = rss_mib(self.pid)
+        if value is not None:
+            self.samples.append((time.monotonic() - self._start, value))
+
+    def _run(self) -> None:
+        while True:
+            self._sample()
+            if self._stop.wait(self.interval):
+                return
+
+    @property
+    def peak(self) -> float:
+        return max((mib for _, mib in self.samples), default=0.0)
+
+
+def counters(summary: dict[str, Any] | None) -> dict[str, int]:
+    """The operator's reconcile counters from its /healthz summary."""
+    summary = summary or {}
+    return {key: int(summary.get(key, 0)) for key in ("reconciles", "changes", "failures")}
+
+
+class Applier:
+    """Applies WebApps; a webhook call that timed out (the operator's webhook shares its busy
+    process) is retried, and counted."""
+
+    def __init__(self, api: client.ApiClient, namespace: str) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.retries = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, webapp: WebApp) -> None:
+        for attempt in range(APPLY_ATTEMPTS):
+            try:
+                apply_webapp(self.api, webapp, self.namespace)
+                return
+            except CompareError as exc:
+                if "failed calling webhook" not in exc.message or attempt == APPLY_ATTEMPTS - 1:
+                    raise
+                with self._lock:
+                    self.retries += 1
+                time.sleep(0.5 * 2**attempt)

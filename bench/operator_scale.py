@@ -1,48 +1,239 @@
-"""Benchmark: 200 WebApps created at once — convergence time and the operator's memory.
+"""Benchmark: N WebApps (default 1,000) through the operator against the floor, in one run.
 
-All WebApps (1 replica each, so the simulated nodes hold 200 pods) are applied from a thread
-pool as fast as the API server takes them. Printed: time to apply them all; time until every
-Deployment and Service exists (the operator's own work); time until every WebApp reports
-phase Running for its generation (the rest is the control plane creating ReplicaSets and
-pods); the reconciles and writes that took; the operator's resident memory before, at its
-peak (VmHWM) and after, and its CPU time; then the time to delete them all (each finalizer
-runs). Never passes or fails.
+The floor: the very Deployments and Services the operator builds for those WebApps
+(`webapp_operator.builders`, without the owner reference), server-side applied by this
+script from a thread pool - what the control plane alone needs. Then the same N WebApps are
+applied from the same pool with the operator running. Both in fresh namespaces of the same
+cluster, one after the other. Printed: time until every Deployment is ready (each pod
+Running) for both, the ratio (goal <= 1.5), the operator's own part (every child exists),
+time until every WebApp reports phase Running for its generation, the operator's peak RSS
+(VmRSS sampled every second; goal <= 200 MiB) and CPU, its reconciles and failed reconciles
+(goal 0) from its health port, and the time until all N WebApps are gone after one delete
+(each finalizer runs). Never passes or fails.
 
-    .venv/bin/python bench/operator_scale.py [--count 200] [--cluster NAME | --kubeconfig FILE]
+    .venv/bin/python bench/operator_scale.py [--count 1000] [--cluster NAME | --kubeconfig FILE]
+        [--json FILE]
+
+The embedded cluster holds thousands of pods and Services (`compare cluster up`: a /16
+Service range, 4000 pods per kwok node).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 from operator_common import (
+    Applier,
+    RssSampler,
     add_cluster_args,
+    add_output_args,
     bench_target,
+    counters,
     delete_namespace,
     operator_running,
+    report,
+    rss_mib,
     wait_for,
+    write_json,
 )
 
-from compare.deploy.operator import apply_webapp
 from compare.deploy.operator_install import state_dir
 from compare.deploy.operator_process import health, read_process
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, parse_webapp
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
+from webapp_operator.builders import build_deployment, build_service
+
+WORKERS = 8
+POLL_S = 0.5
+TIMEOUT_S = 1800
+FIELD_MANAGER = "bench-floor"
 
 
-def memory(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM (peak RSS) in MiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) // 1024
-    return fields
+def webapps(count: int) -> list[WebApp]:
+    return [
+        parse_webapp(
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "WebApp",
+                "metadata": {"name": f"app-{i:04d}"},
+                "spec": {
+                    "replicas": 1,
+                    "image": f"web:v{i % 7}",
+                    "env": [{"name": "INDEX", "value": str(i)}],
+                },
+            }
+        )
+        for i in range(count)
+    ]
+
+
+def floor_objects(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
+    """The operator's children of `webapp`, as it builds them, minus the owner reference."""
+    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
+    objects = [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
+    for obj in objects:
+        del obj["metadata"]["ownerReferences"]
+    return objects
+
+
+def apply_floor(api: client.ApiClient, objects: list[dict[str, Any]]) -> None:
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    for obj in objects:
+        meta = obj["metadata"]
+        patch = (
+            apps.patch_namespaced_deployment
+            if obj["kind"] == "Deployment"
+            else core.patch_namespaced_service
+        )
+        patch(
+            meta["name"],
+            meta["namespace"],
+            obj,
+            field_manager=FIELD_MANAGER,
+            force=True,
+            _content_type="application/apply-patch+yaml",
+            _preload_content=False,
+        )
+
+
+def raw_list(call: Callable[..., Any], namespace: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = json.loads(call(namespace, _preload_content=False).data)["items"]
+    return items
+
+
+def ready_deployments(api: client.ApiClient, namespace: str) -> int:
+    """Deployments whose rollout is complete with every replica ready."""
+    done = 0
+    for dep in raw_list(client.AppsV1Api(api).list_namespaced_deployment, namespace):
+        status, want = dep.get("status") or {}, dep["spec"].get("replicas", 1)
+        if (
+            status.get("observedGeneration") == dep["metadata"]["generation"]
+            and status.get("readyReplicas", 0) == want
+            and status.get("updatedReplicas", 0) == want
+            and status.get("replicas", 0) == want
+        ):
+            done += 1
+    return done
+
+
+def count_services(api: client.ApiClient, namespace: str) -> int:
+    return len(raw_list(client.CoreV1Api(api).list_namespaced_service, namespace))
+
+
+def running_webapps(api: client.ApiClient, namespace: str) -> int:
+    items = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        API_GROUP, API_VERSION, namespace, PLURAL
+    )["items"]
+    return sum(
+        1
+        for i in items
+        if (i.get("status") or {}).get("phase") == "Running"
+        and i["status"].get("observedGeneration") == i["metadata"]["generation"]
+    )
+
+
+def count_webapps(api: client.ApiClient, namespace: str) -> int:
+    return len(
+        client.CustomObjectsApi(api).list_namespaced_custom_object(
+            API_GROUP, API_VERSION, namespace, PLURAL
+        )["items"]
+    )
+
+
+def new_namespace(api: client.ApiClient, prefix: str) -> str:
+    namespace = f"{prefix}-{uuid.uuid4().hex[:5]}"
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+    return namespace
+
+
+def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
+    namespace = new_namespace(api, "bench-floor")
+    objects = [floor_objects(w, namespace) for w in apps]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        list(pool.map(lambda objs: apply_floor(api, objs), objects))
+    applied = time.perf_counter() - start
+    wait_for(
+        lambda: (
+            ready_deployments(api, namespace) == len(apps)
+            and count_services(api, namespace) == len(apps)
+        ),
+        timeout=TIMEOUT_S,
+        what="the floor's Deployments ready",
+        poll=POLL_S,
+    )
+    ready = time.perf_counter() - start
+    start = time.perf_counter()
+    delete_namespace(api, namespace, timeout=TIMEOUT_S)
+    return {
+        "applied_s": applied,
+        "all_ready_s": ready,
+        "namespace_deleted_s": time.perf_counter() - start,
+    }
+
+
+def run_operator(api: client.ApiClient, apps: list[WebApp], pid: int, info: Any) -> dict[str, Any]:
+    namespace = new_namespace(api, "bench-scale")
+    before = counters(health(info))
+    rss_before = rss_mib(pid) or 0.0
+    cpu_before = cpu_seconds(pid)
+    marks: dict[str, float] = {}
+    with RssSampler(pid, 1.0) as rss:
+        start = time.perf_counter()
+        applier = Applier(api, namespace)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            list(pool.map(applier, apps))
+        marks["applied_s"] = time.perf_counter() - start
+        n = len(apps)
+
+        def progress() -> bool:
+            now = time.perf_counter() - start
+            if "children_s" not in marks:
+                deps = raw_list(client.AppsV1Api(api).list_namespaced_deployment, namespace)
+                if len(deps) == n and count_services(api, namespace) == n:
+                    marks["children_s"] = now
+            if "all_ready_s" not in marks and ready_deployments(api, namespace) == n:
+                marks["all_ready_s"] = now
+            if "all_running_s" not in marks and running_webapps(api, namespace) == n:
+                marks["all_running_s"] = now
+            return len(marks) == 4
+
+        wait_for(progress, timeout=TIMEOUT_S, what="every WebApp Running", poll=POLL_S)
+        cpu = cpu_seconds(pid) - cpu_before
+        after = counters(health(info))
+        start = time.perf_counter()
+        client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
+            API_GROUP, API_VERSION, namespace, PLURAL
+        )
+        wait_for(
+            lambda: count_webapps(api, namespace) == 0,
+            timeout=TIMEOUT_S,
+            what="every WebApp gone",
+            poll=POLL_S,
+        )
+        marks["deleted_s"] = time.perf_counter() - start
+        final = counters(health(info))
+    delete_namespace(api, namespace, timeout=TIMEOUT_S)
+    return {
+        **marks,
+        "cpu_s": cpu,
+        "rss_before_mib": rss_before,
+        "rss_peak_mib": rss.peak,
+        "rss_after_mib": rss.samples[-1][1] if rss.samples else 0.0,
+        "reconciles": after["reconciles"] - before["reconciles"],
+        "changes": after["changes"] - before["changes"],
+        "failures": after["failures"] - before["failures"],
+        "failures_incl_deletion": final["failures"] - before["failures"],
+        "apply_retries": applier.retries,
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -52,88 +243,52 @@ def cpu_seconds(pid: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--count", type=int, default=1000)
     add_cluster_args(parser)
+    add_output_args(parser)
     args = parser.parse_args()
-    with bench_target(args) as target, operator_running(target) as handle:
+    apps = webapps(args.count)
+    with bench_target(args) as target:
         api = target.api_client()
-        info = read_process(state_dir(target))
-        assert info is not None and handle.pid is not None
-        pid = handle.pid
-        namespace = f"bench-scale-{uuid.uuid4().hex[:5]}"
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
-        webapps = [
-            parse_webapp(
-                {
-                    "apiVersion": "example.com/v1",
-                    "kind": "WebApp",
-                    "metadata": {"name": f"app-{i:03d}"},
-                    "spec": {
-                        "replicas": 1,
-                        "image": f"web:v{i % 7}",
-                        "env": [{"name": "INDEX", "value": str(i)}],
-                    },
-                }
-            )
-            for i in range(args.count)
-        ]
-        before = memory(pid)
-        counters = health(info) or {}
-        cpu_before = cpu_seconds(pid)
         print(
-            f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, operator pid {pid}, "
-            f"{args.count} WebApps x 1 replica"
+            f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, "
+            f"{args.count} WebApps x 1 replica, {WORKERS} client threads"
         )
-        custom = client.CustomObjectsApi(api)
-
-        def running() -> bool:
-            items = custom.list_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL)[
-                "items"
-            ]
-            done = [
-                i
-                for i in items
-                if (i.get("status") or {}).get("phase") == "Running"
-                and i["status"].get("observedGeneration") == i["metadata"]["generation"]
-            ]
-            return len(done) == args.count
-
-        start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda w: apply_webapp(api, w, namespace), webapps))
-        applied = time.perf_counter() - start
-        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-
-        def children() -> bool:
-            deployments = apps.list_namespaced_deployment(namespace).items
-            services = core.list_namespaced_service(namespace).items
-            return len(deployments) == len(services) == args.count
-
-        wait_for(children, timeout=600, what="all children", poll=0.2)
-        created = time.perf_counter() - start
-        wait_for(running, timeout=600, what="all Running", poll=0.2)
-        converged = time.perf_counter() - start
-        after = health(info) or {}
-        cpu = cpu_seconds(pid) - cpu_before
-        peak = memory(pid)
-        print(f"  applied all WebApps              {applied:7.2f} s")
-        print(f"  every Deployment + Service exists {created:6.2f} s  (the operator's part)")
-        print(f"  all Running (from first apply)   {converged:7.2f} s  (pods: the control plane's)")
-        print(
-            f"  reconciles {after['reconciles'] - counters.get('reconciles', 0)}, children "
-            f"created/corrected {after['changes'] - counters.get('changes', 0)}, "
-            f"failures {after['failures'] - counters.get('failures', 0)}"
-        )
-        print(f"  operator CPU during convergence  {cpu:7.2f} s")
-        print(
-            f"  operator RSS: before {before['VmRSS']} MiB, peak {peak['VmHWM']} MiB, "
-            f"after {peak['VmRSS']} MiB"
-        )
-        start = time.perf_counter()
-        delete_namespace(api, namespace, timeout=600)
-        print(
-            f"  namespace deleted ({args.count} finalizers ran){time.perf_counter() - start:7.2f} s"
-        )
+        floor = run_floor(api, apps)
+        print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
+        with operator_running(target) as handle:
+            info = read_process(state_dir(target))
+            assert info is not None and handle.pid is not None
+            ours = run_operator(api, apps, handle.pid, info)
+    ratio = ours["all_ready_s"] / floor["all_ready_s"]
+    rows = [
+        ["applied (client side)", floor["applied_s"], ours["applied_s"], ""],
+        ["every Deployment + Service exists", "", ours["children_s"], "the operator's part"],
+        ["every Deployment ready (pods Running)", floor["all_ready_s"], ours["all_ready_s"],
+         f"ratio {ratio:.2f} (goal <= 1.5)"],
+        ["every WebApp phase Running", "", ours["all_running_s"], ""],
+        ["all WebApps gone after one delete", "", ours["deleted_s"], "finalizers ran"],
+    ]  # fmt: skip
+    report(f"{args.count} WebApps: seconds from the first apply", rows,
+           ["", "floor (raw apply)", "operator", "note"])  # fmt: skip
+    report(
+        "operator process",
+        [
+            ["RSS before / peak / after (MiB)",
+             f"{ours['rss_before_mib']:.0f} / {ours['rss_peak_mib']:.0f} / "
+             f"{ours['rss_after_mib']:.0f}", "peak goal <= 200"],
+            ["CPU during convergence (s)", f"{ours['cpu_s']:.1f}", ""],
+            ["WebApp applies retried (webhook call timed out)", ours["apply_retries"], ""],
+            ["reconciles / children written", f"{ours['reconciles']} / {ours['changes']}", ""],
+            ["failed reconciles (convergence / incl. deletion)",
+             f"{ours['failures']} / {ours['failures_incl_deletion']}", "goal 0"],
+        ],
+        ["", "value", "goal"],
+    )  # fmt: skip
+    write_json(
+        args.json,
+        {"count": args.count, "floor": floor, "operator": ours, "ratio_ready": ratio},
+    )
 
 
 if __name__ == "__main__":

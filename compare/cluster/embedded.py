@@ -195,6 +195,8 @@ class EmbeddedCluster:
             args += ["--kube-apiserver-port", str(port)]
         args += self._capacity_args(audit_policy)
         result = self._kwokctl(*args, timeout=360, check=False)
+        # kwokctl copied the policy into the cluster's directory.
+        self._audit_policy_file().unlink(missing_ok=True)
         if result.returncode != 0:
             raise CompareError(
                 f"could not start the embedded cluster: {_last_line(result.stderr)} "
@@ -250,11 +252,14 @@ class EmbeddedCluster:
         """`kwokctl create cluster` flags: the Service range, the optional audit policy."""
         args = ["--extra-args", f"kube-apiserver=service-cluster-ip-range={SERVICE_CIDR}"]
         if audit_policy is not None:
-            path = self.workdir / "audit" / f"{self.name}.yaml"
+            path = self._audit_policy_file()
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(audit_policy)
             args += ["--kube-audit-policy", str(path)]
         return args
+
+    def _audit_policy_file(self) -> Path:
+        return self.workdir / "audit" / f"{self.name}.yaml"
 
     def scale_nodes(self, nodes: int) -> None:
         """Exactly `nodes` kwok nodes, each holding NODE_MAX_PODS pods (kept: existing ones)."""

@@ -64,6 +64,16 @@ def _client_config(
     return config
 
 
+# Only a new or changed spec is judged, so the API server does not even call the webhook for
+# metadata-only updates (kopf's finalizer and annotations, labels): at a thousand WebApps those
+# calls queued behind a busy operator and timed out, failing the operator's own writes.
+SPEC_CHANGED = {
+    "name": "spec-changed",
+    "expression": "request.operation != 'UPDATE' || !has(oldObject.spec) || !has(object.spec)"
+    " || object.spec != oldObject.spec",
+}
+
+
 def webhook_configuration(
     ca_bundle: bytes,
     *,
@@ -74,10 +84,12 @@ def webhook_configuration(
 
     kopf's webhook server routes by path, so each webhook's path is its handler id.
     Objects being deleted are not sent (matchConditions): removing the finalizer must never
-    depend on the webhook being reachable.
+    depend on the webhook being reachable; nor are updates that leave the spec as it was.
     """
 
-    def webhook(name: str, handler: str, resource: str, operations: list[str]) -> dict[str, Any]:
+    def webhook(
+        name: str, handler: str, resource: str, operations: list[str], *conditions: dict[str, str]
+    ) -> dict[str, Any]:
         return {
             "name": f"{name}.{PLURAL}.{API_GROUP}",
             "admissionReviewVersions": ["v1"],
@@ -95,7 +107,8 @@ def webhook_configuration(
                 }
             ],
             "matchConditions": [
-                {"name": "not-deleting", "expression": "!has(object.metadata.deletionTimestamp)"}
+                {"name": "not-deleting", "expression": "!has(object.metadata.deletionTimestamp)"},
+                *conditions,
             ],
             "clientConfig": _client_config(handler, ca_bundle, url=url, service=service),
         }
@@ -108,7 +121,7 @@ def webhook_configuration(
             "labels": {"app.kubernetes.io/name": "webapp-operator"},
         },
         "webhooks": [
-            webhook("validate", WEBHOOK_ID, PLURAL, ["CREATE", "UPDATE"]),
+            webhook("validate", WEBHOOK_ID, PLURAL, ["CREATE", "UPDATE"], SPEC_CHANGED),
             webhook("validate-scale", SCALE_WEBHOOK_ID, f"{PLURAL}/scale", ["UPDATE"]),
         ],
     }

@@ -148,6 +148,16 @@ class Controller:
         self.reconciler.forget(key)
 
 
+def _lean(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A child for the index: the snapshot without `managedFields` (often a third of the
+    object, and nothing the judge or the heal reads), so a thousand children stay small."""
+    child = _snapshot(body)
+    meta = child.get("metadata")
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        child["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return child
+
+
 def _first(index: Any, key: Key) -> Mapping[str, Any] | None:
     try:
         store = index[key]
@@ -234,11 +244,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     # kopf runs them in the event loop as events arrive, never queued behind reconcile threads.
     @kopf.index("apps", "v1", "deployments", id="deployments", registry=registry)
     async def deployments(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _snapshot(body)}
+        return {(namespace, name): _lean(body)}
 
     @kopf.index("v1", "services", id="services", registry=registry)
     async def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _snapshot(body)}
+        return {(namespace, name): _lean(body)}
 
     @kopf.daemon(
         API_GROUP,
@@ -327,6 +337,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
 
 
 def _register_webhooks(registry: kopf.OperatorRegistry) -> None:
+    # Async (pure and fast): answered on the event loop, never queued behind reconcile
+    # threads, so the API server's 5 s call cannot time out while the operator is busy.
     @kopf.on.validate(
         API_GROUP,
         API_VERSION,
@@ -335,7 +347,7 @@ def _register_webhooks(registry: kopf.OperatorRegistry) -> None:
         operations=["CREATE", "UPDATE"],
         registry=registry,
     )
-    def validate(
+    async def validate(
         spec: kopf.Spec,
         namespace: str | None,
         name: str,
@@ -361,7 +373,7 @@ def _register_webhooks(registry: kopf.OperatorRegistry) -> None:
         operations=["UPDATE"],
         registry=registry,
     )
-    def validate_scale(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> None:
+    async def validate_scale(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> None:
         problems = scale_problems((body.get("spec") or {}).get("replicas"))
         if problems:
             raise kopf.AdmissionError(f"{KIND} {namespace}/{name}: {'; '.join(problems)}", code=422)

@@ -6,7 +6,12 @@ import base64
 
 import pytest
 
-from webapp_operator.admission import admission_problems, scale_problems, webhook_configuration
+from webapp_operator.admission import (
+    SPEC_CHANGED,
+    admission_problems,
+    scale_problems,
+    webhook_configuration,
+)
 
 
 @pytest.mark.parametrize(
@@ -50,11 +55,12 @@ def test_url_configuration() -> None:
     assert main["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert scale["rules"][0]["resources"] == ["webapps/scale"]
     assert scale["clientConfig"]["url"].endswith("/validate-webapp-scale")
+    not_deleting = {"name": "not-deleting", "expression": "!has(object.metadata.deletionTimestamp)"}
     for hook in (main, scale):
         assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
-        assert hook["matchConditions"] == [
-            {"name": "not-deleting", "expression": "!has(object.metadata.deletionTimestamp)"}
-        ]
+    # Metadata-only updates of a WebApp are not sent (a scale always changes the replicas).
+    assert main["matchConditions"] == [not_deleting, SPEC_CHANGED]
+    assert scale["matchConditions"] == [not_deleting]
 
 
 def test_service_configuration() -> None:

@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from compare.cluster import ClusterTarget, tool_path
-from compare.deploy.operator import OperatorHandle, apply_webapp
+from compare.deploy.operator import OperatorHandle, apply_webapp, stop_operator
 from compare.errors import CompareError
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 
@@ -135,10 +135,17 @@ def test_webhook_judges_only_a_changed_spec(
 def test_rejection_is_one_line_through_the_python_api(
     api: client.ApiClient, namespace: str, operator: OperatorHandle
 ) -> None:
-    # Valid for the client-side model, refused by a CEL rule on the server.
-    webapp = make_webapp(
-        "shop", resources={"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}
+    # The local model refuses limits below requests too; built past it (model_copy does not
+    # validate), the server's CEL rule is what refuses it here.
+    valid = make_webapp(
+        "shop", resources={"requests": {"memory": "512Mi"}, "limits": {"memory": "1Gi"}}
     )
+    resources = valid.spec.resources
+    assert resources is not None
+    swapped = resources.model_copy(
+        update={"requests": resources.limits, "limits": resources.requests}
+    )
+    webapp = valid.model_copy(update={"spec": valid.spec.model_copy(update={"resources": swapped})})
     with pytest.raises(CompareError) as caught:
         apply_webapp(api, webapp, namespace)
     message = str(caught.value)
@@ -214,3 +221,37 @@ def test_printer_columns(
     header, row = listing.stdout.splitlines()[:2]
     assert header.split() == ["NAME", "REPLICAS", "READY", "IMAGE", "PHASE", "AGE"]
     assert row.split()[:5] == ["shop", "2", "2", "shop:v3", "Running"]
+
+
+def test_metadata_only_updates_never_reach_the_webhook(
+    cluster: ClusterTarget,
+    api: client.ApiClient,
+    namespace: str,
+    operator: OperatorHandle,
+    restore_operator: None,
+) -> None:
+    """With the webhook down (failurePolicy Fail), a label or finalizer change of a WebApp is
+    still admitted — the API server does not call the webhook when the spec is unchanged —
+    while a spec change is refused. (kopf's own metadata patches must not wait on it.)"""
+    apply_webapp(api, make_webapp("meta", replicas=1), namespace)
+    stop_operator(cluster)
+    custom = client.CustomObjectsApi(api)
+
+    def patch(body: dict[str, Any]) -> None:
+        custom.patch_namespaced_custom_object(
+            API_GROUP,
+            API_VERSION,
+            namespace,
+            PLURAL,
+            "meta",
+            body,
+            _content_type="application/merge-patch+json",
+        )
+
+    patch({"metadata": {"labels": {"team": "blue"}}})
+    with pytest.raises(client.ApiException) as refused:
+        patch({"spec": {"replicas": 2}})
+    assert refused.value.status == 500 and "failed calling webhook" in str(refused.value.body)
+    body = get_webapp(api, namespace, "meta")
+    assert body is not None and body["metadata"]["labels"]["team"] == "blue"
+    assert body["spec"]["replicas"] == 1
