@@ -2,12 +2,12 @@
 
 Real cluster, real helm, the real operator process, real chaostoolkit, the closed-world judge.
 Helm heals what the Deployment/ReplicaSet controllers heal (pods, the ReplicaSet) and nothing
-else; an unowned annotation is no fault for either. The operator heals the drift it compares
-today, including drift made while it was stopped, and - measured, not assumed - leaves the
-drift outside its field set (OPERATOR_LEAVES: the operator's closed-world healing is its own
-piece of work; the judge is never bent to it). The control-plane faults run first, each trial
-alone in the run: with the controller manager stopped nobody replaces deleted pods; after an
-etcd restart the operator heals the drift; a SIGKILLed operator waits out its Lease.
+else; an unowned annotation is no fault for either. The operator heals closed-world: every
+drift the judge sees, drift made while it was stopped, deleted children (new UIDs), and it
+comes back from a SIGKILL (its supervisor restarts it with its identity, so it takes its own
+Lease back at once). The control-plane faults run first, each trial alone in the run: with the
+controller manager stopped nobody replaces deleted pods, whatever the approach; after an etcd
+restart the operator heals the drift.
 """
 
 from __future__ import annotations
@@ -39,22 +39,13 @@ NO_FAULT = {"annotation-add"}
 OPERATOR_ONLY = {"operator-down-drift", "operator-kill-drift"}
 HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - NO_FAULT - OPERATOR_ONLY
 CONTROL_PLANE = ("apiserver-restart-drift", "etcd-restart-drift", "controller-manager-down")
-# Not a verdict of the operator's design but of this machine's speed: healed when the API
-# server is back within the operator's 10 s renew deadline, else the operator exits (see
-# experiments/policy.yaml). Checked for what does not depend on it.
+# How long the API server takes to answer again after a SIGKILL depends on this machine's
+# load; checked for what does not depend on it (see experiments/policy.yaml).
 MACHINE_BOUND = {"apiserver-restart-drift"}
-OPERATOR_LEAVES = {
-    "container-command-add",
-    "capability-add",
-    "pod-host-network",
-    "deployment-paused",
-    "strategy-recreate",
-    "min-ready-seconds",
-    "deployment-label-add",
-    "service-session-affinity",
-}
-OPERATOR_NOT_HEALED = {"controller-manager-down", "operator-kill-drift"}
-NOT_HEALS = OPERATOR_LEAVES | NO_FAULT | OPERATOR_NOT_HEALED | MACHINE_BOUND
+# With kube-controller-manager stopped no ReplicaSet controller makes pods: deleted pods stay
+# deleted whatever reconciles the Deployment.
+OPERATOR_NOT_HEALED = {"controller-manager-down"}
+NOT_HEALS = NO_FAULT | OPERATOR_NOT_HEALED | MACHINE_BOUND
 OPERATOR_HEALS = [f for f in CATALOGUE if f not in NOT_HEALS]
 DELETIONS = {"deployment-delete": "deployment", "service-delete": "service"}
 
@@ -111,8 +102,8 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
 
 def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     assert "│ fault" in outcome.output and "│ operator" in outcome.output
-    # 19, and 20 when the operator kept its Lease through the API server's restart.
-    healed = 20 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 19
+    # 29, and 28 when the API server's restart outlasted the window (machine-bound).
+    healed = 29 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 28
     assert f"operator healed {healed}/31 faults" in outcome.output
     assert "helm healed 3/29 faults" in outcome.output
 
@@ -156,14 +147,6 @@ def test_an_unowned_annotation_is_no_fault(outcome: Outcome, approach: str) -> N
     t = outcome.trial("annotation-add", approach)
     assert t.status == "no-fault" and t.time_to_heal_seconds is None
     assert t.evidence.fault_seen is None and t.evidence.chaos_agrees is True
-
-
-@pytest.mark.parametrize("experiment", sorted(OPERATOR_LEAVES))
-def test_the_operator_leaves_drift_outside_its_field_set(outcome: Outcome, experiment: str) -> None:
-    t = outcome.trial(experiment, "operator")
-    assert t.status == "not-healed", (t.status, t.error)
-    assert t.evidence.fault_seen is not None
-    assert t.evidence.mismatches_at_end, "not healed, yet nothing differs?"
 
 
 @pytest.mark.parametrize("experiment", OPERATOR_HEALS)
@@ -245,17 +228,13 @@ def test_after_the_api_server_restart_the_drift_was_seen_and_judged(outcome: Out
         assert t.evidence.mismatches_at_end == ["deployment.spec.replicas: want 3, got 1"]
 
 
-def test_a_sigkilled_operator_heals_only_after_its_lease_expired(outcome: Outcome) -> None:
+def test_a_sigkilled_operator_comes_back_at_once_and_heals(outcome: Outcome) -> None:
     t = outcome.trial("operator-kill-drift", "operator")
-    assert t.status == "not-healed", (t.status, t.error)
+    assert t.status == "healed", (t.status, t.error, t.evidence.mismatches_at_end)
     ev = t.evidence
-    assert (ev.before, ev.during) == (3, 1) and ev.fault_seen is not None
-    # Not even a brief heal before the restarted operator could lead: past the 15 s Lease.
-    assert t.time_to_first_heal_seconds is None or t.time_to_first_heal_seconds > 15
-    assert t.time_to_detect_seconds is None or t.time_to_detect_seconds > 15
-    # chaostoolkit waits from the restart, not from the drift: when it saw the heal there, it
-    # disagrees with our verdict, and the result says so.
-    assert ev.chaos_agrees is (ev.chaos_verdict == "deviated"), ev.chaos_verdict
+    assert (ev.before, ev.during, ev.after) == (3, 1, 3) and ev.fault_seen is not None
+    # Not after a lease duration (15 s): the restarted replica takes its own Lease back.
+    assert t.time_to_heal_seconds is not None and t.time_to_heal_seconds < 15
 
 
 def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
@@ -269,8 +248,6 @@ def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
         # The injection instant in results.json is the journal's end of the injection activity.
         assert t.injected_at is not None
         assert t.injected_at.isoformat() == injection["end"]
-        if t.experiment == "operator-kill-drift":
-            continue  # chaostoolkit's wait starts after the restart (see its own test)
         # chaostoolkit's own verdict agrees with ours.
         assert journal["deviated"] == (t.status == "not-healed"), t.label
         assert t.evidence.chaos_agrees is True, t.label
