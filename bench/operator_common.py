@@ -145,10 +145,28 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return statistics.quantiles(ordered, n=100, method="inclusive")[int(q) - 1]
 
 
-def rss_mib(pid: int) -> float | None:
-    """The process's resident memory (VmRSS) in MiB; None once it is gone."""
+def operator_pid(pid: int) -> int:
+    """The operator process itself: the local runner records its supervisor
+    (`compare.deploy.supervise`), whose one child is the operator; any other pid as given."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if b"compare.deploy.supervise" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return pid
+    except OSError:
+        return pid
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == str(pid) and fields[0] != "Z":
+            return int(stat.parent.name)
+    return pid
+
+
+def rss_mib(pid: int) -> float | None:
+    """The operator's resident memory (VmRSS) in MiB; None once it is gone."""
+    try:
+        for line in Path(f"/proc/{operator_pid(pid)}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     except OSError:

@@ -39,6 +39,7 @@ from operator_common import (
     bench_target,
     counters,
     delete_namespace,
+    operator_pid,
     operator_running,
     report,
     rss_mib,
@@ -237,7 +238,7 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], pid: int, info: Any)
 
 
 def cpu_seconds(pid: int) -> float:
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    stat = Path(f"/proc/{operator_pid(pid)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
 
