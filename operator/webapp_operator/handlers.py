@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -96,13 +97,20 @@ class Controller:
     _failures: dict[Key, int] = field(default_factory=dict)
     # child -> (the resourceVersion the write replaced, the object written)
     _written: dict[ChildKey, tuple[str | None, Mapping[str, Any]]] = field(default_factory=dict)
+    _kicked: dict[Key, float] = field(default_factory=dict)
 
     def wakeup(self, key: Key) -> asyncio.Event:
         return self._wakeups.setdefault(key, asyncio.Event())
 
     def kick(self, key: Key | None) -> None:
         if key is not None and key in self._wakeups:
+            # The first kick since the last wake-up: when the event that needs work arrived.
+            self._kicked.setdefault(key, time.monotonic())
             self._wakeups[key].set()
+
+    def woken(self, key: Key) -> float | None:
+        """When the kick this reconcile answers arrived (monotonic), if it was a kick."""
+        return self._kicked.pop(key, None)
 
     def spec_seen(self, key: Key, generation: int) -> None:
         """A WebApp event: kick only for a new generation (status writes do not bump it)."""
@@ -143,6 +151,7 @@ class Controller:
         self._wakeups.pop(key, None)
         self._generations.pop(key, None)
         self._failures.pop(key, None)
+        self._kicked.pop(key, None)
         for kind in CHILD_KINDS:
             self._written.pop((kind, *key), None)
         self.reconciler.forget(key)
@@ -156,6 +165,13 @@ def _lean(body: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(meta, Mapping) and "managedFields" in meta:
         child["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     return child
+
+
+def _timing(kicked: float | None, started: float, finished: float) -> str:
+    spent = f"reconcile {(finished - started) * 1000:.1f} ms"
+    if kicked is None:
+        return spent
+    return f"woken {(started - kicked) * 1000:.1f} ms after the event, {spent}"
 
 
 def _first(index: Any, key: Key) -> Mapping[str, Any] | None:
@@ -276,6 +292,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
         try:
             while not stopped:
                 wakeup.clear()
+                kicked = controller.woken(key)
+                started = time.monotonic()
                 children = {
                     kind: controller.child(kind, namespace, name, index)
                     for kind, index in indices.items()
@@ -286,6 +304,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                     _snapshot(body),
                     children,
                 )
+                finished = time.monotonic()
                 if not outcome.found:
                     return
                 controller.attempted(key, outcome.generation)
@@ -293,7 +312,16 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                 controller.counters.reconciles += 1
                 controller.counters.changes += len(outcome.changes)
                 for change in outcome.changes:
-                    log.info("%s/%s %s: %s", namespace, name, change.reason, change.message)
+                    # How long the heal took inside the operator: from the event's arrival
+                    # to the reconcile's start, and the reconcile (its API calls included).
+                    log.info(
+                        "%s/%s %s: %s (%s)",
+                        namespace,
+                        name,
+                        change.reason,
+                        change.message,
+                        _timing(kicked, started, finished),
+                    )
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
                 wait = controller.resync_seconds
                 if outcome.failure is not None and outcome.failure.reason == NOT_LEADING:
