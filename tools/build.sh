@@ -22,6 +22,13 @@ grep -q "k8s.io/kubernetes $KUBE_VERSION" "$here/kube/go.mod" || die "KUBE_VERSI
 grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$here/etcd/go.mod" || die "ETCD_VERSION=$ETCD_VERSION disagrees with tools/etcd/go.mod"
 
 want=$(cat "$here/versions.env" "$here/build.sh" "$here/kube/go.mod" "$here/etcd/go.mod" | sha256sum | cut -d' ' -f1)
+# >>> flux: source-controller and helm-controller (the `flux` approach) have their own pins, build
+# script and stamp in tools/flux/. This block is left out of the control-plane stamp (the next
+# line hashes this file without it), so adding or changing it never rebuilds the control plane,
+# and a Flux version change rebuilds only the two controllers.
+bash "$here/flux/build.sh" "$@"
+want=$(cat "$here/versions.env" <(sed '/^# >>> flux/,/^# <<< flux/d' "$here/build.sh") "$here/kube/go.mod" "$here/etcd/go.mod" | sha256sum | cut -d' ' -f1)
+# <<< flux
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl helm)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   missing=0

@@ -1,9 +1,10 @@
 """The complete objects each approach deploys for a WebApp: what the judge holds them to.
 
-Helm (and Flux, which installs the same chart release through helm-controller): the chart's
-rendered manifest for the WebApp's values (`helm template`, hooks dropped) -
+Helm: the chart's rendered manifest for the WebApp's values (`helm template`, hooks dropped) -
 exactly what `helm upgrade --install` applies. Operator: the children its pure builders make
-for the WebApp's CR - exactly what it applies. Nothing is picked field by field; the judge
+for the WebApp's CR - exactly what it applies. Flux: the chart's rendered manifest, which
+helm-controller installs with the same values and release name, plus the two origin labels it
+adds to every object. Nothing is picked field by field; the judge
 (`compare.judge`) adds the API's defaults and compares closed-world. Both steps are cached
 where they are made (the Helm rendering, the judge's dry-run), so calling this often is cheap.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.deploy.flux import flux_manifest
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.operator import operator_manifest
 from compare.errors import CompareError
@@ -27,9 +29,10 @@ def desired_manifest(
     approach: str, webapp: WebApp, namespace: str, *, release: str | None = None
 ) -> list[dict[str, Any]]:
     """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
-    if approach in ("helm", "flux"):
-        # Flux's helm-controller installs the same chart with the same values and release name.
+    if approach == "helm":
         return webapp_manifest(webapp, release=release)
+    if approach == "flux":
+        return flux_manifest(webapp, namespace, release=release)
     if approach == "operator":
         return operator_manifest(webapp, namespace)
     raise CompareError(f"approach {approach!r}: unknown (known: {', '.join(APPROACHES)})")

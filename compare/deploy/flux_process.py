@@ -179,14 +179,18 @@ def forget(directory: Path, name: str) -> None:
 
 
 def last_log_line(path: Path) -> str:
+    """What the newest start said: its first error line (a refused flag is followed by the
+    usage text), else its last line."""
     try:
-        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+        text = path.read_text(errors="replace")
     except OSError:
         return "no log"
-    lines = [line for line in lines if line and not line.startswith("--- ")]
+    lines = [line.strip() for line in text.split("\n--- ")[-1].splitlines()[1:]]
+    lines = [line for line in lines if line]
     if not lines:
         return "no output"
-    line = lines[-1]
+    errors = [line for line in lines if _is_error(line)]
+    line = errors[0] if errors else lines[-1]
     # The controllers log JSON: the message and the error are what a user needs.
     try:
         record = json.loads(line)
@@ -196,6 +200,16 @@ def last_log_line(path: Path) -> str:
         parts = [str(record.get(k)) for k in ("msg", "error") if record.get(k)]
         return ": ".join(parts)[:300] or line[:300]
     return line[:300]
+
+
+def _is_error(line: str) -> bool:
+    if line.startswith(("invalid argument", "unknown flag", "Error", "error")):
+        return True
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("level") == "error"
 
 
 def chart_server_args(port: int, repo: Path) -> list[str]:

@@ -9,7 +9,12 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.deploy.flux import condition, last_drift_event, list_helm_releases
+from compare.deploy.flux import (
+    condition,
+    last_drift_event,
+    list_helm_releases,
+    with_origin_labels,
+)
 from compare.deploy.helm import render
 from compare.deploy.status import DeployedApp, _state, _summary
 from compare.errors import CompareError
@@ -49,9 +54,8 @@ def flux_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]
         image: str | None = None
         ready: int | None = None
         try:
-            objects = judged_objects(
-                render(spec.get("values") or {}, release=release, namespace=ns)
-            )
+            rendered = render(spec.get("values") or {}, release=release, namespace=ns)
+            objects = with_origin_labels(judged_objects(rendered), name=name, namespace=ns)
         except CompareError as exc:
             state = f"values do not render: {exc.message}"
         else:

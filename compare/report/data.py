@@ -107,9 +107,15 @@ class ReportData:
             if s.recheck_interval_seconds is not None:
                 observed += f" (re-read every {s.recheck_interval_seconds:g} s)"
         settle = f"; settle {s.settle_seconds:g} s" if s.settle_seconds > 0 else ""
+        # Flux corrects drift once per HelmRelease interval: its heal times scale with it.
+        flux = (
+            f"; flux interval {s.flux_interval_seconds:g} s"
+            if s.flux_interval_seconds is not None
+            else ""
+        )
         return (
             f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
-            f" heal window {s.heal_window_seconds:g} s{settle}; {observed}"
+            f" heal window {s.heal_window_seconds:g} s{settle}{flux}; {observed}"
         )
 
     def incomplete_line(self) -> str | None:

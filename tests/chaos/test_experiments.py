@@ -151,7 +151,7 @@ def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> 
     # The same checks the action makes before it sends anything.
     kind, _ = _patch_arguments(args["kind"], args["patch"], args["field"], args["patch_type"])
     assert f"target:{kind}" in doc["tags"]
-    assert ext["approaches"] == ["helm", "operator"]
+    assert ext["approaches"] == ["helm", "operator", "flux"]
     # The action reports the value of the very field the evidence tracks.
     assert ext["evidence"] == {"target": kind, "field": args["field"]}
     # Not a copy of another experiment's words.
@@ -251,7 +251,7 @@ def test_a_control_plane_fault_runs_alone_needs_the_embedded_cluster_and_restore
     assert spec.cluster_wide and spec.requires == ("embedded-cluster",)
     assert spec.unmet(embedded=True) is None
     assert "needs the embedded cluster" in (spec.unmet(embedded=False) or "")
-    assert spec.approaches == ("helm", "operator")
+    assert spec.approaches == ("helm", "operator", "flux")
     fault, injection = CONTROL_PLANE[name]
     method = spec.document["method"]
     # The control-plane fault first, then the drift (the timed injection), then the wait.
