@@ -33,7 +33,7 @@ from compare.run.trial import RUN_LABEL
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
-HEAL_WINDOW = 8.0  # the operator-down-drift heal includes a process restart
+HEAL_WINDOW = 10.0  # a pod-template heal is two rollouts; operator-down-drift a restart
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
 NO_FAULT = {"annotation-add"}
 OPERATOR_ONLY = {"operator-down-drift", "operator-kill-drift"}
