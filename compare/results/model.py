@@ -89,8 +89,16 @@ class RunSettings(_Model):
     settle_seconds: float = Field(default=1.0, ge=0)
     # The periodic full re-read that cross-checks a watch; None when there was none.
     recheck_interval_seconds: float | None = Field(default=None, gt=0)
-    # The flux approach's HelmRelease interval (its heal time scales with it); None without flux.
+    # The flux approach's HelmRelease interval (its heal time scales with it); absent without
+    # flux (an optional field added within schema 2: files written before it stay unchanged).
     flux_interval_seconds: float | None = Field(default=None, gt=0)
+
+    @model_serializer(mode="wrap")
+    def _flux_only_with_flux(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("fluxIntervalSeconds") is None:
+            data.pop("fluxIntervalSeconds", None)
+        return data
 
 
 class ExperimentInfo(_Model):

@@ -138,6 +138,9 @@ class NotLeading(ConnectionError):
     handles it as an unreachable API server (which, for a deposed leader, it is)."""
 
 
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is untyped
     """An ApiClient that sends nothing unless `allowed()` holds at the moment of the request.
 
@@ -148,10 +151,14 @@ class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is 
         super().__init__(configuration)
         self._allowed = allowed
 
-    def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+    def call_api(self, *args: Any, **kwargs: Any) -> Any:
         if not self._allowed():
-            raise NotLeading(f"not leading: {method} {url.split('?', 1)[0]} refused")
-        return super().call_api(method, url, *args, **kwargs)
+            # The client's positional order changed across versions ((path, method) before
+            # kubernetes 32, (method, url) since): name the request either way.
+            first, second = (*(str(a) for a in args[:2]), "", "")[:2]
+            method, where = (first, second) if first.upper() in _HTTP_METHODS else (second, first)
+            raise NotLeading(f"not leading: {method} {where.split('?', 1)[0]} refused")
+        return super().call_api(*args, **kwargs)
 
 
 class LeaderElector:

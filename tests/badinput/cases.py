@@ -483,7 +483,7 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
         (
             "heal-window-word",
             ["--heal-window", "ten"],
-            "--heal-window': Input should be a valid number",
+            "Invalid value for '--heal-window'",
         ),
         ("settle-negative", ["--settle", "-1"], "--settle: -1 is not in the range 0 to 60"),
         ("settle-high", ["--settle", "61"], "--settle: 61 is not in the range"),

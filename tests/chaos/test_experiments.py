@@ -162,7 +162,23 @@ def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> 
 
 # Cells the policy deliberately leaves ungated (its comment says why: the verdict depends on
 # how fast this machine restarts the API server against the operator's renew deadline).
-UNGATED = {("apiserver-restart-drift", "operator")}
+UNGATED = {("apiserver-restart-drift", "operator")} | {
+    (name, "flux")
+    for name in (
+        "image-change",
+        "resources-change",
+        "probe-change",
+        "probe-remove",
+        "label-change",
+        "deployment-scale-zero",
+        "service-selector-change",
+        "service-label-remove",
+        "deployment-delete",
+        "service-delete",
+        "apiserver-restart-drift",
+        "etcd-restart-drift",
+    )
+}
 
 
 def test_the_policy_states_an_expectation_for_every_fault_and_approach() -> None:
@@ -188,7 +204,7 @@ def test_the_policy_states_an_expectation_for_every_fault_and_approach() -> None
             assert len(matching) == 1, (name, approach, matching)
             if name in ALLOWED:
                 assert matching == ["no-fault"], (name, approach)
-            elif approach == "helm" and name not in (
+            elif approach in ("helm", "flux") and name not in (
                 "pod-delete-one",
                 "pod-delete-all",
                 "replicaset-delete",
