@@ -71,7 +71,10 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
     api = config.new_client_from_config(config_file=str(_operator_kubeconfig(cluster)))
     try:
         allowed = {
-            "update deployments": dict(verb="update", group="apps", resource="deployments"),
+            "patch deployments (the healing patch)": dict(
+                verb="patch", group="apps", resource="deployments"
+            ),
+            "patch services (the healing patch)": dict(verb="patch", resource="services"),
             "create services (and dry-run creates)": dict(verb="create", resource="services"),
             "watch services": dict(verb="watch", resource="services"),
             "patch webapps/status": dict(
@@ -96,10 +99,10 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
             "delete deployments (the garbage collector does)": dict(
                 verb="delete", group="apps", resource="deployments"
             ),
-            "patch deployments (healed by update)": dict(
-                verb="patch", group="apps", resource="deployments"
+            "update deployments (healed by a patch)": dict(
+                verb="update", group="apps", resource="deployments"
             ),
-            "patch services (healed by update)": dict(verb="patch", resource="services"),
+            "update services (healed by a patch)": dict(verb="update", resource="services"),
             "get a webapp (the watch holds them)": dict(
                 verb="get", group="example.com", resource="webapps"
             ),
