@@ -163,8 +163,9 @@ def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str)
         assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
         assert kind in ev.recreated
         assert ev.detected_by == "Event Created"
-    elif experiment not in HELM_HEALS:
-        # Drift the operator itself corrected: its Event times the detection.
+    elif experiment not in HELM_HEALS and experiment != "operator-kill-drift":
+        # Drift the operator itself corrected: its Event times the detection. (Not after a
+        # SIGKILL: the killed process may have healed it and died before posting its Event.)
         assert ev.detected_by == "Event DriftCorrected", ev
         assert t.time_to_detect_seconds is not None
 
