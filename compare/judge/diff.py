@@ -102,7 +102,7 @@ class _Walk:
     def value(self, path: tuple[str, ...], want: Any, got: Any) -> None:
         # Equal subtrees hold no difference whatever the rules (the common case, compared in C:
         # a controller judges every event with this).
-        if want == got or (_empty(want) and _empty(got)):
+        if want == got or (is_empty(want) and is_empty(got)):
             return
         rule = rule_at(path)
         if rule == ALLOCATED and not _raw_sets(self.raw, path):
@@ -111,10 +111,10 @@ class _Walk:
             self._map(path, want, got, open_map=rule == OPEN_MAP)
         elif _is_list(want) and _is_list(got):
             self._list(path, want, got)
-        elif _empty(want):
+        elif is_empty(want):
             if rule != OPEN_MAP:
                 self._add(path, "added", None, got)
-        elif _empty(got):
+        elif is_empty(got):
             self._add(path, "removed", want, None)
         elif want != got:
             self._add(path, "changed", want, got)
@@ -170,7 +170,7 @@ def _raw_sets(raw: Mapping[str, Any], path: tuple[str, ...]) -> bool:
                 nxt.extend(node)
             elif isinstance(node, Mapping) and _unkey(part) in node:
                 nxt.append(node[_unkey(part)])
-        nodes = [n for n in nxt if not _empty(n)]
+        nodes = [n for n in nxt if not is_empty(n)]
     return bool(nodes)
 
 
@@ -199,7 +199,7 @@ def _is_list(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
 
-def _empty(value: Any) -> bool:
+def is_empty(value: Any) -> bool:
     # The API server omits empty maps and lists; absent, null and empty mean the same.
     return value is None or (isinstance(value, Mapping | list | tuple) and len(value) == 0)
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from compare.judge.allow import ALLOCATED, ALLOW_LIST, OPEN_MAP, Path
-from compare.judge.diff import list_key
+from compare.judge.diff import is_empty, list_key
 
 __all__ = ["restoring_body", "restoring_patch"]
 
@@ -140,9 +140,5 @@ def _keep_leaf(
         merged = {**theirs, **(ours or {})}
         if merged:
             body[key] = copy.deepcopy(merged)
-    elif rule == ALLOCATED and _unset(body.get(key)):
+    elif rule == ALLOCATED and is_empty(body.get(key)):
         body[key] = copy.deepcopy(live[key])
-
-
-def _unset(value: Any) -> bool:
-    return value is None or (isinstance(value, Mapping | Sequence) and len(value) == 0)

@@ -19,11 +19,15 @@ class Kind:
     api: Callable[[client.ApiClient], Any]
     plural: str  # the method suffix: list_namespaced_<plural>, create_namespaced_<plural>
 
+    def call(self, api: client.ApiClient, verb: str) -> Callable[..., Any]:
+        """The typed client's `<verb>_namespaced_<plural>` (read, list, create, patch, ...)."""
+        return getattr(self.api(api), f"{verb}_namespaced_{self.plural}")
+
     def list_call(self, api: client.ApiClient) -> Callable[..., Any]:
-        return getattr(self.api(api), f"list_namespaced_{self.plural}")
+        return self.call(api, "list")
 
     def create_call(self, api: client.ApiClient) -> Callable[..., Any]:
-        return getattr(self.api(api), f"create_namespaced_{self.plural}")
+        return self.call(api, "create")
 
 
 KINDS: dict[str, Kind] = {

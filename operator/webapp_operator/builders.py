@@ -8,16 +8,24 @@ labels, probes, restricted security context) so both approaches deploy the same 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, selector_labels
-from webapp_operator.names import API_GROUP_VERSION, KIND, MANAGED_BY_LABEL, OPERATOR_NAME
+from webapp_operator.names import (
+    API_GROUP_VERSION,
+    INSTANCE_LABEL,
+    KIND,
+    MANAGED_BY_LABEL,
+    OPERATOR_NAME,
+)
 
 __all__ = [
+    "WebAppRef",
     "build_deployment",
     "build_service",
     "child_labels",
     "owner_reference",
+    "owning_webapp",
     "selector_string",
 ]
 
@@ -68,6 +76,38 @@ def owner_reference(webapp: Mapping[str, Any]) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+class WebAppRef(NamedTuple):
+    """Whom a child says it belongs to: the WebApp's name, and its uid when the child carries
+    a controller reference to it (None: only the operator's labels name it)."""
+
+    name: str
+    uid: str | None
+
+
+def controller_reference(child: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The child's controller owner reference, whoever it names."""
+    for ref in (child.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            found: Mapping[str, Any] = ref
+            return found
+    return None
+
+
+def owning_webapp(child: Mapping[str, Any]) -> WebAppRef | None:
+    """The WebApp a child belongs to: its controller reference when that is a WebApp; with no
+    controller at all (someone stripped it), the operator's labels; else none (another
+    controller's object, or nobody's)."""
+    ref = controller_reference(child)
+    if ref is not None:
+        if ref.get("kind") == KIND and ref.get("apiVersion") == API_GROUP_VERSION:
+            return WebAppRef(str(ref.get("name")), str(ref.get("uid")))
+        return None
+    labels = (child.get("metadata") or {}).get("labels") or {}
+    if labels.get(MANAGED_BY_LABEL) == OPERATOR_NAME and labels.get(INSTANCE_LABEL):
+        return WebAppRef(str(labels[INSTANCE_LABEL]), None)
+    return None
 
 
 def child_labels(name: str) -> dict[str, str]:

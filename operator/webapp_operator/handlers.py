@@ -36,16 +36,13 @@ import kopf
 from kubernetes import client
 
 from webapp_operator.admission import admission_problems, scale_problems
+from webapp_operator.builders import owning_webapp
 from webapp_operator.health import Counters
 from webapp_operator.kube import connection_info
 from webapp_operator.names import (
     API_GROUP,
-    API_GROUP_VERSION,
     API_VERSION,
-    INSTANCE_LABEL,
     KIND,
-    MANAGED_BY_LABEL,
-    OPERATOR_NAME,
     PLURAL,
     SCALE_WEBHOOK_ID,
     WEBHOOK_ID,
@@ -189,20 +186,10 @@ def _snapshot(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def owner_key(child: Mapping[str, Any]) -> Key | None:
-    """The WebApp a Deployment/Service belongs to: its controller reference, else (when someone
-    stripped that) the operator's labels."""
-    meta = child.get("metadata") or {}
-    namespace = meta.get("namespace")
-    if not namespace:
-        return None
-    for ref in meta.get("ownerReferences") or []:
-        is_webapp = ref.get("kind") == KIND and ref.get("apiVersion") == API_GROUP_VERSION
-        if ref.get("controller") and is_webapp:
-            return (namespace, ref["name"])
-    labels = meta.get("labels") or {}
-    if labels.get(MANAGED_BY_LABEL) == OPERATOR_NAME and labels.get(INSTANCE_LABEL):
-        return (namespace, labels[INSTANCE_LABEL])
-    return None
+    """The WebApp whose reconcile a Deployment/Service event wakes (`owning_webapp`)."""
+    namespace = (child.get("metadata") or {}).get("namespace")
+    owner = owning_webapp(child)
+    return (namespace, owner.name) if namespace and owner is not None else None
 
 
 async def _idle(wakeup: asyncio.Event, stopped: kopf.DaemonStopped, timeout: float) -> None:

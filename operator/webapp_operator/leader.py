@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import json
 import logging
 import threading
@@ -239,20 +240,8 @@ class LeaderElector:
                 "metadata": {"name": self.config.name, "namespace": self.config.namespace},
                 "spec": self._spec(None),
             }
-            try:
-                raw = self._leases.create_namespaced_lease(
-                    self.config.namespace,
-                    body,
-                    field_manager=FIELD_MANAGER,
-                    _preload_content=False,
-                    _request_timeout=self.config.request_timeout,
-                )
-            except client.ApiException as exc:
-                if exc.status == 409:  # another candidate created it first
-                    return Outcome.CONFLICT
-                raise
-            self._observe(json.loads(raw.data))
-            return Outcome.HELD
+            # 409: another candidate created it first.
+            return Outcome.HELD if self._write("create", body) else Outcome.CONFLICT
 
         version = lease["metadata"]["resourceVersion"]
         if version != self._observed_version:
@@ -267,20 +256,8 @@ class LeaderElector:
         lease["spec"] = self._spec(spec)
         if renew and not self.leading:
             return Outcome.CONFLICT
-        try:
-            raw = self._leases.replace_namespaced_lease(
-                self.config.name,
-                self.config.namespace,
-                lease,
-                field_manager=FIELD_MANAGER,
-                _preload_content=False,
-                _request_timeout=self.config.request_timeout,
-            )
-        except client.ApiException as exc:
-            if exc.status == 409:  # someone wrote it since we read it
-                return Outcome.CONFLICT
-            raise
-        self._observe(json.loads(raw.data))
+        if not self._write("replace", lease):  # 409: someone wrote it since we read it
+            return Outcome.CONFLICT
         if holder != self.config.identity:
             logger.info("took the lease from %s", holder or "nobody (it was free)")
         return Outcome.HELD
@@ -402,10 +379,19 @@ class LeaderElector:
             return None
         now = _micro_time(datetime.now(UTC))
         lease["spec"].update({"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": now})
+        return self._write("replace", lease)
+
+    def _write(self, verb: str, lease: dict[str, Any]) -> bool:
+        """Create or replace the Lease (a compare-and-swap on resourceVersion); False when
+        another writer won (409). What was written becomes what we last saw."""
+        if verb == "create":
+            call = functools.partial(self._leases.create_namespaced_lease, self.config.namespace)
+        else:
+            call = functools.partial(
+                self._leases.replace_namespaced_lease, self.config.name, self.config.namespace
+            )
         try:
-            raw = self._leases.replace_namespaced_lease(
-                self.config.name,
-                self.config.namespace,
+            raw = call(
                 lease,
                 field_manager=FIELD_MANAGER,
                 _preload_content=False,

@@ -171,27 +171,27 @@ NAMESPACE_RULES: tuple[Rule, ...] = (
 )
 
 
-def _labels() -> dict[str, str]:
-    return {"app.kubernetes.io/name": "webapp-operator", "app.kubernetes.io/component": "rbac"}
-
-
-def _service_account(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": {"name": name, "namespace": namespace, "labels": _labels()},
-    }
-
-
-def _role(kind: str, name: str, rules: tuple[Rule, ...], namespace: str | None) -> dict[str, Any]:
+def _metadata(name: str, namespace: str | None) -> dict[str, Any]:
+    """Name, namespace (none for a cluster-scoped object) and the RBAC objects' labels."""
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = _labels()
+    meta["labels"] = {
+        "app.kubernetes.io/name": "webapp-operator",
+        "app.kubernetes.io/component": "rbac",
+    }
+    return meta
+
+
+def _service_account(name: str, namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(name, namespace)}
+
+
+def _role(kind: str, name: str, rules: tuple[Rule, ...], namespace: str | None) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": kind,
-        "metadata": meta,
+        "metadata": _metadata(name, namespace),
         "rules": rules_json(rules),
     }
 
@@ -199,14 +199,10 @@ def _role(kind: str, name: str, rules: tuple[Rule, ...], namespace: str | None) 
 def _binding(
     kind: str, name: str, subject: str, subject_namespace: str, namespace: str | None
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    meta["labels"] = _labels()
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": f"{kind}Binding",
-        "metadata": meta,
+        "metadata": _metadata(name, namespace),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
         "subjects": [{"kind": "ServiceAccount", "name": subject, "namespace": subject_namespace}],
     }

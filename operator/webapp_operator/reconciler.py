@@ -39,23 +39,25 @@ import urllib3
 from kubernetes import client
 from pydantic import ValidationError
 
-from compare.errors import CompareError
 from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_patch
 from compare.judge.desired import api_defaults
+from compare.judge.kinds import kind as judged_kind
 from compare.webapp import WebApp
 from compare.webapp.load import format_validation_error
-from webapp_operator.builders import build_deployment, build_service, owner_reference
+from webapp_operator.builders import (
+    build_deployment,
+    build_service,
+    controller_reference,
+    owner_reference,
+    owning_webapp,
+)
 from webapp_operator.leader import NotLeading
 from webapp_operator.names import (
     API_GROUP,
-    API_GROUP_VERSION,
     API_VERSION,
     FIELD_MANAGER,
     GENERATION_ANNOTATION,
-    INSTANCE_LABEL,
-    KIND,
     MANAGED_BY_LABEL,
-    OPERATOR_NAME,
     PLURAL,
 )
 from webapp_operator.registry import Registry
@@ -76,16 +78,12 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 # A hung request must not hold a reconcile (and its WebApp) forever.
 REQUEST_TIMEOUT_S = 30.0
-# Child kind -> (client API class, method suffix).
-_CHILD_APIS = {
-    "Deployment": (client.AppsV1Api, "namespaced_deployment"),
-    "Service": (client.CoreV1Api, "namespaced_service"),
-}
-CHILD_KINDS = tuple(_CHILD_APIS)
+# The kinds of a WebApp's children (their typed calls: `compare.judge.kinds`).
+CHILD_KINDS = ("Deployment", "Service")
 # The failure reason of a reconcile cut short because this replica stopped leading.
 NOT_LEADING = "NotLeading"
-# An unreachable, slow or overloaded API server: as transient as a 5xx.
-_TRANSPORT = (urllib3.exceptions.HTTPError, OSError)
+# Every way an API call fails: an error status, or an unreachable, slow or overloaded server.
+_API_FAILURES = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
 _MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
 
 Key = tuple[str, str]
@@ -161,14 +159,19 @@ def _failed_test(exc: client.ApiException) -> bool:
         details = json.loads(exc.body or "{}").get("details") or {}
     except (ValueError, AttributeError):
         return False
-    return exc.status == 409 or not details.get("causes")
+    return exc.status == 422 and not details.get("causes")
 
 
-def _unreachable(what: str, exc: BaseException) -> ReconcileError:
+def _failure(reason: str, what: str, exc: BaseException) -> ReconcileError:
+    """Any failure of an API call, HTTP or transport, as the reconcile reports it: `reason`
+    for what the API server refused, `ApiUnavailable` for what retrying may fix."""
+    where = f"{what}: " if what else ""
+    if isinstance(exc, client.ApiException):
+        cause = "ApiUnavailable" if _transient(exc) else reason
+        return ReconcileError(cause, where + api_error(exc))
     if isinstance(exc, NotLeading):
         # Deposed: the fenced client refuses every request. Not a failure of the WebApp's.
         return ReconcileError(NOT_LEADING, "this replica no longer leads", retry=False)
-    where = f"{what}: " if what else ""
     return ReconcileError("ApiUnavailable", where + _transport_error(exc))
 
 
@@ -177,37 +180,11 @@ def _transport_error(exc: BaseException) -> str:
     return f"API server unreachable ({type(exc).__name__}{': ' + text if text else ''})"
 
 
-def controlled_by(child: Mapping[str, Any], webapp_uid: str) -> bool | None:
-    """True: the child's controller reference is this WebApp; False: another controller's;
-    None: no controller reference at all."""
-    for ref in (child.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return bool(
-                ref.get("kind") == KIND
-                and ref.get("apiVersion") == API_GROUP_VERSION
-                and ref.get("uid") == webapp_uid
-            )
-    return None
-
-
-def is_ours(child: Mapping[str, Any], webapp_name: str, webapp_uid: str) -> bool:
-    """Whether the operator may write this child: controlled by the WebApp, or (when someone
-    stripped the reference) without any controller but carrying the operator's labels."""
-    controlled = controlled_by(child, webapp_uid)
-    if controlled is not None:
-        return controlled
-    labels = (child.get("metadata") or {}).get("labels") or {}
-    return (
-        labels.get(MANAGED_BY_LABEL) == OPERATOR_NAME and labels.get(INSTANCE_LABEL) == webapp_name
-    )
-
-
 def _who(child: Mapping[str, Any]) -> str:
-    meta = child.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("controller"):
-            return f"controlled by {ref.get('kind')} {ref.get('name')}"
-    manager = (meta.get("labels") or {}).get(MANAGED_BY_LABEL)
+    ref = controller_reference(child)
+    if ref is not None:
+        return f"controlled by {ref.get('kind')} {ref.get('name')}"
+    manager = ((child.get("metadata") or {}).get("labels") or {}).get(MANAGED_BY_LABEL)
     return f"managed by {manager}" if manager else "not created by this operator"
 
 
@@ -325,20 +302,10 @@ class Reconciler:
             manifest.append(built)
         try:
             desired = api_defaults(self._api, key[0], manifest, api_errors=True)
-        except client.ApiException as exc:
-            if _transient(exc):
-                raise ReconcileError(
-                    "ApiUnavailable", f"defaulting the children: {api_error(exc)}"
-                ) from None
-            # The API server refused a child at dry-run (a quota, a policy, an admission
-            # webhook): it could not be created or corrected either.
-            raise ReconcileError(
-                "DryRunFailed", f"the API server refused the desired children: {api_error(exc)}"
-            ) from None
-        except CompareError as exc:
-            raise ReconcileError("DryRunFailed", str(exc)) from None
-        except _TRANSPORT as exc:
-            raise _unreachable("", exc) from None
+        except _API_FAILURES as exc:
+            # Refused at dry-run (a quota, a policy, an admission webhook): the children could
+            # not be created or corrected either.
+            raise _failure("DryRunFailed", "dry-run of the desired children", exc) from None
         with self._lock:
             self._desired[key] = (version, desired)
         return desired
@@ -358,15 +325,17 @@ class Reconciler:
                 return created, Change("Created", kind, namespace, name)
             # It exists after all (the index had not seen it yet, or it lost our labels).
             current = self._call("ReadFailed", f"reading {where}", "read", kind, name, namespace)
-        webapp_uid = body["metadata"]["uid"]
-        if not is_ours(current, body["metadata"]["name"], webapp_uid):
+        # Ours: our controller reference, or (someone stripped it) no controller but our labels.
+        owner = owning_webapp(current)
+        webapp = body["metadata"]
+        if owner is None or owner.name != webapp["name"] or owner.uid not in (None, webapp["uid"]):
             raise ReconcileError(
                 "NameConflict",
                 f"{where} already exists and is not this WebApp's ({_who(current)});"
                 " it is left untouched: rename the WebApp or remove that object",
             )
         found = diff_object(kind.lower(), desired.defaulted, current, raw=desired.raw)
-        reference_lost = controlled_by(current, webapp_uid) is None
+        reference_lost = owner.uid is None
         if not found and not reference_lost:
             return current, None
         # No precondition: the Deployment controller writes status and its revision annotation
@@ -401,19 +370,15 @@ class Reconciler:
             return self._raw_call(
                 "create", desired.kind, namespace, dict(desired.raw), field_manager=FIELD_MANAGER
             )
-        except client.ApiException as exc:
-            if exc.status == 409:
+        except _API_FAILURES as exc:
+            if isinstance(exc, client.ApiException) and exc.status == 409:
                 return None
-            reason = "ApiUnavailable" if _transient(exc) else "CreateFailed"
-            raise ReconcileError(reason, f"creating {where}: {api_error(exc)}") from None
-        except _TRANSPORT as exc:
-            raise _unreachable(f"creating {where}", exc) from None
+            raise _failure("CreateFailed", f"creating {where}", exc) from None
 
     # -- API calls -----------------------------------------------------------------------------
 
     def _raw_call(self, verb: str, kind: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        api_class, suffix = _CHILD_APIS[kind]
-        fn = getattr(api_class(self._api), f"{verb}_{suffix}")
+        fn = judged_kind(kind).call(self._api, verb)
         raw = fn(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs)
         result: dict[str, Any] = json.loads(raw.data)
         return result
@@ -424,17 +389,13 @@ class Reconciler:
         """One child call; every failure, HTTP or transport, becomes a ReconcileError."""
         try:
             return self._raw_call(verb, kind, *args, **kwargs)
-        except client.ApiException as exc:
-            if exc.status in (409, 422) and _failed_test(exc):
+        except _API_FAILURES as exc:
+            if isinstance(exc, client.ApiException) and (exc.status == 409 or _failed_test(exc)):
                 # The uid precondition: the object was replaced since the watch showed it.
                 raise ReconcileError("Conflict", f"{what}: replaced meanwhile; retrying") from None
-            if exc.status == 404:
+            if isinstance(exc, client.ApiException) and exc.status == 404:
                 raise ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying") from None
-            if _transient(exc):
-                raise ReconcileError("ApiUnavailable", f"{what}: {api_error(exc)}") from None
-            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
-        except _TRANSPORT as exc:
-            raise _unreachable(f"{what}", exc) from None
+            raise _failure(reason, what, exc) from None
 
     def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
         """Patch the status subresource, only when it differs from what is stored."""
@@ -465,11 +426,8 @@ class Reconciler:
                 _preload_content=False,
                 _request_timeout=self._timeout,
             )
-        except client.ApiException as exc:
-            reason = "ApiUnavailable" if _transient(exc) else "StatusFailed"
-            raise ReconcileError(reason, f"{what}: {api_error(exc)}") from None
-        except _TRANSPORT as exc:
-            raise _unreachable(f"{what}", exc) from None
+        except _API_FAILURES as exc:
+            raise _failure("StatusFailed", what, exc) from None
 
     # -- deletion ----------------------------------------------------------------------------
 
@@ -483,9 +441,6 @@ class Reconciler:
         self._patch_status(namespace, name, {"phase": Phase.DELETING.value})
         try:
             return self._registry.remove(namespace, name, uid)
-        except client.ApiException as exc:
-            raise ReconcileError(
-                "CleanupFailed", f"removing {namespace}/{name} from the registry: {api_error(exc)}"
-            ) from None
-        except _TRANSPORT as exc:
-            raise _unreachable("", exc) from None
+        except _API_FAILURES as exc:
+            what = f"removing {namespace}/{name} from the registry"
+            raise _failure("CleanupFailed", what, exc) from None

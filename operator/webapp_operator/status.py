@@ -103,7 +103,7 @@ def compute_status(
     desired = (webapp.get("spec") or {}).get("replicas", 1)
     previous = _previous_conditions(webapp)
     if not deployment_known and webapp.get("status"):
-        return _keep_last_known(webapp, failure, now)
+        return _keep_last_known(webapp, previous, failure, now)
     rollout = _rollout(desired, deployment)
 
     if rollout.exists:
@@ -126,17 +126,12 @@ def compute_status(
     else:
         progressing, progress_reason, progress_msg = True, "Creating", "creating the Deployment"
 
-    if failure is not None:
-        degraded, degraded_reason, degraded_msg = True, failure.reason, failure.message
-    elif rollout.stuck is not None:
-        degraded, degraded_reason, degraded_msg = True, "RolloutStuck", rollout.stuck
-    else:
-        degraded, degraded_reason, degraded_msg = False, "AsExpected", "reconciled"
-
+    degraded_condition = _degraded(failure, rollout.stuck)
+    degraded = degraded_condition["status"] == "True"
     conditions = [
         _condition(ConditionType.AVAILABLE, available, available_reason, available_msg),
         _condition(ConditionType.PROGRESSING, progressing, progress_reason, progress_msg),
-        _condition(ConditionType.DEGRADED, degraded, degraded_reason, degraded_msg),
+        degraded_condition,
     ]
     stamped = [_stamp(cond, previous, generation, now) for cond in conditions]
 
@@ -163,15 +158,14 @@ def compute_status(
 
 
 def _keep_last_known(
-    webapp: Mapping[str, Any], failure: Failure | None, now: datetime
+    webapp: Mapping[str, Any],
+    previous: Mapping[str, Mapping[str, Any]],
+    failure: Failure | None,
+    now: datetime,
 ) -> dict[str, Any]:
     last = dict(webapp.get("status") or {})
-    previous = _previous_conditions(webapp)
     generation = webapp["metadata"].get("generation") or 0
-    if failure is not None:
-        degraded = _condition(ConditionType.DEGRADED, True, failure.reason, failure.message)
-    else:
-        degraded = _condition(ConditionType.DEGRADED, False, "AsExpected", "reconciled")
+    degraded = _degraded(failure, None)
     conditions = [
         dict(previous[kind.value])
         for kind in (ConditionType.AVAILABLE, ConditionType.PROGRESSING)
@@ -191,6 +185,15 @@ def _keep_last_known(
         }
     )
     return status.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _degraded(failure: Failure | None, stuck: str | None) -> dict[str, str]:
+    """Degraded: the reconcile's failure first, then a stuck rollout."""
+    if failure is not None:
+        return _condition(ConditionType.DEGRADED, True, failure.reason, failure.message)
+    if stuck is not None:
+        return _condition(ConditionType.DEGRADED, True, "RolloutStuck", stuck)
+    return _condition(ConditionType.DEGRADED, False, "AsExpected", "reconciled")
 
 
 def _condition(kind: ConditionType, value: bool, reason: str, message: str) -> dict[str, str]:
