@@ -21,7 +21,11 @@ class CompareError(Exception):
         return self.message
 
 
-def first_line(exc: BaseException) -> str:
-    """`Type: first line of the message` - an exception as one line for an error report."""
+def first_line(exc: BaseException, *, typed: bool = True) -> str:
+    """`Type: first line of the message` - an exception as one line for an error report
+    (`typed=False`: the message's first line alone, when it says what happened itself)."""
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    line = text.splitlines()[0]
+    return f"{type(exc).__name__}: {line}" if typed else line

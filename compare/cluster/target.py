@@ -12,7 +12,7 @@ import yaml
 from kubernetes import client, config
 
 from compare.cluster.embedded import EmbeddedCluster
-from compare.errors import CompareError
+from compare.errors import CompareError, first_line
 from compare.inputfile import read_text
 
 REACH_TIMEOUT_S = 5.0
@@ -104,7 +104,9 @@ def _check_kubeconfig(path: Path, context: str | None) -> None:
     except CompareError as exc:
         raise CompareError(f"kubeconfig {exc.message}") from None
     except yaml.YAMLError as exc:
-        raise CompareError(f"kubeconfig {path}: not valid YAML ({_first_line(exc)})") from exc
+        raise CompareError(
+            f"kubeconfig {path}: not valid YAML ({first_line(exc, typed=False)})"
+        ) from exc
     if not isinstance(data, dict) or not data.get("clusters"):
         raise CompareError(f"kubeconfig {path}: no clusters defined")
     names = [c.get("name") for c in data.get("contexts") or [] if isinstance(c, dict)]
@@ -118,7 +120,9 @@ def check_reachable(target: ClusterTarget) -> None:
     try:
         api = target.api_client()
     except (config.ConfigException, OSError, ValueError, TypeError) as exc:
-        raise CompareError(f"kubeconfig {target.kubeconfig}: {_first_line(exc)}") from exc
+        raise CompareError(
+            f"kubeconfig {target.kubeconfig}: {first_line(exc, typed=False)}"
+        ) from exc
     host = api.configuration.host
     # Retries would multiply the timeout; one attempt decides.
     api.configuration.retries = 0
@@ -129,13 +133,9 @@ def check_reachable(target: ClusterTarget) -> None:
             return  # reachable; authorization is checked by the calls that need it
         raise CompareError(f"cluster at {host} answered {exc.status} {exc.reason}") from exc
     except (urllib3.exceptions.HTTPError, OSError) as exc:
+        problem = first_line(exc, typed=False)
         raise CompareError(
-            f"cluster at {host} is unreachable (kubeconfig {target.kubeconfig}): {_first_line(exc)}"
+            f"cluster at {host} is unreachable (kubeconfig {target.kubeconfig}): {problem}"
         ) from exc
     finally:
         api.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

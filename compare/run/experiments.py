@@ -23,11 +23,11 @@ from chaoslib.experiment import ensure_experiment_is_valid
 from chaoslib.loader import load_experiment
 
 from compare.chaos.fields import parse_path
-from compare.errors import CompareError
+from compare.errors import CompareError, first_line
 from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import APPROACHES, ExperimentInfo
-from compare.run.extension import check_injection, find_extension
+from compare.run.extension import check_injection, find_extension, where
 
 # Run order of the built-in catalogue (the report lists faults in this order too).
 CATALOGUE = (
@@ -63,7 +63,6 @@ CATALOGUE = (
     "etcd-restart-drift",
     "controller-manager-down",
 )
-EXTENSION = "compare"
 TARGETS = ("deployment", "service", "pod", "replicaset", "operator")
 # What an exclusive experiment is exclusive of: the trials of its approach (it stops what that
 # approach shares, e.g. the operator), or every trial of the run (it stops what the whole
@@ -158,45 +157,39 @@ def load_experiments(refs: Sequence[str] = ()) -> list[ExperimentSpec]:
 
 def load_spec(ref: str) -> ExperimentSpec:
     name, path, builtin = resolve(ref)
-    document = _load_valid(path)
-    ext = _extension(document, path)
+    document, ext = _load_valid(path)
     method = document.get("method") or []
     actions = [a.get("name") for a in method if isinstance(a, dict) and a.get("type") == "action"]
     injection = ext.get("injection", actions[0] if actions else None)
     if injection is None:
         raise CompareError(f"{path}: method: no action to inject")
-    names = [a.get("name") for a in method if isinstance(a, dict)]
-    if injection not in names:
-        raise CompareError(
-            f"{path}: extensions[{EXTENSION}].injection: no method activity named {injection!r}"
-        )
     check_injection(method, str(injection), path)
     evidence = ext.get("evidence") or {}
     target, field = evidence.get("target"), evidence.get("field")
     if target is not None and target not in TARGETS:
         raise CompareError(
-            f"{path}: extensions[{EXTENSION}].evidence.target: {target!r} is not one of"
-            f" {', '.join(TARGETS)}"
+            f"{path}: {where('evidence')}.target: {target!r} is not one of {', '.join(TARGETS)}"
         )
     if field is not None:
         try:
             parse_path(str(field))
         except CompareError as exc:
-            raise CompareError(f"{path}: extensions[{EXTENSION}].evidence.field: {exc}") from exc
+            raise CompareError(f"{path}: {where('evidence')}.field: {exc}") from exc
+    # Types are checked already (`compare.run.extension`); here the values.
     approaches = ext.get("approaches", list(APPROACHES))
-    if not isinstance(approaches, list) or not approaches:
-        raise CompareError(f"{path}: extensions[{EXTENSION}].approaches: must be a non-empty list")
+    if not approaches:
+        raise CompareError(f"{path}: {where('approaches')}: must be a non-empty list")
     unknown = [a for a in approaches if a not in APPROACHES]
     if unknown:
         raise CompareError(
-            f"{path}: extensions[{EXTENSION}].approaches: unknown approach {unknown[0]!r}"
+            f"{path}: {where('approaches')}: unknown approach {unknown[0]!r}"
             f" (known: {', '.join(APPROACHES)})"
         )
     exclusive, scope = _exclusivity(ext, path)
     requires = ext.get("requires", [])
-    if not isinstance(requires, list) or any(r not in REQUIREMENTS for r in requires):
+    if any(r not in REQUIREMENTS for r in requires):
         raise CompareError(
-            f"{path}: extensions[{EXTENSION}].requires: must be a list of {', '.join(REQUIREMENTS)}"
+            f"{path}: {where('requires')}: must be a list of {', '.join(REQUIREMENTS)}"
         )
     title = str(document["title"])
     return ExperimentSpec(
@@ -218,22 +211,17 @@ def load_spec(ref: str) -> ExperimentSpec:
 
 def _exclusivity(ext: dict[str, Any], path: Path) -> tuple[bool, str]:
     """`exclusive` and its `scope` (default `approach`); `scope: cluster` needs exclusive."""
-    exclusive = ext.get("exclusive", False)
-    if not isinstance(exclusive, bool):
-        raise CompareError(f"{path}: extensions[{EXTENSION}].exclusive: must be true or false")
+    exclusive = bool(ext.get("exclusive", False))  # a boolean (checked by its type)
     scope = ext.get("scope", "approach")
     if scope not in SCOPES:
-        raise CompareError(
-            f"{path}: extensions[{EXTENSION}].scope: {scope!r} is not one of {', '.join(SCOPES)}"
-        )
+        raise CompareError(f"{path}: {where('scope')}: {scope!r} is not one of {', '.join(SCOPES)}")
     if scope == "cluster" and not exclusive:
-        raise CompareError(
-            f'{path}: extensions[{EXTENSION}].scope: cluster needs "exclusive": true'
-        )
+        raise CompareError(f'{path}: {where("scope")}: cluster needs "exclusive": true')
     return exclusive, str(scope)
 
 
-def _load_valid(path: Path) -> dict[str, Any]:
+def _load_valid(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The experiment document, valid for chaostoolkit, and its checked `compare` block."""
     read_text(path, limit=MAX_EXPERIMENT_BYTES)  # a regular UTF-8 file of bounded size
     try:
         document = load_experiment(str(path))
@@ -242,22 +230,19 @@ def _load_valid(path: Path) -> dict[str, Any]:
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
     except (ChaosException, OSError, UnicodeDecodeError) as exc:
-        raise CompareError(f"{path}: {_first_line(exc)}") from exc
+        raise CompareError(f"{path}: {first_line(exc, typed=False)}") from exc
     if not isinstance(document, dict):
         raise CompareError(
             f"{path}: an experiment must be a mapping, got {type(document).__name__}"
         )
-    find_extension(document, path)  # before chaoslib, which expects `extensions` to be a list
+    # Strict, and before chaoslib, which expects `extensions` to be a list: unknown keys and
+    # wrong types (`"exclusive": "false"`) are errors, never coerced.
+    ext = find_extension(document, path)
     try:
         ensure_experiment_is_valid(document)
     except ChaosException as exc:
-        raise CompareError(f"{path}: {_first_line(exc)}") from exc
-    return document
-
-
-def _extension(document: dict[str, Any], path: Path) -> dict[str, Any]:
-    # Strict: unknown keys and wrong types (`"exclusive": "false"`) are errors, never coerced.
-    return find_extension(document, path)
+        raise CompareError(f"{path}: {first_line(exc, typed=False)}") from exc
+    return document, ext
 
 
 def _display(path: Path) -> str:
@@ -267,8 +252,3 @@ def _display(path: Path) -> str:
         return str(resolved.relative_to(REPO_ROOT))
     except ValueError:
         return str(resolved)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

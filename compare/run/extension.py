@@ -29,7 +29,8 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 _EVIDENCE_KEYS = ("target", "field")
 
 
-def _where(key: str) -> str:
+def where(key: str) -> str:
+    """How messages name a key of the block: `extensions[compare].<key>`."""
     return f"extensions[{EXTENSION}].{key}"
 
 
@@ -56,29 +57,29 @@ def check_extension(ext: dict[str, Any], path: Path) -> None:
     for key, value in ext.items():
         if key not in _KEYS:
             known = ", ".join(k for k in _KEYS if k != "name")
-            raise CompareError(f"{path}: {_where(key)}: unknown key (known: {known})")
+            raise CompareError(f"{path}: {where(key)}: unknown key (known: {known})")
         types, wanted = _KEYS[key]
         if key == "exclusive" and not isinstance(value, bool):
-            raise CompareError(f"{path}: {_where(key)}: must be true or false")
+            raise CompareError(f"{path}: {where(key)}: must be true or false")
         if not isinstance(value, types):
-            raise CompareError(f"{path}: {_where(key)}: must be {wanted}, got {_kind(value)}")
+            raise CompareError(f"{path}: {where(key)}: must be {wanted}, got {_kind(value)}")
     if "fault" in ext and not ext["fault"].strip():
-        raise CompareError(f"{path}: {_where('fault')}: must be a non-empty string")
+        raise CompareError(f"{path}: {where('fault')}: must be a non-empty string")
     for key in ("approaches", "requires"):
         for i, item in enumerate(ext.get(key) or []):
             if not isinstance(item, str):
                 raise CompareError(
-                    f"{path}: {_where(key)}[{i}]: must be a string, got {_kind(item)}"
+                    f"{path}: {where(key)}[{i}]: must be a string, got {_kind(item)}"
                 )
     evidence = ext.get("evidence") or {}
     for key, value in evidence.items():
         if key not in _EVIDENCE_KEYS:
             raise CompareError(
-                f"{path}: {_where('evidence')}.{key}: unknown key (known: target, field)"
+                f"{path}: {where('evidence')}.{key}: unknown key (known: target, field)"
             )
         if value is not None and not isinstance(value, str):
             raise CompareError(
-                f"{path}: {_where('evidence')}.{key}: must be a string or null, got {_kind(value)}"
+                f"{path}: {where('evidence')}.{key}: must be a string or null, got {_kind(value)}"
             )
 
 
@@ -86,9 +87,11 @@ def check_injection(method: list[Any], injection: str, path: Path) -> None:
     """The injection names an action of the method: the clock starts at its end, so a probe
     (which changes nothing) would start it at the wrong activity."""
     kinds = {a.get("name"): a.get("type") for a in method if isinstance(a, dict)}
-    if injection in kinds and kinds[injection] != "action":
+    if injection not in kinds:
+        raise CompareError(f"{path}: {where('injection')}: no method activity named {injection!r}")
+    if kinds[injection] != "action":
         raise CompareError(
-            f"{path}: {_where('injection')}: {injection!r} is a {kinds[injection]}, not an"
+            f"{path}: {where('injection')}: {injection!r} is a {kinds[injection]}, not an"
             " action (the injection is the action that makes the fault)"
         )
 

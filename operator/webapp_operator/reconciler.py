@@ -39,6 +39,7 @@ import urllib3
 from kubernetes import client
 from pydantic import ValidationError
 
+from compare.errors import first_line
 from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_patch
 from compare.judge.desired import api_defaults
 from compare.judge.kinds import kind as judged_kind
@@ -176,8 +177,7 @@ def _failure(reason: str, what: str, exc: BaseException) -> ReconcileError:
 
 
 def _transport_error(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"API server unreachable ({type(exc).__name__}{': ' + text if text else ''})"
+    return f"API server unreachable ({first_line(exc)})"
 
 
 def _who(child: Mapping[str, Any]) -> str:
