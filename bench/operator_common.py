@@ -1,4 +1,5 @@
-"""Shared by the operator benchmarks: which cluster, percentiles, polling."""
+"""Shared by the operator benchmarks: which cluster, the operator process, WebApps, percentiles,
+polling."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,11 +28,13 @@ from compare.deploy.operator import (
     operator_status,
     stop_operator,
 )
+from compare.deploy.operator_process import ProcessInfo, read_process
 from compare.errors import CompareError
-from compare.webapp import WebApp
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
 
 T = TypeVar("T")
 APPLY_ATTEMPTS = 6
+APPLY_WORKERS = 8
 BENCH_CLUSTER = "bench-operator"
 
 
@@ -81,6 +86,19 @@ def operator_running(target: ClusterTarget) -> Iterator[OperatorHandle]:
     finally:
         if before is None or not before.running:
             stop_operator(target)
+
+
+def operator_info(handle: OperatorHandle) -> ProcessInfo:
+    """The recorded local process behind `handle`: its pid and its health port."""
+    info = read_process(handle.state_dir)
+    assert info is not None and info.pid == handle.pid
+    return info
+
+
+def new_namespace(api: client.ApiClient, prefix: str) -> str:
+    namespace = f"{prefix}-{uuid.uuid4().hex[:5]}"
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+    return namespace
 
 
 def delete_namespace(api: client.ApiClient, namespace: str, timeout: float = 120) -> None:
@@ -216,6 +234,30 @@ def counters(summary: dict[str, Any] | None) -> dict[str, int]:
     return {key: int(summary.get(key, 0)) for key in ("reconciles", "changes", "failures")}
 
 
+def counted(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """What each of the `counters` counted from `before` to `after`."""
+    return {key: after[key] - before[key] for key in before}
+
+
+def make_webapp(name: str, **spec: Any) -> WebApp:
+    return parse_webapp(
+        {"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": name}, "spec": spec}
+    )
+
+
+def running_webapps(api: client.ApiClient, namespace: str) -> int:
+    """WebApps whose status reports phase Running for their generation."""
+    items = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        API_GROUP, API_VERSION, namespace, PLURAL
+    )["items"]
+    return sum(
+        1
+        for i in items
+        if (i.get("status") or {}).get("phase") == "Running"
+        and i["status"].get("observedGeneration") == i["metadata"]["generation"]
+    )
+
+
 class Applier:
     """Applies WebApps; a webhook call that timed out (the operator's webhook shares its busy
     process) is retried, and counted."""
@@ -237,3 +279,13 @@ class Applier:
                 with self._lock:
                     self.retries += 1
                 time.sleep(0.5 * 2**attempt)
+
+
+def apply_webapps(
+    api: client.ApiClient, namespace: str, webapps: Iterable[WebApp], workers: int = APPLY_WORKERS
+) -> int:
+    """Apply the WebApps from a pool of `workers` threads; the applies retried (`Applier`)."""
+    applier = Applier(api, namespace)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(applier, webapps))
+    return applier.retries

@@ -25,13 +25,13 @@ from operator_common import (
     add_cluster_args,
     bench_target,
     delete_namespace,
+    make_webapp,
     operator_running,
     summary,
     wait_for,
 )
 
 from compare.deploy.operator import deploy_operator
-from compare.webapp import parse_webapp
 
 REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"
@@ -219,14 +219,7 @@ def main() -> None:
     with bench_target(args) as target, operator_running(target) as handle:
         api = target.api_client()
         namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
-        webapp = parse_webapp(
-            {
-                "apiVersion": "example.com/v1",
-                "kind": "WebApp",
-                "metadata": {"name": "heal"},
-                "spec": {"replicas": REPLICAS, "image": "web:v1"},
-            }
-        )
+        webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
         deploy_operator(target, webapp, namespace)
         go_reference(api, namespace)
         apps = client.AppsV1Api(api)

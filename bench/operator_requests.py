@@ -28,30 +28,32 @@ import json
 import os
 import re
 import time
-import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 from operator_common import (
-    Applier,
     add_cluster_args,
     add_output_args,
+    apply_webapps,
     bench_target,
+    counted,
     counters,
+    make_webapp,
+    new_namespace,
+    operator_info,
     operator_running,
     report,
+    running_webapps,
     wait_for,
     write_json,
 )
 
 from compare.cluster import EmbeddedCluster
 from compare.deploy.operator import stop_operator
-from compare.deploy.operator_install import state_dir
-from compare.deploy.operator_process import health, read_process
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, parse_webapp
+from compare.deploy.operator_process import health
+from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from webapp_operator.names import OPERATOR_NAMESPACE, SERVICE_ACCOUNT
 
 IDENTITY = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{SERVICE_ACCOUNT}"
@@ -144,43 +146,29 @@ def main() -> None:
     audit: Path | None = None
     if args.kubeconfig is None:
         audit = EmbeddedCluster(args.cluster).audit_log
-    with bench_target(args, audit_policy=AUDIT_POLICY) as target, operator_running(target):
+    with (
+        bench_target(args, audit_policy=AUDIT_POLICY) as target,
+        operator_running(target) as handle,
+    ):
         if audit is not None and not audit.exists():
             print(f"no audit log at {audit} (cluster made without the policy): metrics only")
             audit = None
         api = target.api_client()
-        info = read_process(state_dir(target))
-        assert info is not None
-        namespace = f"bench-requests-{uuid.uuid4().hex[:5]}"
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+        info = operator_info(handle)
+        namespace = new_namespace(api, "bench-requests")
         webapps = [
-            parse_webapp(
-                {
-                    "apiVersion": "example.com/v1",
-                    "kind": "WebApp",
-                    "metadata": {"name": f"app-{i:04d}"},
-                    "spec": {"replicas": 1, "image": f"web:v{i % 7}"},
-                }
-            )
+            make_webapp(f"app-{i:04d}", replicas=1, image=f"web:v{i % 7}")
             for i in range(args.count)
         ]
-        applier = Applier(api, namespace)
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(applier, webapps))
-        if applier.retries:
-            print(f"{applier.retries} WebApp applies retried (the webhook call timed out)")
-        custom = client.CustomObjectsApi(api)
-
-        def all_running() -> bool:
-            items = custom.list_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL)
-            return sum(
-                1
-                for i in items["items"]
-                if (i.get("status") or {}).get("phase") == "Running"
-                and i["status"].get("observedGeneration") == i["metadata"]["generation"]
-            ) == len(webapps)
-
-        wait_for(all_running, timeout=900, what="every WebApp Running", poll=1.0)
+        retries = apply_webapps(api, namespace, webapps)
+        if retries:
+            print(f"{retries} WebApp applies retried (the webhook call timed out)")
+        wait_for(
+            lambda: running_webapps(api, namespace) == len(webapps),
+            timeout=900,
+            what="every WebApp Running",
+            poll=1.0,
+        )
         print(
             f"cpus {os.cpu_count()}, {args.count} WebApps Running; settling {args.settle:.0f} s, "
             f"then two windows of {window:.0f} s (operator running, operator stopped)"
@@ -191,7 +179,7 @@ def main() -> None:
         m0, a0 = scrape(api), audit_size(audit)
         time.sleep(window)
         m1, a1 = scrape(api), audit_size(audit)
-        after_counts = counters(health(info))
+        in_window = counted(before_counts, counters(health(info)))
         events = audit_events(audit, a0, a1) if audit is not None else []
 
         stop_operator(target)
@@ -203,9 +191,7 @@ def main() -> None:
         idle = by_verb(m3) - by_verb(m2)
         flow = service_account_flow(m1) - service_account_flow(m0)
         try:
-            summarise(
-                args, events, audit is not None, running, idle, flow, before_counts, after_counts
-            )
+            summarise(args, events, audit is not None, running, idle, flow, in_window)
         finally:
             delete_namespace_without_operator(api, namespace)
 
@@ -217,8 +203,7 @@ def summarise(
     running: Counter[str],
     idle: Counter[str],
     flow: int,
-    before_counts: dict[str, int],
-    after_counts: dict[str, int],
+    in_window: dict[str, int],
 ) -> None:
     per = args.count * args.minutes
     audited: Counter[str] = Counter(AUDIT_VERBS.get(e.get("verb", ""), "?") for e in events)
@@ -251,12 +236,12 @@ def summarise(
             [[v, res, n / args.minutes] for (v, res), n in by_resource.most_common()],
             ["verb", "resource", "per minute"],
         )
-    reconciles = after_counts["reconciles"] - before_counts["reconciles"]
+    reconciles = in_window["reconciles"]
     print(
         f"\nservice-accounts flow schema (the operator's token): {flow} requests "
         f"({flow / per:.2f} per WebApp per minute); reconciles in the window: {reconciles} "
         f"({reconciles / per:.2f} per WebApp per minute), failures "
-        f"{after_counts['failures'] - before_counts['failures']}"
+        f"{in_window['failures']}"
     )
     write_json(
         args.json,

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,24 +31,28 @@ from typing import Any
 
 from kubernetes import client
 from operator_common import (
-    Applier,
     RssSampler,
     add_cluster_args,
     add_output_args,
+    apply_webapps,
     bench_target,
+    counted,
     counters,
     delete_namespace,
+    make_webapp,
+    new_namespace,
+    operator_info,
     operator_pid,
     operator_running,
     report,
     rss_mib,
+    running_webapps,
     wait_for,
     write_json,
 )
 
-from compare.deploy.operator_install import state_dir
-from compare.deploy.operator_process import health, read_process
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
+from compare.deploy.operator_process import ProcessInfo, health
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 from webapp_operator.builders import build_deployment, build_service
 
 WORKERS = 8
@@ -60,17 +63,11 @@ FIELD_MANAGER = "bench-floor"
 
 def webapps(count: int) -> list[WebApp]:
     return [
-        parse_webapp(
-            {
-                "apiVersion": "example.com/v1",
-                "kind": "WebApp",
-                "metadata": {"name": f"app-{i:04d}"},
-                "spec": {
-                    "replicas": 1,
-                    "image": f"web:v{i % 7}",
-                    "env": [{"name": "INDEX", "value": str(i)}],
-                },
-            }
+        make_webapp(
+            f"app-{i:04d}",
+            replicas=1,
+            image=f"web:v{i % 7}",
+            env=[{"name": "INDEX", "value": str(i)}],
         )
         for i in range(count)
     ]
@@ -129,30 +126,12 @@ def count_services(api: client.ApiClient, namespace: str) -> int:
     return len(raw_list(client.CoreV1Api(api).list_namespaced_service, namespace))
 
 
-def running_webapps(api: client.ApiClient, namespace: str) -> int:
-    items = client.CustomObjectsApi(api).list_namespaced_custom_object(
-        API_GROUP, API_VERSION, namespace, PLURAL
-    )["items"]
-    return sum(
-        1
-        for i in items
-        if (i.get("status") or {}).get("phase") == "Running"
-        and i["status"].get("observedGeneration") == i["metadata"]["generation"]
-    )
-
-
 def count_webapps(api: client.ApiClient, namespace: str) -> int:
     return len(
         client.CustomObjectsApi(api).list_namespaced_custom_object(
             API_GROUP, API_VERSION, namespace, PLURAL
         )["items"]
     )
-
-
-def new_namespace(api: client.ApiClient, prefix: str) -> str:
-    namespace = f"{prefix}-{uuid.uuid4().hex[:5]}"
-    client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
-    return namespace
 
 
 def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
@@ -181,17 +160,15 @@ def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
     }
 
 
-def run_operator(api: client.ApiClient, apps: list[WebApp], pid: int, info: Any) -> dict[str, Any]:
+def run_operator(api: client.ApiClient, apps: list[WebApp], info: ProcessInfo) -> dict[str, Any]:
     namespace = new_namespace(api, "bench-scale")
     before = counters(health(info))
-    rss_before = rss_mib(pid) or 0.0
-    cpu_before = cpu_seconds(pid)
+    rss_before = rss_mib(info.pid) or 0.0
+    cpu_before = cpu_seconds(info.pid)
     marks: dict[str, float] = {}
-    with RssSampler(pid, 1.0) as rss:
+    with RssSampler(info.pid, 1.0) as rss:
         start = time.perf_counter()
-        applier = Applier(api, namespace)
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            list(pool.map(applier, apps))
+        retries = apply_webapps(api, namespace, apps, WORKERS)
         marks["applied_s"] = time.perf_counter() - start
         n = len(apps)
 
@@ -208,7 +185,7 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], pid: int, info: Any)
             return len(marks) == 4
 
         wait_for(progress, timeout=TIMEOUT_S, what="every WebApp Running", poll=POLL_S)
-        cpu = cpu_seconds(pid) - cpu_before
+        cpu = cpu_seconds(info.pid) - cpu_before
         after = counters(health(info))
         start = time.perf_counter()
         client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
@@ -229,11 +206,9 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], pid: int, info: Any)
         "rss_before_mib": rss_before,
         "rss_peak_mib": rss.peak,
         "rss_after_mib": rss.samples[-1][1] if rss.samples else 0.0,
-        "reconciles": after["reconciles"] - before["reconciles"],
-        "changes": after["changes"] - before["changes"],
-        "failures": after["failures"] - before["failures"],
+        **counted(before, after),
         "failures_incl_deletion": final["failures"] - before["failures"],
-        "apply_retries": applier.retries,
+        "apply_retries": retries,
     }
 
 
@@ -258,9 +233,7 @@ def main() -> None:
         floor = run_floor(api, apps)
         print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
         with operator_running(target) as handle:
-            info = read_process(state_dir(target))
-            assert info is not None and handle.pid is not None
-            ours = run_operator(api, apps, handle.pid, info)
+            ours = run_operator(api, apps, operator_info(handle))
     ratio = ours["all_ready_s"] / floor["all_ready_s"]
     rows = [
         ["applied (client side)", floor["applied_s"], ours["applied_s"], ""],

@@ -27,20 +27,22 @@ import os
 import random
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubernetes import client
 from operator_common import (
-    Applier,
     RssSampler,
     add_cluster_args,
     add_output_args,
+    apply_webapps,
     bench_target,
+    counted,
     counters,
     delete_namespace,
+    make_webapp,
+    new_namespace,
+    operator_info,
     operator_running,
     percentile,
     report,
@@ -50,12 +52,11 @@ from operator_common import (
 
 from compare.chaos.cluster import pointed_at
 from compare.deploy.desired import desired_objects
-from compare.deploy.operator_install import state_dir
-from compare.deploy.operator_process import health, read_process
+from compare.deploy.operator_process import ProcessInfo, health
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems
 from compare.paths import EXPERIMENTS_DIR
-from compare.webapp import WebApp, parse_webapp
+from compare.webapp import WebApp
 
 REPLICAS = 2
 APP_PREFIX = "soak-"
@@ -186,14 +187,7 @@ class Judge:
 
 def webapps(count: int) -> list[WebApp]:
     return [
-        parse_webapp(
-            {
-                "apiVersion": "example.com/v1",
-                "kind": "WebApp",
-                "metadata": {"name": f"{APP_PREFIX}{i:03d}"},
-                "spec": {"replicas": REPLICAS, "image": f"web:v{i % 5}"},
-            }
-        )
+        make_webapp(f"{APP_PREFIX}{i:03d}", replicas=REPLICAS, image=f"web:v{i % 5}")
         for i in range(count)
     ]
 
@@ -219,16 +213,14 @@ def main() -> None:
     rng = random.Random(seed)
     faults = catalogue()
     with bench_target(args) as target, operator_running(target) as handle, pointed_at(target):
-        assert handle.pid is not None
+        info = operator_info(handle)
         api = target.api_client()
-        info = read_process(state_dir(target))
-        assert info is not None
-        namespace = f"bench-soak-{uuid.uuid4().hex[:5]}"
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+        namespace = new_namespace(api, "bench-soak")
         apps = {w.name: w for w in webapps(args.count)}
-        applier = Applier(api, namespace)
+        retries = apply_webapps(api, namespace, apps.values())
+        if retries:
+            print(f"{retries} WebApp applies retried (the webhook call timed out)")
         with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(applier, apps.values()))
             desired = dict(
                 zip(
                     apps,
@@ -238,8 +230,6 @@ def main() -> None:
                     strict=True,
                 )
             )
-        if applier.retries:
-            print(f"{applier.retries} WebApp applies retried (the webhook call timed out)")
         judge = Judge(desired, args.heal_timeout)
         watch = NamespaceWatch(api, namespace, on_change=judge.on_change)
         judge.latest = watch.start()
@@ -253,9 +243,9 @@ def main() -> None:
             print(
                 f"cpus {os.cpu_count()}, {args.count} WebApps x {REPLICAS} replicas, "
                 f"{len(faults)} faults from the catalogue, {args.rate:g}/s for "
-                f"{args.minutes:g} min, seed {seed}, operator pid {handle.pid}"
+                f"{args.minutes:g} min, seed {seed}, operator pid {info.pid}"
             )
-            result = soak(args, rng, faults, judge, namespace, handle.pid, info)
+            result = soak(args, rng, faults, judge, namespace, info)
         finally:
             watch.stop()
         delete_namespace(api, namespace, timeout=600)
@@ -268,14 +258,13 @@ def soak(
     faults: list[Fault],
     judge: Judge,
     namespace: str,
-    pid: int,
-    info: Any,
+    info: ProcessInfo,
 ) -> dict[str, Any]:
     tallies: dict[str, Tally] = {f.name: Tally() for f in faults}
     errors: list[str] = []
     before = counters(health(info))
     interval = 1.0 / args.rate
-    with RssSampler(pid, RSS_EVERY_S) as rss:
+    with RssSampler(info.pid, RSS_EVERY_S) as rss:
         start = time.monotonic()
         end = start + args.minutes * 60
         next_at = start
@@ -320,9 +309,7 @@ def soak(
         "errors": errors,
         "rss": rss.samples,
         "injecting_s": injecting,
-        "reconciles": after["reconciles"] - before["reconciles"],
-        "changes": after["changes"] - before["changes"],
-        "failures": after["failures"] - before["failures"],
+        **counted(before, after),
     }
 
 

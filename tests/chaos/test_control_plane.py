@@ -33,6 +33,7 @@ from compare.deploy.operator_install import cluster_key
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import latest_run, load_results
 from compare.webapp import load_webapp
+from tests import helpers
 from tests.chaos.test_standalone import chaos_run
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
@@ -48,14 +49,8 @@ def embedded(cluster: ClusterTarget) -> EmbeddedCluster:
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(0.2)
+    """A component's restart takes longer: a minute by default."""
+    return helpers.wait_for(predicate, timeout)
 
 
 def _deployment(api: client.ApiClient, namespace: str, name: str = "cp") -> None:

@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.cluster
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
 
 
 def make_deployment(name: str, replicas: int) -> client.V1Deployment:

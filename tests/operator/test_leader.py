@@ -62,6 +62,16 @@ def _config(namespace: str, name: str, identity: str, **timings: float) -> Lease
     return LeaseConfig(namespace, name, identity, **values)  # type: ignore[arg-type]
 
 
+def _rivals(
+    api: client.ApiClient, namespace: str, **timings: float
+) -> tuple[str, LeaderElector, LeaderElector]:
+    """A fresh Lease's name and two electors on it, "a" and "b"."""
+    name = f"lease-{uuid.uuid4().hex[:6]}"
+    a = LeaderElector(api, _config(namespace, name, "a", **timings))
+    b = LeaderElector(api, _config(namespace, name, "b", **timings))
+    return name, a, b
+
+
 def _lease(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
     lease = raw(client.CoordinationV1Api(api).read_namespaced_lease, name, namespace)
     assert lease is not None
@@ -126,9 +136,7 @@ def _proxy_to(api: client.ApiClient) -> LoopbackProxy:
 
 
 def test_one_holder_expiry_and_release(api: client.ApiClient, namespace: str) -> None:
-    name = f"lease-{uuid.uuid4().hex[:6]}"
-    a = LeaderElector(api, _config(namespace, name, "a"))
-    b = LeaderElector(api, _config(namespace, name, "b"))
+    name, a, b = _rivals(api, namespace)
 
     assert a.try_acquire_or_renew()  # creates the Lease
     assert not b.try_acquire_or_renew()  # held and fresh
@@ -263,10 +271,7 @@ def test_graceful_stop_releases_the_lease_after_in_flight_work_wrote(
     """SIGTERM's order (manager.step_down): the reconcile already running finishes and
     writes, queued ones are dropped, and only then is the Lease released; the standby was
     not leading when that write landed."""
-    name = f"lease-{uuid.uuid4().hex[:6]}"
-    timings = {"duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.25}
-    a = LeaderElector(api, _config(namespace, name, "a", **timings))
-    b = LeaderElector(api, _config(namespace, name, "b", **timings))
+    name, a, b = _rivals(api, namespace, duration=3.0, renew_deadline=2.0, retry_period=0.25)
     writes = Writes(api, namespace)
     fenced = FencedApiClient(api.configuration, a.is_leading)
     standby_leading_at_write: list[bool] = []
@@ -310,10 +315,8 @@ def test_graceful_stop_that_overruns_fences_and_leaves_the_lease(
 ) -> None:
     """A reconcile still running after the grace period is fenced off (its write is refused)
     and the Lease is not released: the standby waits for it to expire."""
-    name = f"lease-{uuid.uuid4().hex[:6]}"
     timings = {"duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.25}
-    a = LeaderElector(api, _config(namespace, name, "a", **timings))
-    b = LeaderElector(api, _config(namespace, name, "b", **timings))
+    name, a, b = _rivals(api, namespace, **timings)
     writes = Writes(api, namespace)
     fenced = FencedApiClient(api.configuration, a.is_leading)
 

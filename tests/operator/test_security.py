@@ -420,9 +420,12 @@ def _cert(secret: dict[str, Any], key: str = "tls.crt") -> x509.Certificate:
     return x509.load_pem_x509_certificate(base64.b64decode(secret["data"][key]))
 
 
-def _plant(api: client.ApiClient, namespace: str, *, days_left: int, annotate: bool) -> None:
+def _plant(
+    api: client.ApiClient, namespace: str, *, days_left: int, annotate: bool
+) -> dict[str, Any]:
     """Replace the release's certificate with one that expires in `days_left` days, annotated
-    as the chart annotates its own (or not at all, as an older chart left it)."""
+    as the chart annotates its own (or not at all, as an older chart left it); the Secret as
+    planted."""
     now = datetime.now(UTC)
     issued = now - timedelta(days=365 - days_left)
     service = f"{FULLNAME}-webhook"
@@ -459,6 +462,7 @@ def _plant(api: client.ApiClient, namespace: str, *, days_left: int, annotate: b
         force=True,
         _content_type="application/apply-patch+yaml",
     )
+    return _secret(api, namespace)
 
 
 def test_webhook_certificate_is_renewed_on_upgrade_when_it_expires_soon(
@@ -488,14 +492,12 @@ def test_webhook_certificate_is_renewed_on_upgrade_when_it_expires_soon(
         assert _ca_bundle(api) == [ca]
 
         # 40 days left (outside the 30-day window): still kept.
-        _plant(api, namespace, days_left=40, annotate=True)
-        planted = _secret(api, namespace)
+        planted = _plant(api, namespace, days_left=40, annotate=True)
         _helm(cluster, *upgrade)
         assert _secret(api, namespace)["data"] == planted["data"]
 
         # 10 days left: renewed, and the caBundle trusts both CAs during the rollout.
-        _plant(api, namespace, days_left=10, annotate=True)
-        expiring = _secret(api, namespace)
+        expiring = _plant(api, namespace, days_left=10, annotate=True)
         _helm(cluster, *upgrade)
         renewed = _secret(api, namespace)
         new_cert, new_ca = _cert(renewed), _cert(renewed, "ca.crt")
@@ -511,7 +513,6 @@ def test_webhook_certificate_is_renewed_on_upgrade_when_it_expires_soon(
         assert _ca_bundle(api) == [new_ca]
 
         # A Secret whose expiry is unknown (an older chart's) is renewed too.
-        _plant(api, namespace, days_left=200, annotate=False)
-        unknown = _secret(api, namespace)
+        unknown = _plant(api, namespace, days_left=200, annotate=False)
         _helm(cluster, *upgrade)
         assert _cert(_secret(api, namespace)) != _cert(unknown)
