@@ -122,6 +122,11 @@ def print_error(message: str) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
+def print_warning(text: str) -> None:
+    """A line on stderr, as text (never rich markup)."""
+    err_console.print(text, markup=False)
+
+
 def log_dir() -> Path:
     return cache_dir() / "logs"
 

@@ -13,13 +13,12 @@ from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     console,
-    err_console,
     finite,
-    resolve_namespace,
+    print_warning,
     target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
-from compare.cli.deploy_helm_cmd import ValuesOpt, _load_values
+from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
@@ -30,16 +29,8 @@ from compare.deploy.flux import (
     undeploy_flux,
 )
 from compare.deploy.flux_install import ensure_flux_binaries
-from compare.deploy.helm import (
-    DEFAULT_NAMESPACE,
-    chart_values,
-    check_namespace_name,
-    check_release_name,
-    webapp_manifest,
-)
+from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
-from compare.errors import CompareError
-from compare.webapp import load_webapp
 
 NamespaceOpt = Annotated[
     str | None,
@@ -84,19 +75,7 @@ def deploy_flux_command(
 ) -> None:
     """Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm
     repository, starting source-controller and helm-controller when needed."""
-    webapp = load_webapp(app)
-    extra = _load_values(values)
-    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    release = release or webapp.name
-    check_release_name(release)
-    check_namespace_name(namespace)
-    try:
-        chart_values(webapp, extra)
-        webapp_manifest(webapp, release=release, extra_values=extra)
-    except CompareError as exc:
-        if values is None or not exc.message.startswith("values: "):
-            raise
-        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+    webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     ensure_flux_binaries()
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
@@ -115,7 +94,7 @@ def deploy_flux_command(
             namespace,
             existed=existed,
             remove=remove,
-            warn=lambda text: err_console.print(text, markup=False),
+            warn=print_warning,
         ),
         console.status(f"deploying {webapp.name} with Flux ..."),
     ):
@@ -162,13 +141,7 @@ def undeploy_flux_command(
 ) -> None:
     """Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait
     until the release's objects are gone."""
-    if release is None:
-        webapp = load_webapp(app)
-        release = webapp.name
-        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    namespace = namespace or DEFAULT_NAMESPACE
-    check_release_name(release)
-    check_namespace_name(namespace)
+    release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status(f"removing HelmRelease {release} ..."):

@@ -13,8 +13,8 @@ from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     console,
-    err_console,
     finite,
+    print_warning,
     resolve_namespace,
     target_from,
 )
@@ -33,7 +33,7 @@ from compare.deploy.helm import (
 from compare.deploy.rollback import Rollback
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
-from compare.webapp import load_webapp
+from compare.webapp import WebApp, load_webapp
 
 # Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.
 MAX_VALUES_BYTES = 1024 * 1024
@@ -71,7 +71,7 @@ ValuesOpt = Annotated[
 ]
 
 
-def _load_values(path: Path | None) -> dict[str, Any] | None:
+def load_values(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
     data = load_yaml(path, limit=MAX_VALUES_BYTES)
@@ -80,6 +80,43 @@ def _load_values(path: Path | None) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise CompareError(f"{path}: expected a mapping of chart values, got {type(data).__name__}")
     return data
+
+
+def chart_inputs(
+    app: Path | None, namespace: str | None, release: str | None, values: Path | None
+) -> tuple[WebApp, dict[str, Any] | None, str, str]:
+    """The inputs of a deploy of the chart, every one checked before the cluster is touched (a
+    bad file changes nothing): the WebApp, the extra values, the namespace and the release."""
+    webapp = load_webapp(app)
+    extra = load_values(values)
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    release = release or webapp.name
+    check_release_name(release)
+    check_namespace_name(namespace)
+    try:
+        chart_values(webapp, extra)
+        # `helm template` (no cluster): the chart's schema and templates accept these values.
+        webapp_manifest(webapp, release=release, extra_values=extra)
+    except CompareError as exc:
+        if values is None or not exc.message.startswith("values: "):
+            raise
+        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+    return webapp, extra, namespace, release
+
+
+def release_to_remove(
+    app: Path | None, namespace: str | None, release: str | None
+) -> tuple[str, str]:
+    """The release and namespace an undeploy names: `--release`, else the WebApp's name (and
+    its namespace) from `--app`."""
+    if release is None:
+        webapp = load_webapp(app)
+        release = webapp.name
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    namespace = namespace or DEFAULT_NAMESPACE
+    check_release_name(release)
+    check_namespace_name(namespace)
+    return release, namespace
 
 
 @deploy_app.command("helm")
@@ -94,21 +131,7 @@ def deploy_helm_command(
     context: ContextOpt = None,
 ) -> None:
     """Install or upgrade the WebApp as a Helm release and wait until its pods are Ready."""
-    # Every input is checked before the cluster is touched: a bad file changes nothing.
-    webapp = load_webapp(app)
-    extra = _load_values(values)
-    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    release = release or webapp.name
-    check_release_name(release)
-    check_namespace_name(namespace)
-    try:
-        chart_values(webapp, extra)
-        # `helm template` (no cluster): the chart's schema and templates accept these values.
-        webapp_manifest(webapp, release=release, extra_values=extra)
-    except CompareError as exc:
-        if values is None or not exc.message.startswith("values: "):
-            raise
-        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+    webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
     existed = get_release(target, namespace, release) is not None
@@ -123,7 +146,7 @@ def deploy_helm_command(
             namespace,
             existed=existed,
             remove=remove,
-            warn=lambda text: err_console.print(text, markup=False),
+            warn=print_warning,
         ),
         console.status(f"deploying {webapp.name} with Helm ...") as spinner,
     ):
@@ -169,13 +192,7 @@ def undeploy_helm_command(
     context: ContextOpt = None,
 ) -> None:
     """Uninstall the Helm release and wait until its objects and pods are gone."""
-    if release is None:
-        webapp = load_webapp(app)
-        release = webapp.name
-        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    namespace = namespace or DEFAULT_NAMESPACE
-    check_release_name(release)
-    check_namespace_name(namespace)
+    release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)
     if get_release(target, namespace, release) is None:
         console.print(f"no helm release {release!r} in namespace {namespace!r}: nothing to remove")

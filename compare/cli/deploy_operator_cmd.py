@@ -21,8 +21,8 @@ from compare.cli.common import (
     KubeconfigOpt,
     check_host,
     console,
-    err_console,
     finite,
+    print_warning,
     resolve_namespace,
     target_from,
 )
@@ -104,7 +104,7 @@ def deploy_operator_command(
             namespace,
             existed=existed,
             remove=lambda: undeploy_operator(target, namespace, name=webapp.name, timeout=timeout),
-            warn=lambda text: err_console.print(text, markup=False),
+            warn=print_warning,
         ),
         console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
     ):

@@ -16,14 +16,11 @@ and the release name. One set of processes per cluster, serialised by a file loc
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import shutil
-import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +28,8 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, tool_path
+from compare.cluster import ClusterTarget
+from compare.cluster.apierror import delete_if_found, if_found
 from compare.deploy.flux_install import (
     CONTROLLERS,
     FLUX_NAMESPACE,
@@ -41,7 +39,6 @@ from compare.deploy.flux_install import (
     check_flux_binaries,
     delete_flux_objects,
     flux_binary,
-    kubectl,
     write_identity_kubeconfig,
 )
 from compare.deploy.flux_process import (
@@ -49,7 +46,6 @@ from compare.deploy.flux_process import (
     alive,
     chart_server_args,
     forget,
-    free_port,
     is_ready,
     read_process,
     spawn,
@@ -64,7 +60,9 @@ from compare.deploy.helm import (
     check_release_name,
     webapp_manifest,
 )
-from compare.deploy.live import WaitCancelled, wait_for_desired_state
+from compare.deploy.install import apply_documents, run_tool
+from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.local import free_port, read_settings, save_settings, state_lock
 from compare.deploy.operator_install import cluster_key
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
@@ -88,7 +86,7 @@ HELM_CONTROLLER_CONCURRENT = 24
 POLL_S = 0.2
 
 
-# -- settings and locking ---------------------------------------------------------------------
+# -- state ------------------------------------------------------------------------------------
 
 
 def flux_state_dir(target: ClusterTarget) -> Path:
@@ -96,36 +94,10 @@ def flux_state_dir(target: ClusterTarget) -> Path:
     return cache_dir() / "flux" / "clusters" / cluster_key(target)
 
 
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-@contextlib.contextmanager
-def _cluster_lock(target: ClusterTarget) -> Iterator[Path]:
-    directory = flux_state_dir(target)
-    directory.mkdir(parents=True, exist_ok=True)
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(str(directory), threading.Lock())
-    with lock, (directory / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield directory
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _settings(directory: Path) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads((directory / "settings.json").read_text())
-        return data
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_settings(directory: Path, settings: dict[str, Any]) -> None:
-    tmp = directory / "settings.json.tmp"
-    tmp.write_text(json.dumps(settings, indent=2))
-    tmp.replace(directory / "settings.json")
+def _repository_url(settings: Mapping[str, Any]) -> str | None:
+    """The chart server's URL (HelmRepositories name it), from the port it was started on."""
+    port = settings.get("chart_port")
+    return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
 
 
 def format_interval(seconds: float) -> str:
@@ -151,7 +123,6 @@ def check_interval(interval: float, heal_window: float) -> None:
 
 @dataclass(frozen=True)
 class FluxHandle:
-    cluster: str
     state_dir: Path
     processes: dict[str, FluxProcess]
     repository_url: str | None
@@ -174,18 +145,7 @@ class FluxHandle:
 def flux_status(target: ClusterTarget) -> FluxHandle:
     directory = flux_state_dir(target)
     found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
-    return FluxHandle(
-        cluster_key(target), directory, found, _settings(directory).get("repository_url")
-    )
-
-
-def _helm(*args: str) -> None:
-    result = subprocess.run(
-        [tool_path("helm"), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        raise CompareError(f"helm {args[0]} failed: {lines[-1] if lines else 'no output'}")
+    return FluxHandle(directory, found, _repository_url(read_settings(directory)))
 
 
 def _chart_version() -> str:
@@ -198,26 +158,10 @@ def _package_repository(repo: Path, url: str) -> None:
     tmp = repo.with_name(repo.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    _helm("package", str(CHART_DIR), "--destination", str(tmp))
-    _helm("repo", "index", str(tmp), "--url", url)
+    run_tool("helm", "package", str(CHART_DIR), "--destination", str(tmp))
+    run_tool("helm", "repo", "index", str(tmp), "--url", url)
     shutil.rmtree(repo, ignore_errors=True)
     tmp.replace(repo)
-
-
-def _port(settings: dict[str, Any], key: str) -> int:
-    """The port this cluster used before (HelmRepositories name the chart server's URL), when
-    it is still free; else a new one."""
-    old = settings.get(key)
-    if isinstance(old, int):
-        import socket
-
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("127.0.0.1", old))
-                return old
-            except OSError:
-                pass
-    return free_port()
 
 
 def start_flux(
@@ -230,28 +174,21 @@ def start_flux(
     """Start what is not running (idempotent). A process started here that does not become
     ready is stopped again, with every other one started by this call, before the error.
     `extra_args` adds flags per controller (e.g. `--concurrent`)."""
-    with _cluster_lock(target) as directory:
+    with state_lock(flux_state_dir(target)) as directory:
         handle = flux_status(target)
         if handle.running and all(is_ready(p) for p in handle.processes.values()):
             return handle
-        binaries = {
-            name: (bin_dir / name if bin_dir else flux_binary(name)) for name in CONTROLLERS
-        }
-        if bin_dir is None:
-            check_flux_binaries()
-        else:
-            for name, path in binaries.items():
-                if not path.is_file():
-                    raise CompareError(
-                        f"the Flux {name} binary is missing ({path}): run `bash tools/build.sh`"
-                    )
-        settings = _settings(directory)
+        check_flux_binaries(bin_dir)
+        binaries = {name: flux_binary(name, bin_dir) for name in CONTROLLERS}
+        settings = read_settings(directory)
         started: list[FluxProcess] = []
         try:
             apply_flux_objects(target)
             running = {n: p for n, p in handle.processes.items() if alive(p)}
             if CHART_SERVER not in running:
-                port = _port(settings, "chart_port")
+                # The port used before, when it is still free: the HelmRepositories name it.
+                old = settings.get("chart_port")
+                port = free_port(old if isinstance(old, int) else None)
                 url = f"http://127.0.0.1:{port}"
                 _package_repository(directory / "repo", url)
                 info = spawn(
@@ -260,11 +197,10 @@ def start_flux(
                     chart_server_args(port, directory / "repo"),
                     marker="http.server",
                     ready_url=f"{url}/index.yaml",
-                    ports={"http": port},
                 )
                 started.append(info)
                 wait_ready(info, timeout)
-                settings.update(chart_port=port, repository_url=url)
+                settings["chart_port"] = port
             for name in CONTROLLERS:
                 if name in running:
                     continue
@@ -301,7 +237,6 @@ def start_flux(
                     args,
                     marker=str(binaries[name]),
                     ready_url=f"http://127.0.0.1:{ports['health']}/readyz",
-                    ports=ports,
                     env={
                         "KUBECONFIG": str(kubeconfig),
                         "RUNTIME_NAMESPACE": FLUX_NAMESPACE,
@@ -315,15 +250,14 @@ def start_flux(
                 terminate(info)
                 forget(directory, info.name)
             raise
-        settings["controllers"] = {n: str(binaries[n]) for n in CONTROLLERS}
-        _save_settings(directory, settings)
+        save_settings(directory, settings)
         return flux_status(target)
 
 
 def stop_flux(target: ClusterTarget) -> list[str]:
     """Stop this cluster's Flux processes; the names of those that were running."""
     stopped = []
-    with _cluster_lock(target) as directory:
+    with state_lock(flux_state_dir(target)) as directory:
         for name in reversed(PROCESSES):
             info = read_process(directory, name)
             if info is None:
@@ -427,18 +361,24 @@ def flux_objects(
     return [repository, helm_release]
 
 
+def _read(
+    api: client.ApiClient, kind: tuple[str, str, str], namespace: str, name: str, what: str
+) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = if_found(
+        what,
+        client.CustomObjectsApi(api).get_namespaced_custom_object,
+        kind[0],
+        kind[1],
+        namespace,
+        kind[2],
+        name,
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    return found
+
+
 def read_helm_release(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
-    try:
-        found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-            *HELM_API[:2], namespace, HELM_API[2], name, _request_timeout=REQUEST_TIMEOUT
-        )
-        return found
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise CompareError(
-            f"reading HelmRelease {namespace}/{name} failed: {exc.status} {exc.reason}"
-        ) from None
+    return _read(api, HELM_API, namespace, name, f"reading HelmRelease {namespace}/{name} failed")
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> dict[str, Any] | None:
@@ -495,10 +435,7 @@ def wait_helm_release_ready(
                 f"HelmRelease {namespace}/{name} was not Ready within {timeout:.0f}s ({text})",
                 exit_code=EXIT_FAILED,
             )
-        if cancel is None:
-            time.sleep(POLL_S)
-        elif cancel.wait(POLL_S):
-            raise WaitCancelled(f"HelmRelease {namespace}/{name}: cancelled")
+        sleep_unless_cancelled(cancel, POLL_S, f"HelmRelease {namespace}/{name}")
 
 
 def deploy_flux(
@@ -529,27 +466,19 @@ def deploy_flux(
         release=release,
         extra_values=extra_values,
     )
-    namespace_doc = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     api = target.api_client()
     try:
-        try:
-            client.CoreV1Api(api).read_namespace(namespace, _request_timeout=REQUEST_TIMEOUT)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise CompareError(
-                    f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
-                ) from None
-            docs.insert(0, namespace_doc)
-        kubectl(
-            target,
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            f"--field-manager={FIELD_MANAGER}",
-            "-f",
-            "-",
-            stdin=yaml.safe_dump_all(docs, sort_keys=False),
+        namespace_found = if_found(
+            f"reading namespace {namespace} failed",
+            client.CoreV1Api(api).read_namespace,
+            namespace,
+            _request_timeout=REQUEST_TIMEOUT,
         )
+        if namespace_found is None:
+            docs.insert(
+                0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            )
+        apply_documents(target, docs, field_manager=FIELD_MANAGER)
         wait_helm_release_ready(
             api, namespace, release, timeout=timeout, started=started, cancel=cancel
         )
@@ -565,23 +494,8 @@ def deploy_flux(
     return handle
 
 
-def _exists(
-    api: client.ApiClient, group_version_plural: tuple[str, str, str], ns: str, name: str
-) -> bool:
-    try:
-        client.CustomObjectsApi(api).get_namespaced_custom_object(
-            group_version_plural[0],
-            group_version_plural[1],
-            ns,
-            group_version_plural[2],
-            name,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
-        return True
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise CompareError(f"reading {name} in {ns} failed: {exc.status} {exc.reason}") from None
+def _exists(api: client.ApiClient, kind: tuple[str, str, str], ns: str, name: str) -> bool:
+    return _read(api, kind, ns, name, f"reading {name} in {ns} failed") is not None
 
 
 def undeploy_flux(
@@ -604,15 +518,16 @@ def undeploy_flux(
         started = time.monotonic()
         custom = client.CustomObjectsApi(api)
         for gvp, name in ((HELM_API, release), (SOURCE_API, REPOSITORY_NAME)):
-            try:
-                custom.delete_namespaced_custom_object(
-                    gvp[0], gvp[1], namespace, gvp[2], name, _request_timeout=REQUEST_TIMEOUT
-                )
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise CompareError(
-                        f"deleting {name} in {namespace} failed: {exc.status} {exc.reason}"
-                    ) from None
+            delete_if_found(
+                f"deleting {name} in {namespace} failed",
+                custom.delete_namespaced_custom_object,
+                gvp[0],
+                gvp[1],
+                namespace,
+                gvp[2],
+                name,
+                _request_timeout=REQUEST_TIMEOUT,
+            )
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
         while True:
             left = [
@@ -656,16 +571,15 @@ def _named(call: Any, namespace: str, name: str) -> bool:
 
 def list_helm_releases(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
     custom = client.CustomObjectsApi(api)
-    try:
-        if namespace is None:
-            found = custom.list_cluster_custom_object(*HELM_API)
-        else:
-            found = custom.list_namespaced_custom_object(*HELM_API[:2], namespace, HELM_API[2])
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return []  # the Flux CRDs are not installed
-        raise CompareError(f"listing HelmReleases failed: {exc.status} {exc.reason}") from None
-    items: list[dict[str, Any]] = found.get("items") or []
+    what = "listing HelmReleases failed"
+    if namespace is None:
+        found = if_found(what, custom.list_cluster_custom_object, *HELM_API)
+    else:
+        found = if_found(
+            what, custom.list_namespaced_custom_object, *HELM_API[:2], namespace, HELM_API[2]
+        )
+    # None: the Flux CRDs are not installed.
+    items: list[dict[str, Any]] = (found or {}).get("items") or []
     return items
 
 

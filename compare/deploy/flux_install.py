@@ -16,7 +16,6 @@ that grants only what it does here:
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import subprocess
@@ -24,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client
 
-from compare.cluster import ClusterTarget, tool_path
+from compare.cluster import ClusterTarget
+from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
 from compare.errors import CompareError
 from compare.paths import TOOLS_DIR, bin_dir, cache_dir
 
@@ -35,8 +34,6 @@ SOURCE_CONTROLLER = "source-controller"
 HELM_CONTROLLER = "helm-controller"
 CONTROLLERS = (SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare-install"
-TOKEN_SECONDS = 7 * 24 * 3600
-KUBECTL_TIMEOUT_S = 60.0
 ROLE_PREFIX = "compare-flux-"
 
 _SOURCE_GROUP = "source.toolkit.fluxcd.io"
@@ -114,8 +111,9 @@ RULES: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def flux_binary(name: str) -> Path:
-    return bin_dir() / name
+def flux_binary(name: str, directory: Path | None = None) -> Path:
+    """A controller's binary: in the cache's bin/, or in `directory` when given."""
+    return (directory or bin_dir()) / name
 
 
 def crd_dir() -> Path:
@@ -142,10 +140,11 @@ def ensure_flux_binaries() -> None:
         raise CompareError(f"building the Flux controllers failed: {reason}")
 
 
-def check_flux_binaries() -> None:
-    """One-line error when a controller binary or the CRDs are missing."""
+def check_flux_binaries(directory: Path | None = None) -> None:
+    """One-line error when a controller binary (in the cache's bin/, or in `directory`) or the
+    CRDs are missing."""
     for name in CONTROLLERS:
-        path = flux_binary(name)
+        path = flux_binary(name, directory)
         if not os.access(path, os.X_OK):
             raise CompareError(
                 f"the Flux {name} binary is missing ({path}): run `bash tools/build.sh` "
@@ -197,39 +196,11 @@ def _identity_documents() -> list[dict[str, Any]]:
     return docs
 
 
-def kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
-    cmd = [tool_path("kubectl"), *target.kubectl_args(), *args]
-    try:
-        result = subprocess.run(
-            cmd,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=KUBECTL_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise CompareError(f"kubectl {args[0]} timed out after {KUBECTL_TIMEOUT_S:.0f}s") from exc
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        raise CompareError(f"kubectl {args[0]} failed: {lines[-1] if lines else 'no output'}")
-    return result.stdout
-
-
 def apply_flux_objects(target: ClusterTarget) -> None:
     """Server-side apply the Flux CRDs, the namespace, ServiceAccounts and ClusterRoles; wait
     until the CRDs are established."""
     crds = crd_documents()
-    kubectl(
-        target,
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        f"--field-manager={FIELD_MANAGER}",
-        "-f",
-        "-",
-        stdin=yaml.safe_dump_all([*crds, *_identity_documents()], sort_keys=False),
-    )
+    apply_documents(target, [*crds, *_identity_documents()], field_manager=FIELD_MANAGER)
     names = [f"crd/{doc['metadata']['name']}" for doc in crds]
     kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
 
@@ -252,43 +223,4 @@ def delete_flux_objects(target: ClusterTarget) -> None:
 
 def write_identity_kubeconfig(target: ClusterTarget, controller: str, path: Path) -> None:
     """A kubeconfig with the target's server and CA and the controller ServiceAccount's token."""
-    api = target.api_client()
-    try:
-        request = {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": TOKEN_SECONDS},
-        }
-        try:
-            answer = client.CoreV1Api(api).create_namespaced_service_account_token(
-                controller, FLUX_NAMESPACE, request
-            )
-        except client.ApiException as exc:
-            raise CompareError(
-                f"requesting a token for {FLUX_NAMESPACE}/{controller} failed: "
-                f"{exc.status} {exc.reason}"
-            ) from None
-        token = answer.status.token
-        conf = api.configuration
-        cluster: dict[str, Any] = {"server": conf.host}
-        if not conf.verify_ssl:
-            cluster["insecure-skip-tls-verify"] = True
-        elif conf.ssl_ca_cert:
-            ca = Path(conf.ssl_ca_cert).read_bytes()
-            cluster["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
-    finally:
-        api.close()
-    kubeconfig = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "cluster", "cluster": cluster}],
-        "users": [{"name": controller, "user": {"token": token}}],
-        "contexts": [{"name": controller, "context": {"cluster": "cluster", "user": controller}}],
-        "current-context": controller,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(yaml.safe_dump(kubeconfig, sort_keys=False))
-    tmp.replace(path)
+    write_token_kubeconfig(target, FLUX_NAMESPACE, controller, path)

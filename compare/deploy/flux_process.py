@@ -10,34 +10,33 @@
   and every listener (metrics, health, artifact storage) on a free 127.0.0.1 port. Leader
   election is off: one process of each per cluster, recorded here.
 
-Each process starts in its own session (it outlives the command that started it), writes its
-output to `<name>.log` in the cluster's state directory under the cache, and is recorded in
+Each process starts in its own session (`compare.deploy.local`), writes its output to
+`<name>.log` in the cluster's state directory under the cache, and is recorded in
 `<name>.json`; only a pid whose command line still names its binary counts as alive.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from compare.deploy.local import (
+    caller_env,
+    pid_alive,
+    read_record,
+    start_session,
+    stop_session,
+    write_record,
+)
 from compare.errors import CompareError
 
 POLL_S = 0.1
 STOP_TIMEOUT_S = 15.0
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-_CHILDREN_LOCK = threading.Lock()
-# The caller's cluster settings must not reach a controller: it gets its own KUBECONFIG.
-_CALLER_ENV = frozenset({"KUBECONFIG", "KUBECONTEXT"})
 
 
 @dataclass(frozen=True)
@@ -48,35 +47,14 @@ class FluxProcess:
     log: str
     ready_url: str  # 200 when it serves
     started: float
-    ports: dict[str, int]
 
     @property
     def log_path(self) -> Path:
         return Path(self.log)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def alive(info: FluxProcess) -> bool:
-    with _CHILDREN_LOCK:
-        child = _CHILDREN.get(info.pid)
-        if child is not None:
-            if child.poll() is None:
-                return True
-            del _CHILDREN[info.pid]
-            return False
-    try:
-        stat = Path(f"/proc/{info.pid}/stat").read_text()
-        cmdline = Path(f"/proc/{info.pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    state = stat.rsplit(")", 1)[-1].split()[0]
-    return state != "Z" and info.marker.encode() in cmdline
+    return pid_alive(info.pid, info.marker.encode())
 
 
 def _state_file(directory: Path, name: str) -> Path:
@@ -84,10 +62,7 @@ def _state_file(directory: Path, name: str) -> Path:
 
 
 def read_process(directory: Path, name: str) -> FluxProcess | None:
-    try:
-        return FluxProcess(**json.loads(_state_file(directory, name).read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
+    return read_record(_state_file(directory, name), FluxProcess)
 
 
 def is_ready(info: FluxProcess) -> bool:
@@ -105,33 +80,16 @@ def spawn(
     *,
     marker: str,
     ready_url: str,
-    ports: dict[str, int],
     env: dict[str, str] | None = None,
 ) -> FluxProcess:
     """Start one process in its own session, its output appended to `<name>.log`."""
     directory.mkdir(parents=True, exist_ok=True)
     log = directory / f"{name}.log"
-    environment = {k: v for k, v in os.environ.items() if k not in _CALLER_ENV}
+    environment = caller_env()
     environment.update(env or {})
-    with log.open("ab") as out:
-        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
-        out.flush()
-        child = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=environment,
-            cwd=directory,
-            start_new_session=True,
-        )
-    with _CHILDREN_LOCK:
-        _CHILDREN[child.pid] = child
-    info = FluxProcess(name, child.pid, marker, str(log), ready_url, time.time(), ports)
-    state = _state_file(directory, name)
-    tmp = state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(info)))
-    tmp.replace(state)
+    pid = start_session(args, log, environment, cwd=directory)
+    info = FluxProcess(name, pid, marker, str(log), ready_url, time.time())
+    write_record(_state_file(directory, name), info)
     return info
 
 
@@ -154,24 +112,11 @@ def wait_ready(info: FluxProcess, timeout: float) -> None:
 
 
 def terminate(info: FluxProcess, timeout: float = STOP_TIMEOUT_S) -> None:
-    """SIGTERM the process's session, SIGKILL what is left after the timeout; wait until gone."""
-    if not alive(info):
-        return
-    sig = signal.SIGTERM
-    deadline = time.monotonic() + timeout
-    while alive(info):
-        try:
-            os.killpg(info.pid, sig)
-        except ProcessLookupError:
-            break
-        except PermissionError:
-            os.kill(info.pid, sig)
-        while alive(info) and time.monotonic() < deadline:
-            time.sleep(POLL_S)
-        if alive(info):
-            if sig == signal.SIGKILL:
-                raise CompareError(f"{info.name} process {info.pid} survived SIGKILL")
-            sig, deadline = signal.SIGKILL, time.monotonic() + timeout
+    """SIGTERM the process, SIGKILL its session when it is still there after the timeout; wait
+    until gone."""
+    stop_session(
+        info.pid, lambda: alive(info), what=f"{info.name} process", timeout=timeout, poll=POLL_S
+    )
 
 
 def forget(directory: Path, name: str) -> None:

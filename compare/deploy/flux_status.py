@@ -16,9 +16,9 @@ from compare.deploy.flux import (
     with_origin_labels,
 )
 from compare.deploy.helm import render
-from compare.deploy.status import DeployedApp, _state, _summary
+from compare.deploy.status import DeployedApp, judged_app
 from compare.errors import CompareError
-from compare.judge import judged_objects, with_api_defaults
+from compare.judge import judged_objects
 
 
 def _ready_text(obj: dict[str, Any]) -> str:
@@ -50,28 +50,23 @@ def flux_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]
         name, ns = str(meta.get("name")), str(meta.get("namespace"))
         release = str(spec.get("releaseName") or name)
         detail = f"{_ready_text(obj)}; {_drift_text(api, ns, name)}"
-        replicas: int | None = None
-        image: str | None = None
-        ready: int | None = None
         try:
             rendered = render(spec.get("values") or {}, release=release, namespace=ns)
             objects = with_origin_labels(judged_objects(rendered), name=name, namespace=ns)
         except CompareError as exc:
-            state = f"values do not render: {exc.message}"
-        else:
-            desired = with_api_defaults(api, ns, objects)
-            replicas, image = _summary(desired)
-            ready, state = _state(api, ns, desired)
-        apps.append(
-            DeployedApp(
+            app = DeployedApp(
                 approach="flux",
                 name=name,
                 namespace=ns,
                 detail=detail,
-                desired_replicas=replicas,
-                ready_replicas=ready,
-                image=image,
-                state=state,
+                desired_replicas=None,
+                ready_replicas=None,
+                image=None,
+                state=f"values do not render: {exc.message}",
             )
-        )
+        else:
+            app = judged_app(
+                api, approach="flux", name=name, namespace=ns, detail=detail, objects=objects
+            )
+        apps.append(app)
     return sorted(apps, key=lambda a: (a.namespace, a.name))

@@ -26,7 +26,7 @@ from pyhelm3 import errors as helm_errors
 
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
-from compare.deploy.live import POLL_S, WaitCancelled, read_live, wait_for_desired_state
+from compare.deploy.live import POLL_S, read_live, sleep_unless_cancelled, wait_for_desired_state
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects, with_api_defaults
 from compare.paths import CHARTS_DIR
@@ -278,10 +278,7 @@ def wait_available(
                 f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({text})",
                 exit_code=EXIT_FAILED,
             )
-        if cancel is None:
-            time.sleep(POLL_S)
-        elif cancel.wait(POLL_S):
-            raise WaitCancelled(f"Deployment {namespace}/{name}: cancelled")
+        sleep_unless_cancelled(cancel, POLL_S, f"Deployment {namespace}/{name}")
 
 
 def deploy_helm(

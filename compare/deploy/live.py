@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,15 @@ POLL_S = 0.1
 
 class WaitCancelled(CompareError):
     """The caller's cancel event was set during a wait."""
+
+
+def sleep_unless_cancelled(cancel: threading.Event | None, seconds: float, what: str) -> None:
+    """One poll interval of a wait; WaitCancelled (`<what>: cancelled`) when the caller's cancel
+    event is set meanwhile."""
+    if cancel is None:
+        time.sleep(seconds)
+    elif cancel.wait(seconds):
+        raise WaitCancelled(f"{what}: cancelled")
 
 
 def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:

@@ -20,8 +20,6 @@ stopped again before the error is raised.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import re
 import shutil
@@ -35,12 +33,13 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget, status_message
-from compare.deploy.live import WaitCancelled, wait_for_desired_state
+from compare.cluster.apierror import if_found
+from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.local import free_port, read_settings, save_settings, state_lock
 from compare.deploy.operator_install import (
     apply_cluster_objects,
     cluster_key,
     ensure_certs,
-    free_port,
     is_local,
     state_dir,
     write_identity_kubeconfig,
@@ -118,42 +117,7 @@ class OperatorHandle:
         return f"operator pid {self.pid} ({state}), log {self.log_path}"
 
 
-# -- locking -------------------------------------------------------------------------------
-
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-@contextlib.contextmanager
-def _cluster_lock(target: ClusterTarget) -> Iterator[Path]:
-    """Serialise operator management per cluster, across threads and processes."""
-    directory = state_dir(target)
-    directory.mkdir(parents=True, exist_ok=True)
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(str(directory), threading.Lock())
-    with lock, (directory / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield directory
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 # -- the webhook's address -------------------------------------------------------------------
-
-
-def _settings(directory: Path) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads((directory / "settings.json").read_text())
-        return data
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_settings(directory: Path, settings: dict[str, Any]) -> None:
-    tmp = directory / "settings.json.tmp"
-    tmp.write_text(json.dumps(settings, indent=2))
-    tmp.replace(directory / "settings.json")
 
 
 def _webhook_url(settings: dict[str, Any]) -> str | None:
@@ -173,7 +137,7 @@ def _handle(target: ClusterTarget, directory: Path, info: ProcessInfo | None) ->
         log_path=info.log_path if info else directory / f"{DEFAULT_INSTANCE}.log",
         running=running,
         ready=running and info is not None and is_ready(info),
-        webhook_url=_webhook_url(_settings(directory)),
+        webhook_url=_webhook_url(read_settings(directory)),
         holder=(info.identity or None) if info else None,
     )
 
@@ -235,7 +199,7 @@ def _serving_handle(
             log_path=info.log_path,
             running=True,
             ready=is_ready(info),
-            webhook_url=_webhook_url(_settings(other)),
+            webhook_url=_webhook_url(read_settings(other)),
             holder=holder,
             found=f"pid {info.pid}, started for {other.name}, log {info.log_path}",
         )
@@ -333,7 +297,7 @@ def _start_locked(
         return _await_ready(target, directory, info, timeout=timeout or START_TIMEOUT_S)
     if look and (found := _find_serving(target, directory)) is not None:
         return found
-    settings = _settings(directory)
+    settings = read_settings(directory)
     kubeconfig = directory / "kubeconfig.yaml"
     write_identity_kubeconfig(target, kubeconfig)
     info = spawn(
@@ -362,19 +326,19 @@ def install_operator(
 
     An operator already leading the cluster (found on its Lease) is used as it is: nothing is
     installed over it."""
-    with _cluster_lock(target) as directory:
+    with state_lock(state_dir(target)) as directory:
         info = read_process(directory)
         if is_running(info) and info is not None and is_ready(info) and _crd_present(target):
             return _handle(target, directory, info)
         if not is_running(info) and (found := _find_serving(target, directory)) is not None:
             return found
-        settings = _settings(directory)
+        settings = read_settings(directory)
         settings.setdefault("webhook_port", free_port())
         if webhook_host:
             settings["webhook_host"] = webhook_host
         elif is_local(target):
             settings["webhook_host"] = "127.0.0.1"
-        _save_settings(directory, settings)
+        save_settings(directory, settings)
         hosts = sorted({"127.0.0.1", settings.get("webhook_host") or "127.0.0.1"})
         certs = ensure_certs(directory / "certs", hosts)
         apply_cluster_objects(target, certs=certs, webhook_url=_webhook_url(settings))
@@ -390,7 +354,7 @@ def start_operator(
     """Start the local operator process unless one runs for this cluster or another operator
     leads it already (the cluster must be installed). `timeout`: seconds to wait for it to
     lead (default: start-up plus one lease duration); past it the process is stopped."""
-    with _cluster_lock(target) as directory:
+    with state_lock(state_dir(target)) as directory:
         return _start_locked(target, directory, options, timeout=timeout)
 
 
@@ -401,7 +365,7 @@ def stop_operator(
     SIGKILL. With `serving`, when this target started none, the local process found leading
     the cluster (started through another kubeconfig) is the one stopped. Returns what was
     stopped (None: no local process serves the cluster; one in the cluster is never touched)."""
-    with _cluster_lock(target) as directory:
+    with state_lock(state_dir(target)) as directory:
         info = read_process(directory)
         if info is not None and is_running(info):
             handle = _handle(target, directory, info)
@@ -442,16 +406,14 @@ def operator_status(target: ClusterTarget) -> OperatorHandle | None:
 def _crd_present(target: ClusterTarget) -> bool:
     api = target.api_client()
     try:
-        client.ApiextensionsV1Api(api).read_custom_resource_definition(CRD_NAME)
-        return True
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise CompareError(
-            f"reading the CRD {CRD_NAME} failed: {exc.status} {exc.reason}"
-        ) from None
+        crd = if_found(
+            f"reading the CRD {CRD_NAME} failed",
+            client.ApiextensionsV1Api(api).read_custom_resource_definition,
+            CRD_NAME,
+        )
     finally:
         api.close()
+    return crd is not None
 
 
 # -- WebApps ---------------------------------------------------------------------------------
@@ -559,10 +521,7 @@ def deploy_operator(
                     f"(phase {phase}; operator log {handle.log_path})",
                     exit_code=EXIT_FAILED,
                 )
-            if cancel is None:
-                time.sleep(POLL_S)
-            elif cancel.wait(POLL_S):
-                raise WaitCancelled(f"{KIND} {namespace}/{webapp.name}: cancelled")
+            sleep_unless_cancelled(cancel, POLL_S, f"{KIND} {namespace}/{webapp.name}")
         remaining = max(1.0, deadline - time.monotonic())
         desired = with_api_defaults(api, namespace, operator_manifest(webapp, namespace))
         wait_for_desired_state(

@@ -15,19 +15,17 @@ given (`--webhook-host`); the schema and CEL rules apply everywhere.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import os
-import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, tool_path
-from compare.errors import CompareError
+from compare.cluster import ClusterTarget
+from compare.cluster.apierror import delete_if_found, if_found
+from compare.deploy.install import TOKEN_SECONDS, apply_documents, kubectl, write_token_kubeconfig
+from compare.deploy.local import free_port
 from compare.paths import OPERATOR_DIR, cache_dir
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.certs import CertFiles, ensure_tls
@@ -51,9 +49,6 @@ __all__ = [
 ]
 
 FIELD_MANAGER = "compare-install"
-# The local operator's token lives a week; every start requests a fresh one.
-TOKEN_SECONDS = 7 * 24 * 3600
-KUBECTL_TIMEOUT_S = 60.0
 _CONFIG = OPERATOR_DIR / "config"
 
 
@@ -76,32 +71,6 @@ def cluster_key(target: ClusterTarget) -> str:
 def state_dir(target: ClusterTarget) -> Path:
     """Where the local operator of this cluster keeps its pid, log, certs and kubeconfig."""
     return cache_dir() / "operator" / cluster_key(target)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
-    cmd = [tool_path("kubectl"), *target.kubectl_args(), *args]
-    try:
-        result = subprocess.run(
-            cmd,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=KUBECTL_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise CompareError(f"kubectl {args[0]} timed out after {KUBECTL_TIMEOUT_S:.0f}s") from exc
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        raise CompareError(f"kubectl {args[0]} failed: {lines[-1] if lines else 'no output'}")
-    return result.stdout
 
 
 def _kustomized(directory: Path) -> list[Path]:
@@ -131,41 +100,25 @@ def apply_cluster_objects(
         docs.append(webhook_configuration(certs.ca.read_bytes(), url=webhook_url))
     else:
         _drop_local_webhook(target)
-    _kubectl(
-        target,
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        f"--field-manager={FIELD_MANAGER}",
-        "-f",
-        "-",
-        stdin=yaml.safe_dump_all(docs, sort_keys=False),
-    )
-    _kubectl(target, "wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=30s")
+    apply_documents(target, docs, field_manager=FIELD_MANAGER)
+    kubectl(target, "wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=30s")
 
 
 def _drop_local_webhook(target: ClusterTarget) -> None:
     api = target.api_client()
     hooks = client.AdmissionregistrationV1Api(api)
     try:
-        try:
-            current = hooks.read_validating_webhook_configuration(WEBHOOK_CONFIGURATION)
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return
-            raise CompareError(
-                f"reading the webhook configuration {WEBHOOK_CONFIGURATION}: "
-                f"{exc.status} {exc.reason}"
-            ) from None
-        if any(hook.client_config.url for hook in current.webhooks or []):
-            try:
-                hooks.delete_validating_webhook_configuration(WEBHOOK_CONFIGURATION)
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise CompareError(
-                        f"deleting the webhook configuration {WEBHOOK_CONFIGURATION}: "
-                        f"{exc.status} {exc.reason}"
-                    ) from None
+        current = if_found(
+            f"reading the webhook configuration {WEBHOOK_CONFIGURATION}",
+            hooks.read_validating_webhook_configuration,
+            WEBHOOK_CONFIGURATION,
+        )
+        if current is not None and any(hook.client_config.url for hook in current.webhooks or []):
+            delete_if_found(
+                f"deleting the webhook configuration {WEBHOOK_CONFIGURATION}",
+                hooks.delete_validating_webhook_configuration,
+                WEBHOOK_CONFIGURATION,
+            )
     finally:
         api.close()
 
@@ -178,51 +131,11 @@ def ensure_certs(directory: Path, hosts: list[str]) -> CertFiles:
 
 def write_identity_kubeconfig(target: ClusterTarget, path: Path) -> None:
     """A kubeconfig for the operator: the target's server and CA, the ServiceAccount's token."""
-    api = target.api_client()
-    try:
-        request = {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": TOKEN_SECONDS},
-        }
-        try:
-            answer = client.CoreV1Api(api).create_namespaced_service_account_token(
-                SERVICE_ACCOUNT, OPERATOR_NAMESPACE, request
-            )
-        except client.ApiException as exc:
-            if exc.status == 404:
-                raise CompareError(
-                    f"the operator is not installed on {target.describe()}: "
-                    "run `compare deploy operator` first"
-                ) from None
-            raise CompareError(
-                f"requesting a token for {OPERATOR_NAMESPACE}/{SERVICE_ACCOUNT} failed: "
-                f"{exc.status} {exc.reason}"
-            ) from None
-        token = answer.status.token
-        conf = api.configuration
-        cluster: dict[str, Any] = {"server": conf.host}
-        if not conf.verify_ssl:
-            cluster["insecure-skip-tls-verify"] = True
-        elif conf.ssl_ca_cert:
-            ca = Path(conf.ssl_ca_cert).read_bytes()
-            cluster["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
-    finally:
-        api.close()
-    kubeconfig = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "cluster", "cluster": cluster}],
-        "users": [{"name": SERVICE_ACCOUNT, "user": {"token": token}}],
-        "contexts": [
-            {"name": SERVICE_ACCOUNT, "context": {"cluster": "cluster", "user": SERVICE_ACCOUNT}}
-        ],
-        "current-context": SERVICE_ACCOUNT,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    # The token is a credential: owner-only, written atomically.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(yaml.safe_dump(kubeconfig, sort_keys=False))
-    tmp.replace(path)
+    write_token_kubeconfig(
+        target,
+        OPERATOR_NAMESPACE,
+        SERVICE_ACCOUNT,
+        path,
+        missing=f"the operator is not installed on {target.describe()}: "
+        "run `compare deploy operator` first",
+    )

@@ -24,6 +24,7 @@ import urllib3
 import yaml
 from kubernetes import client
 
+from compare.cluster.apierror import if_found
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.webapp import API_VERSION
@@ -246,15 +247,14 @@ def crd_difference(installed: dict[str, Any] | None) -> str | None:
 
 
 def read_crd(api: client.ApiClient) -> dict[str, Any] | None:
-    try:
-        raw = client.ApiextensionsV1Api(api).read_custom_resource_definition(
-            CRD_NAME, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
-        )
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise CompareError(
-            f"reading the CRD {CRD_NAME} failed: {exc.status} {exc.reason}"
-        ) from None
+    raw = if_found(
+        f"reading the CRD {CRD_NAME} failed",
+        client.ApiextensionsV1Api(api).read_custom_resource_definition,
+        CRD_NAME,
+        _preload_content=False,
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    if raw is None:
+        return None
     body: dict[str, Any] = json.loads(raw.data)
     return body

@@ -10,21 +10,24 @@ so that they outlive the command that started them, and only a pid whose command
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compare.errors import CompareError
+from compare.deploy.local import (
+    caller_env,
+    pid_alive,
+    read_record,
+    start_session,
+    stop_session,
+    write_record,
+)
 
 __all__ = [
     "DEFAULT_INSTANCE",
@@ -43,9 +46,6 @@ __all__ = [
 DEFAULT_INSTANCE = "operator"
 POLL_S = 0.05
 STOP_TIMEOUT_S = 20.0
-# Popen objects of the processes this Python process started: polling them reaps zombies.
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-_CHILDREN_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -89,22 +89,7 @@ def _state_file(directory: Path, instance: str) -> Path:
 
 def _alive(pid: int) -> bool:
     """A live, non-zombie process running the operator module."""
-    with _CHILDREN_LOCK:
-        child = _CHILDREN.get(pid)
-        if child is not None:
-            if child.poll() is None:
-                # Our own child: its Popen knows. (Right after exec, /proc/<pid>/cmdline can
-                # still be empty for a moment, so the check below would misjudge it.)
-                return True
-            del _CHILDREN[pid]
-            return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    state = stat.rsplit(")", 1)[-1].split()[0]
-    return state != "Z" and b"webapp_operator" in cmdline
+    return pid_alive(pid, b"webapp_operator")
 
 
 def instances(directory: Path) -> list[ProcessInfo]:
@@ -119,11 +104,7 @@ def instances(directory: Path) -> list[ProcessInfo]:
 
 def read_process(directory: Path, instance: str = DEFAULT_INSTANCE) -> ProcessInfo | None:
     """The recorded process of an instance, whether or not it still runs (None: never ran)."""
-    try:
-        data = json.loads(_state_file(directory, instance).read_text())
-        return ProcessInfo(**data)
-    except (OSError, ValueError, TypeError):
-        return None
+    return read_record(_state_file(directory, instance), ProcessInfo)
 
 
 def is_running(info: ProcessInfo | None) -> bool:
@@ -195,85 +176,33 @@ def spawn(
     # error (a lost Lease), as the kubelet restarts a container.
     if supervised:
         args = [sys.executable, "-m", "compare.deploy.supervise", "--", *args]
-    directory.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
-        out.flush()
-        # The operator runs with the kubeconfig it is given (--kubeconfig) and nothing else:
-        # the caller's KUBECONFIG/KUBECONTEXT (often an admin's) must not reach its environment.
-        env = {k: v for k, v in os.environ.items() if k not in _CALLER_CLUSTER_ENV}
-        env["PYTHONUNBUFFERED"] = "1"
-        # glibc gives every thread that allocates an arena of its own (up to 8 per core); with
-        # sixteen reconcile threads the freed memory stays scattered over them and the RSS
-        # never comes down. Two arenas: the operator's memory follows what it holds.
-        env.setdefault("MALLOC_ARENA_MAX", "2")
-        # A session of its own: the operator outlives the command that started it and does
-        # not receive the terminal's Ctrl-C.
-        child = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-    with _CHILDREN_LOCK:
-        _CHILDREN[child.pid] = child
-    info = ProcessInfo(instance, child.pid, health_port, str(log), time.time(), identity)
-    state = _state_file(directory, instance)
-    tmp = state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(info)))
-    tmp.replace(state)
+    # The operator runs with the kubeconfig it is given (--kubeconfig) and nothing else:
+    # the caller's KUBECONFIG/KUBECONTEXT (often an admin's) must not reach its environment.
+    env = caller_env()
+    env["PYTHONUNBUFFERED"] = "1"
+    # glibc gives every thread that allocates an arena of its own (up to 8 per core); with
+    # sixteen reconcile threads the freed memory stays scattered over them and the RSS
+    # never comes down. Two arenas: the operator's memory follows what it holds.
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    pid = start_session(args, log, env)
+    info = ProcessInfo(instance, pid, health_port, str(log), time.time(), identity)
+    write_record(_state_file(directory, instance), info)
     return info
-
-
-_CALLER_CLUSTER_ENV = frozenset({"KUBECONFIG", "KUBECONTEXT"})
 
 
 def terminate(info: ProcessInfo, *, kill: bool = False, timeout: float = STOP_TIMEOUT_S) -> None:
     """SIGTERM (graceful: the operator releases its Lease) or SIGKILL, then wait until gone.
-    A graceful stop that overruns the timeout is finished with SIGKILL."""
-    if not _alive(info.pid):
-        return
-    sig = signal.SIGKILL if kill else signal.SIGTERM
-    # The recorded pid leads a session of its own (the supervisor and the operator): SIGTERM
-    # goes to the supervisor, which passes it on; SIGKILL takes the whole group at once.
-    signal_group(info.pid, sig)
-    deadline = time.monotonic() + timeout
-    while _alive(info.pid) or _group_alive(info.pid):
-        if time.monotonic() > deadline:
-            if kill:
-                raise CompareError(f"operator process {info.pid} survived SIGKILL")
-            signal_group(info.pid, signal.SIGKILL)
-            kill, deadline = True, time.monotonic() + timeout
-        time.sleep(POLL_S)
-
-
-def signal_group(pid: int, sig: int) -> None:
-    """Signal the process and its group (SIGKILL: the group; else the leader, which forwards)."""
-    try:
-        if sig == signal.SIGKILL:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    # Zombies of our own children count as gone.
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+    A graceful stop that overruns the timeout is finished with SIGKILL. The recorded pid leads
+    a session of its own (the supervisor and the operator): SIGTERM goes to the supervisor,
+    which passes it on; SIGKILL takes the whole group at once."""
+    stop_session(
+        info.pid,
+        lambda: _alive(info.pid),
+        what="operator process",
+        kill=kill,
+        timeout=timeout,
+        poll=POLL_S,
+    )
 
 
 def last_log_line(path: Path) -> str:

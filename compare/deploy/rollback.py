@@ -16,6 +16,7 @@ from types import TracebackType
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.cluster.apierror import delete_if_found, if_found
 from compare.errors import CompareError, first_line
 
 NAMESPACE_GONE_TIMEOUT_S = 60.0
@@ -24,16 +25,12 @@ NAMESPACE_GONE_TIMEOUT_S = 60.0
 def namespace_exists(target: ClusterTarget, namespace: str) -> bool:
     api = target.api_client()
     try:
-        client.CoreV1Api(api).read_namespace(namespace)
-        return True
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise CompareError(
-            f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
-        ) from None
+        found = if_found(
+            f"reading namespace {namespace} failed", client.CoreV1Api(api).read_namespace, namespace
+        )
     finally:
         api.close()
+    return found is not None
 
 
 def delete_namespace(target: ClusterTarget, namespace: str, *, timeout: float) -> None:
@@ -41,14 +38,13 @@ def delete_namespace(target: ClusterTarget, namespace: str, *, timeout: float) -
     api = target.api_client()
     core = client.CoreV1Api(api)
     try:
-        try:
-            core.delete_namespace(namespace, propagation_policy="Background")
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return
-            raise CompareError(
-                f"deleting namespace {namespace}: {exc.status} {exc.reason}"
-            ) from None
+        if not delete_if_found(
+            f"deleting namespace {namespace}",
+            core.delete_namespace,
+            namespace,
+            propagation_policy="Background",
+        ):
+            return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

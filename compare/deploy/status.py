@@ -15,9 +15,9 @@ from kubernetes import client
 from pydantic import ValidationError
 
 from compare.cluster import ClusterTarget
+from compare.cluster.apierror import if_found
 from compare.deploy.helm import list_releases, release_objects
 from compare.deploy.operator import operator_manifest
-from compare.errors import CompareError
 from compare.judge import (
     DesiredObjects,
     judged_objects,
@@ -61,6 +61,31 @@ def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tu
     return len(ready_pods(replicaset, pods)), "holds" if not found else f"drifted: {found[0]}"
 
 
+def judged_app(
+    api: client.ApiClient,
+    *,
+    approach: str,
+    name: str,
+    namespace: str,
+    detail: str,
+    objects: list[dict[str, Any]],
+) -> DeployedApp:
+    """The row of a WebApp whose desired state is `objects`, judged closed-world."""
+    desired = with_api_defaults(api, namespace, objects)
+    replicas, image = _summary(desired)
+    ready, state = _state(api, namespace, desired)
+    return DeployedApp(
+        approach=approach,
+        name=name,
+        namespace=namespace,
+        detail=detail,
+        desired_replicas=replicas,
+        ready_replicas=ready,
+        image=image,
+        state=state,
+    )
+
+
 def helm_apps(
     target: ClusterTarget, api: client.ApiClient, namespace: str | None
 ) -> list[DeployedApp]:
@@ -68,41 +93,42 @@ def helm_apps(
     for release in list_releases(target, namespace):
         detail = f"revision {release.revision}, {release.status}"
         objects = release_objects(target, release.namespace, release.release) or []
-        ready: int | None = None
-        state = "nothing in the release"
-        replicas, image = None, None
         if judged_objects(objects):
             # The release's applied manifest is the desired state, judged closed-world.
-            desired = with_api_defaults(api, release.namespace, objects)
-            replicas, image = _summary(desired)
-            ready, state = _state(api, release.namespace, desired)
-        apps.append(
-            DeployedApp(
+            app = judged_app(
+                api,
                 approach="helm",
                 name=release.release,
                 namespace=release.namespace,
                 detail=detail,
-                desired_replicas=replicas,
-                ready_replicas=ready,
-                image=image,
-                state=state,
+                objects=objects,
             )
-        )
+        else:
+            app = DeployedApp(
+                approach="helm",
+                name=release.release,
+                namespace=release.namespace,
+                detail=detail,
+                desired_replicas=None,
+                ready_replicas=None,
+                image=None,
+                state="nothing in the release",
+            )
+        apps.append(app)
     return apps
 
 
 def _list_crs(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
     custom = client.CustomObjectsApi(api)
-    try:
-        if namespace is None:
-            found = custom.list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)
-        else:
-            found = custom.list_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return []  # the CRD is not installed: no WebApp can exist
-        raise CompareError(f"listing WebApps failed: {exc.status} {exc.reason}") from exc
-    items: list[dict[str, Any]] = found.get("items") or []
+    what = "listing WebApps failed"
+    if namespace is None:
+        found = if_found(what, custom.list_cluster_custom_object, API_GROUP, API_VERSION, PLURAL)
+    else:
+        found = if_found(
+            what, custom.list_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL
+        )
+    # None: the CRD is not installed, no WebApp can exist.
+    items: list[dict[str, Any]] = (found or {}).get("items") or []
     return items
 
 
@@ -114,29 +140,31 @@ def operator_apps(api: client.ApiClient, namespace: str | None) -> list[Deployed
         status = cr.get("status") or {}
         spec = cr.get("spec") or {}
         detail = f"phase {status.get('phase') or 'unknown'}"
-        ready: int | None = None
         try:
             webapp = WebApp.model_validate(
                 {k: cr.get(k) for k in ("apiVersion", "kind", "metadata", "spec")}
             )
         except ValidationError:
-            replicas, image, state = spec.get("replicas"), spec.get("image"), "invalid spec"
-        else:
-            desired = with_api_defaults(api, ns, operator_manifest(webapp, ns))
-            replicas, image = _summary(desired)
-            ready, state = _state(api, ns, desired)
-        apps.append(
-            DeployedApp(
+            app = DeployedApp(
                 approach="operator",
                 name=name,
                 namespace=ns,
                 detail=detail,
-                desired_replicas=replicas,
-                ready_replicas=ready,
-                image=image,
-                state=state,
+                desired_replicas=spec.get("replicas"),
+                ready_replicas=None,
+                image=spec.get("image"),
+                state="invalid spec",
             )
-        )
+        else:
+            app = judged_app(
+                api,
+                approach="operator",
+                name=name,
+                namespace=ns,
+                detail=detail,
+                objects=operator_manifest(webapp, ns),
+            )
+        apps.append(app)
     return sorted(apps, key=lambda a: (a.namespace, a.name))
 
 

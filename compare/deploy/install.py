@@ -1,0 +1,119 @@
+"""What installing an approach into a cluster shares: the CLI tools (kubectl, helm) with one-line
+errors, server-side apply of documents, and a kubeconfig carrying a ServiceAccount's token for a
+local process that must run with exactly that identity's permissions."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget, tool_path
+from compare.errors import CompareError
+
+# A local process's token lives a week; every start requests a fresh one.
+TOKEN_SECONDS = 7 * 24 * 3600
+TOOL_TIMEOUT_S = 60.0
+
+
+def run_tool(tool: str, *args: str, flags: Sequence[str] = (), stdin: str | None = None) -> str:
+    """`tool [flags] args` (its stdout); a failure is one line: the tool's last stderr line.
+    `flags` (cluster selection) go first and are not named in errors."""
+    cmd = [tool_path(tool), *flags, *args]
+    try:
+        result = subprocess.run(
+            cmd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TOOL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CompareError(f"{tool} {args[0]} timed out after {TOOL_TIMEOUT_S:.0f}s") from exc
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        raise CompareError(f"{tool} {args[0]} failed: {lines[-1] if lines else 'no output'}")
+    return result.stdout
+
+
+def kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
+    return run_tool("kubectl", *args, flags=target.kubectl_args(), stdin=stdin)
+
+
+def apply_documents(
+    target: ClusterTarget, docs: Sequence[dict[str, Any]], *, field_manager: str
+) -> None:
+    """`kubectl apply --server-side --force-conflicts` of these documents."""
+    kubectl(
+        target,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        f"--field-manager={field_manager}",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
+    )
+
+
+def write_token_kubeconfig(
+    target: ClusterTarget,
+    namespace: str,
+    service_account: str,
+    path: Path,
+    *,
+    missing: str | None = None,
+) -> None:
+    """A kubeconfig with the target's server and CA and a fresh token of the ServiceAccount,
+    owner-only and written atomically (the token is a credential). `missing`: the error when
+    the ServiceAccount does not exist (default: the API server's answer)."""
+    api = target.api_client()
+    try:
+        request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": TOKEN_SECONDS},
+        }
+        try:
+            answer = client.CoreV1Api(api).create_namespaced_service_account_token(
+                service_account, namespace, request
+            )
+        except client.ApiException as exc:
+            if exc.status == 404 and missing is not None:
+                raise CompareError(missing) from None
+            raise CompareError(
+                f"requesting a token for {namespace}/{service_account} failed: "
+                f"{exc.status} {exc.reason}"
+            ) from None
+        token = answer.status.token
+        conf = api.configuration
+        cluster: dict[str, Any] = {"server": conf.host}
+        if not conf.verify_ssl:
+            cluster["insecure-skip-tls-verify"] = True
+        elif conf.ssl_ca_cert:
+            ca = Path(conf.ssl_ca_cert).read_bytes()
+            cluster["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
+    finally:
+        api.close()
+    user = service_account
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "cluster", "cluster": cluster}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "cluster", "user": user}}],
+        "current-context": user,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(yaml.safe_dump(kubeconfig, sort_keys=False))
+    tmp.replace(path)
