@@ -20,10 +20,10 @@ from tabulate import tabulate
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
+from compare.deploy.forget import forget_cluster
 from compare.deploy.operator import (
     OperatorHandle,
     apply_webapp,
-    forget_operator,
     install_operator,
     operator_status,
     stop_operator,
@@ -71,8 +71,8 @@ def bench_target(
         yield target
     finally:
         if started and not args.keep:
-            # As `compare cluster down`: the local operator and its credentials go first.
-            forget_operator(target)
+            # As `compare cluster down`: the local processes and their credentials go first.
+            forget_cluster(target)
             cluster.down()
 
 

@@ -1,16 +1,18 @@
 """Benchmark: wall time of the default `compare run` and how it scales with --parallel.
 
-The default run is the whole catalogue against both approaches, 1 trial, a 10 s heal window
-and the default settle period. Each figure is one real `compare run` (the CLI, as a
-subprocess) against one cluster: its own embedded cluster `bench-run` (started here, deleted
-afterwards) unless --kubeconfig names another. Printed per --parallel value: wall time, the
-floor that the unhealed windows impose (trials that wait out the window x window / parallel),
-trials healed / not healed / no-fault / error, the median time-to-heal, the CPU time the
-`compare` process used (user + system: waiting on watches should cost almost none), and the
-machine's load average before the run. Never passes or fails.
+The default run is the whole catalogue against the three approaches (helm, operator, flux),
+1 trial, a 10 s heal window and the default settle period. Each figure is one real
+`compare run` (the CLI, as a subprocess) against one cluster: its own embedded cluster
+`bench-run` (started here, deleted afterwards) unless --kubeconfig names another. Printed per
+--parallel value: wall time, the floor that the unhealed windows impose (trials that wait out
+the window x window / parallel), trials healed / not healed / no-fault / error, the median
+time-to-heal, the CPU time the `compare` process used (user + system: waiting on watches should
+cost almost none), the machine's load average before the run, and the healed count per
+approach. Never passes or fails. With --output the run directories are kept there (to make a
+sample report of them).
 
     .venv/bin/python bench/run_catalogue.py [--parallel 4 8 16] [--heal-window 10]
-                                            [--kubeconfig FILE] [--reps 1]
+                                            [--kubeconfig FILE] [--reps 1] [--output DIR]
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from compare.cluster import EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.deploy.forget import forget_cluster
 from compare.results import STATUSES, latest_run, load_results
 
 COMPARE = str(Path(sys.executable).with_name("compare"))
@@ -49,16 +52,23 @@ def one_run(kubeconfig: Path, parallel: int, window: float, out: Path) -> str:
     if done.returncode not in (0, 1):
         return f"parallel {parallel}: compare run failed ({done.returncode}): {done.stderr[-300:]}"
     results = load_results(latest_run(out))
+    if not results.complete:
+        return f"parallel {parallel}: the run did not complete: {done.stderr[-300:]}"
     count = {s: sum(t.status == s for t in results.trials) for s in STATUSES}
     heals = [t.time_to_heal_seconds for t in results.trials if t.time_to_heal_seconds is not None]
     waited = count["not-healed"] + count["no-fault"]
     floor = waited * window / parallel
+    per_approach = ", ".join(
+        f"{approach} {sum(t.status == 'healed' for t in results.trials if t.approach == approach)}"
+        f"/{sum(t.approach == approach for t in results.trials)}"
+        for approach in results.settings.approaches
+    )
     return (
         f"parallel {parallel}: {wall:6.1f} s wall (unhealed-window floor {floor:5.1f} s),"
         f" {len(results.trials)} trials: {count['healed']} healed, {count['not-healed']} not"
         f" healed, {count['no-fault']} no-fault, {count['error']} error;"
         f" median heal {statistics.median(heals or [0.0]):.2f} s;"
-        f" compare CPU {cpu:.1f} s; load before {load:.1f}"
+        f" compare CPU {cpu:.1f} s; load before {load:.1f}; healed: {per_approach}"
     )
 
 
@@ -68,6 +78,7 @@ def main() -> None:
     parser.add_argument("--heal-window", type=float, default=10.0)
     parser.add_argument("--kubeconfig", type=Path, default=None)
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--output", type=Path, default=None, help="keep the runs here")
     args = parser.parse_args()
 
     own = None
@@ -80,10 +91,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
             for rep in range(args.reps):
                 for parallel in args.parallel:
-                    out = Path(tmp) / f"{rep}-{parallel}"
+                    out = (args.output or Path(tmp)) / f"{rep}-{parallel}"
                     print(one_run(kubeconfig, parallel, args.heal_window, out), flush=True)
     finally:
         if own is not None:
+            # As `compare cluster down`: the local processes and their credentials go first.
+            forget_cluster(ClusterTarget(kubeconfig, None, embedded=True))
             own.down()
 
 

@@ -17,7 +17,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
-from compare.deploy.operator import forget_operator
+from compare.deploy.forget import forget_cluster
 from compare.errors import CompareError
 
 # Helpers working in parallel each set their own name.
@@ -44,8 +44,8 @@ def cluster() -> Iterator[ClusterTarget]:
     target = ClusterTarget(status.kubeconfig, None, embedded=True)
     yield target
     if started and not os.environ.get("COMPARE_KEEP_CLUSTER"):
-        # Tests start the local operator process; it must not outlive its cluster.
-        forget_operator(target)
+        # Tests start the local operator and Flux processes; they must not outlive the cluster.
+        forget_cluster(target)
         embedded.down()
 
 

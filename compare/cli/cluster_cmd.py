@@ -16,8 +16,7 @@ from compare.cli.common import (
 )
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
-from compare.deploy.flux import forget_flux
-from compare.deploy.operator import forget_operator
+from compare.deploy.forget import forget_cluster
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
@@ -73,10 +72,9 @@ def up(
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
     cluster = EmbeddedCluster(name)
-    # The local operator (started by `compare deploy operator` / `compare run`) belongs to the
-    # cluster: it goes first, so no process outlives the cluster.
-    forget_operator(ClusterTarget(cluster.kubeconfig, None, embedded=True))
-    forget_flux(ClusterTarget(cluster.kubeconfig, None, embedded=True))
+    # The local operator and Flux processes (started by `compare deploy` / `compare run`) belong
+    # to the cluster: they go first, so no process outlives the cluster.
+    forget_cluster(ClusterTarget(cluster.kubeconfig, None, embedded=True))
     if cluster.down():
         console.print(f"embedded cluster {cluster.name!r} deleted")
     else:

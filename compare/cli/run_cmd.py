@@ -61,8 +61,8 @@ class ApproachName(StrEnum):
     flux = "flux"
 
 
-# The approaches of a run without --approach (flux runs when asked for).
-DEFAULT_APPROACHES = (ApproachName.helm, ApproachName.operator)
+# The approaches of a run without --approach: all three.
+DEFAULT_APPROACHES = (ApproachName.helm, ApproachName.operator, ApproachName.flux)
 
 
 def run(
@@ -70,7 +70,9 @@ def run(
     approach: Annotated[
         list[ApproachName] | None,
         typer.Option(
-            "--approach", "-a", help="Approach to test (repeatable; default helm and operator)."
+            "--approach",
+            "-a",
+            help="Approach to test (repeatable; default helm, operator and flux).",
         ),
     ] = None,
     experiment: Annotated[

@@ -1,5 +1,6 @@
-"""The two ways to deploy a WebApp: `helm` (chart + pyhelm3) and `operator` (CRD + controller).
+"""The three ways to deploy a WebApp: `helm` (chart + pyhelm3), `operator` (CRD + controller)
+and `flux` (a HelmRelease reconciled by the real Flux controllers).
 
-Both take a ClusterTarget, a WebApp and a namespace and leave a Deployment and a Service named
+Each takes a ClusterTarget, a WebApp and a namespace and leaves a Deployment and a Service named
 after the WebApp; the judge (`compare.judge`) holds them to the objects in `desired`.
 """

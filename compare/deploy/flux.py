@@ -62,7 +62,14 @@ from compare.deploy.helm import (
 )
 from compare.deploy.install import apply_documents, run_tool
 from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
-from compare.deploy.local import free_port, read_settings, save_settings, state_lock
+from compare.deploy.local import (
+    claim_for_cluster,
+    cluster_uid,
+    free_port,
+    read_settings,
+    save_settings,
+    state_lock,
+)
 from compare.deploy.operator_install import cluster_key
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
@@ -175,6 +182,7 @@ def start_flux(
     ready is stopped again, with every other one started by this call, before the error.
     `extra_args` adds flags per controller (e.g. `--concurrent`)."""
     with state_lock(flux_state_dir(target)) as directory:
+        _claim(target, directory)
         handle = flux_status(target)
         if handle.running and all(is_ready(p) for p in handle.processes.values()):
             return handle
@@ -256,17 +264,32 @@ def start_flux(
 
 def stop_flux(target: ClusterTarget) -> list[str]:
     """Stop this cluster's Flux processes; the names of those that were running."""
-    stopped = []
     with state_lock(flux_state_dir(target)) as directory:
-        for name in reversed(PROCESSES):
-            info = read_process(directory, name)
-            if info is None:
-                continue
-            if alive(info):
-                stopped.append(name)
-            terminate(info)
-            forget(directory, name)
+        return _stop_locked(directory)
+
+
+def _stop_locked(directory: Path) -> list[str]:
+    stopped = []
+    for name in reversed(PROCESSES):
+        info = read_process(directory, name)
+        if info is None:
+            continue
+        if alive(info):
+            stopped.append(name)
+        terminate(info)
+        forget(directory, name)
     return stopped
+
+
+def _claim(target: ClusterTarget, directory: Path) -> None:
+    """Processes left for an earlier cluster of this name (deleted without `compare cluster
+    down`) hold its tokens: stopped and forgotten before anything starts for this one."""
+    api = target.api_client()
+    try:
+        uid = cluster_uid(api)
+    finally:
+        api.close()
+    claim_for_cluster(directory, uid, lambda: _stop_locked(directory))
 
 
 def forget_flux(target: ClusterTarget) -> None:

@@ -17,6 +17,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,6 +26,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+
+import urllib3
+from kubernetes import client
 
 from compare.errors import CompareError
 
@@ -70,6 +74,44 @@ def read_settings(directory: Path) -> dict[str, Any]:
 
 def save_settings(directory: Path, settings: dict[str, Any]) -> None:
     write_json(directory / "settings.json", settings, indent=2)
+
+
+# -- whose state it is -------------------------------------------------------------------------
+
+CLUSTER_UID_KEY = "clusterUid"
+
+
+def cluster_uid(api: client.ApiClient) -> str | None:
+    """What tells one cluster from another that reuses its name and address (an embedded
+    cluster deleted and started again): the uid of its `kube-system` namespace. None when it
+    cannot be read (then nothing is judged stale)."""
+    try:
+        found = client.CoreV1Api(api).read_namespace("kube-system", _request_timeout=(3, 10))
+    except (client.ApiException, urllib3.exceptions.HTTPError, OSError):
+        return None  # only means "unknown"
+    return str(found.metadata.uid) if found.metadata and found.metadata.uid else None
+
+
+def claim_for_cluster(directory: Path, uid: str | None, stop: Callable[[], object]) -> bool:
+    """Bind a state directory (held under `state_lock`) to the cluster `uid`. State left by
+    another cluster of the same name — processes with its tokens and certificates — is
+    stopped (`stop`) and wiped first. True when something stale was dropped."""
+    known = read_settings(directory).get(CLUSTER_UID_KEY)
+    stale = uid is not None and known is not None and known != uid
+    if stale:
+        stop()
+        for entry in directory.iterdir():
+            if entry.name == ".lock":
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+    if uid is not None and known != uid:
+        settings = read_settings(directory)
+        settings[CLUSTER_UID_KEY] = uid
+        save_settings(directory, settings)
+    return stale
 
 
 def read_record(path: Path, kind: type[T]) -> T | None:

@@ -35,7 +35,14 @@ from kubernetes import client
 from compare.cluster import ClusterTarget, status_message
 from compare.cluster.apierror import if_found
 from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
-from compare.deploy.local import free_port, read_settings, save_settings, state_lock
+from compare.deploy.local import (
+    claim_for_cluster,
+    cluster_uid,
+    free_port,
+    read_settings,
+    save_settings,
+    state_lock,
+)
 from compare.deploy.operator_install import (
     apply_cluster_objects,
     cluster_key,
@@ -327,6 +334,7 @@ def install_operator(
     An operator already leading the cluster (found on its Lease) is used as it is: nothing is
     installed over it."""
     with state_lock(state_dir(target)) as directory:
+        _claim(target, directory)
         info = read_process(directory)
         if is_running(info) and info is not None and is_ready(info) and _crd_present(target):
             return _handle(target, directory, info)
@@ -355,7 +363,25 @@ def start_operator(
     leads it already (the cluster must be installed). `timeout`: seconds to wait for it to
     lead (default: start-up plus one lease duration); past it the process is stopped."""
     with state_lock(state_dir(target)) as directory:
+        _claim(target, directory)
         return _start_locked(target, directory, options, timeout=timeout)
+
+
+def _claim(target: ClusterTarget, directory: Path) -> None:
+    """A process left for an earlier cluster of this name (deleted without `compare cluster
+    down`) holds its token and certificates: stopped and forgotten before this one starts."""
+    api = target.api_client()
+    try:
+        uid = cluster_uid(api)
+    finally:
+        api.close()
+
+    def stop_all() -> None:
+        for info in instances(directory):
+            if is_running(info):
+                terminate(info)
+
+    claim_for_cluster(directory, uid, stop_all)
 
 
 def stop_operator(

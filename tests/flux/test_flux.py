@@ -29,6 +29,7 @@ from compare.deploy.flux import (
 )
 from compare.deploy.flux_process import alive
 from compare.deploy.live import current_problems
+from compare.deploy.local import CLUSTER_UID_KEY
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.webapp import WebApp
@@ -208,6 +209,29 @@ def test_missing_binaries_and_a_failing_controller_leave_nothing_running(
     # A clean start afterwards works and runs all three.
     handle = start_flux(cluster)
     assert handle.running and set(handle.processes) == set(PROCESSES)
+
+
+def test_processes_left_by_an_earlier_cluster_of_this_name_are_replaced(
+    cluster: ClusterTarget,
+) -> None:
+    # A cluster deleted without `compare cluster down` and started again under its name has a
+    # new kube-system uid: what runs with the old cluster's tokens is stopped, not reused.
+    before = start_flux(cluster)
+    settings_path = before.state_dir / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    this_cluster = settings[CLUSTER_UID_KEY]
+    settings_path.write_text(json.dumps({**settings, CLUSTER_UID_KEY: "an-earlier-cluster"}))
+    after = start_flux(cluster)
+    assert after.running
+    for name in PROCESSES:
+        assert after.processes[name].pid != before.processes[name].pid, name
+        assert not alive(before.processes[name]), name
+    assert json.loads(settings_path.read_text())[CLUSTER_UID_KEY] == this_cluster
+    # The same cluster again: nothing restarts.
+    again = start_flux(cluster)
+    assert {n: p.pid for n, p in again.processes.items()} == {
+        n: p.pid for n, p in after.processes.items()
+    }
 
 
 def test_interval_must_be_shorter_than_the_heal_window() -> None:

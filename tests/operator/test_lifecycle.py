@@ -21,12 +21,19 @@ import pytest
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import OperatorHandle, start_operator, stop_operator
+from compare.deploy.local import CLUSTER_UID_KEY
+from compare.deploy.operator import (
+    OperatorHandle,
+    install_operator,
+    start_operator,
+    stop_operator,
+)
 from compare.deploy.operator_install import free_port, state_dir
 from compare.deploy.operator_process import (
     DEFAULT_INSTANCE,
     ProcessInfo,
     health,
+    is_running,
     read_process,
     spawn,
     terminate,
@@ -388,3 +395,24 @@ def test_a_crashed_operator_is_restarted_and_takes_its_own_lease_back(
     )
     eventually(running.healed, timeout=20, what="drift healed by the restarted operator")
     print(f"\nrestarted and healed {time.monotonic() - killed:.1f}s after the SIGKILL")
+
+
+def test_an_operator_left_by_an_earlier_cluster_of_this_name_is_replaced(
+    cluster: ClusterTarget, api: client.ApiClient, operator: OperatorHandle
+) -> None:
+    # A cluster deleted without `compare cluster down` and started again under its name has a
+    # new kube-system uid: the process holding the old cluster's token is stopped, and its
+    # certificates go with it.
+    old = _process(cluster)
+    settings_path = state_dir(cluster) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    this_cluster = client.CoreV1Api(api).read_namespace("kube-system").metadata.uid
+    assert settings[CLUSTER_UID_KEY] == this_cluster
+    old_ca = (state_dir(cluster) / "certs" / "ca.crt").read_bytes()
+    settings_path.write_text(json.dumps({**settings, CLUSTER_UID_KEY: "an-earlier-cluster"}))
+    handle = install_operator(cluster, options=FAST)
+    new = _process(cluster)
+    assert handle.ready and new.pid != old.pid
+    assert not is_running(old)
+    assert (state_dir(cluster) / "certs" / "ca.crt").read_bytes() != old_ca
+    assert json.loads(settings_path.read_text())[CLUSTER_UID_KEY] == this_cluster
