@@ -36,15 +36,13 @@ from compare.target import HelmInstall, Target
 
 
 def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
-    message = exc.message
+    """A helm failure as a line of the target file: a values schema violation names the
+    field (`compare.yaml: helm.values.logLevel: ...`), any other failure helm's error line."""
+    where, message = install.where, exc.message
     if message.startswith("values: "):
-        message = f"values.{message.removeprefix('values: ')}"
-    return CompareError(
-        f"{target.source}: {install.where}.{message}"
-        if message.startswith("values.")
-        else f"{target.source}: {install.where}: {message}",
-        exit_code=EXIT_USAGE if usage else exc.exit_code,
-    )
+        where, message = f"{where}.values.{message.removeprefix('values: ')}", ""
+    line = f"{target.source}: {where}: {message}" if message else f"{target.source}: {where}"
+    return CompareError(line, exit_code=EXIT_USAGE if usage else exc.exit_code)
 
 
 def target_chart(target: Target, install: HelmInstall) -> pyhelm3.Chart:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from compare.errors import CompareError
 from compare.inputfile import load_yaml, read_text
-from compare.target.model import ChartSource, HelmSpec, OperatorSpec, TargetFile
+from compare.target.model import ChartSource, HelmSpec, OperatorChart, OperatorSpec, TargetFile
 from compare.webapp.load import format_validation_error
 
 # A target file and each values or resource file it names is a few KiB.
@@ -136,7 +136,7 @@ def _helm(
         chart=_chart(path, base, f"{where}.chart", spec.chart),
         release=spec.release or name,
         values=values,
-        namespace=getattr(spec, "namespace", None),
+        namespace=spec.namespace if isinstance(spec, OperatorChart) else None,
     )
 
 
@@ -233,9 +233,8 @@ def _check_object(path: Path, at: str, obj: Any) -> None:
     for key in ("apiVersion", "kind"):
         if not isinstance(obj.get(key), str) or not obj[key]:
             raise CompareError(f"{path}: {at}: the object has no {key}")
-    name = (
-        (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-    )
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not name:
         raise CompareError(f"{path}: {at}: the {obj['kind']} has no metadata.name")
 
