@@ -108,6 +108,13 @@ def desired_of(
     return with_api_defaults(api, namespace, judged_objects(objects))
 
 
+def rendered_desired(
+    api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
+) -> DesiredObjects:
+    """The desired state before (or without) an install: the rendered manifest, defaulted."""
+    return desired_of(api, namespace, list(render_target(target, install, namespace)))
+
+
 def install_target(
     cluster: ClusterTarget,
     target: Target,

@@ -15,16 +15,19 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.desired import desired_objects
 from compare.deploy.target_helm import (
     install_target,
     release_desired,
     render_target,
+    rendered_desired,
     uninstall_target,
 )
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import mismatches, problems, read, wait_until_holds
-from compare.paths import CHARTS_DIR
+from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.target import load_target
+from compare.webapp import load_webapp
 
 NEW_KEY = "an-attacker-key-never-printed"
 
@@ -149,3 +152,16 @@ def test_any_chart_is_judged_closed_world_on_every_object_of_its_release(
     # Its cluster-scoped objects went with the release.
     names = [r.metadata.name for r in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
     assert not [name for name in names if name.startswith(release)]
+
+
+@pytest.mark.cluster
+def test_the_webapp_example_desires_exactly_what_the_built_in_helm_path_does(
+    api: client.ApiClient, namespace: str
+) -> None:
+    target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
+    assert target.helm is not None
+    from_target = rendered_desired(api, target, target.helm, namespace)
+    built_in = desired_objects(api, "helm", load_webapp(), namespace)
+    assert [(i.kind, i.name, i.defaulted) for i in from_target.items] == [
+        (i.kind, i.name, i.defaulted) for i in built_in.items
+    ]
