@@ -46,6 +46,7 @@ demo: setup
 manifests: $(STAMP)
 	$(BIN)/python -m webapp_operator.manifests
 	$(BIN)/python -m compare.webapp.values_schema
+	$(BIN)/python -m compare.target.schema
 
 bench: setup
 	$(BIN)/python bench/cluster_up.py

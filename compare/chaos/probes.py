@@ -67,7 +67,7 @@ def _reading(ns: str) -> Iterator[None]:
 
 def _current(api: client.ApiClient, ns: str, desired: DesiredObjects) -> list[str]:
     with _reading(ns):
-        return problems(desired, read(api, ns))
+        return problems(desired, read(api, ns, desired.kinds))
 
 
 def desired_state_mismatches(

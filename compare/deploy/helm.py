@@ -117,6 +117,16 @@ def _chart(chart_dir: Path) -> pyhelm3.Chart:
     return _run(_helm(None, None).get_chart(chart_dir))
 
 
+@functools.cache
+def get_chart(ref: str, *, repo: str | None = None, version: str | None = None) -> pyhelm3.Chart:
+    """Any chart: a directory, a repository's chart (`repo` + name + `version`) or an OCI
+    reference (`helm show chart`), read once per process. Raises a one-line CompareError."""
+    try:
+        return _run(_helm(None, None).get_chart(ref, repo=repo, version=version))
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm show chart {ref}", exc) from exc
+
+
 def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
     return HelmRelease(
         release=revision.release.name,
@@ -140,12 +150,14 @@ def install_or_upgrade(
     release: str,
     timeout: float = DEFAULT_TIMEOUT_S,
     chart_dir: Path = CHART_DIR,
+    chart: pyhelm3.Chart | None = None,
 ) -> HelmRelease:
     """`helm upgrade --install --force-conflicts` with these values (no waiting for pods).
 
     A release left pending by an interrupted helm call is rolled back or removed first
     (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
-    is in progress". Schema violations raise `values: <field>: <problem>` (exit 2).
+    is in progress". Schema violations raise `values: <field>: <problem>` (exit 2). `chart`
+    (from `get_chart`) installs any chart instead of the one in `chart_dir`.
     """
     check_release_name(release)
     check_namespace_name(namespace)
@@ -168,7 +180,7 @@ def install_or_upgrade(
         return _release_of(revision, chart.metadata)
 
     try:
-        return _run(go(_chart(chart_dir)))
+        return _run(go(chart if chart is not None else _chart(chart_dir)))
     except helm_errors.Error as exc:
         raise helm_failure(
             f"helm upgrade --install {release} (namespace {namespace})", exc
@@ -181,8 +193,10 @@ def render(
     release: str,
     namespace: str = DEFAULT_NAMESPACE,
     chart_dir: Path = CHART_DIR,
+    chart: pyhelm3.Chart | None = None,
 ) -> list[dict[str, Any]]:
-    """`helm template`: the objects the chart renders for these values (hooks included)."""
+    """`helm template`: the objects the chart renders for these values (hooks included);
+    `chart` (from `get_chart`) renders any chart instead of the one in `chart_dir`."""
     check_release_name(release)
 
     async def go(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
@@ -191,7 +205,7 @@ def render(
         return [obj for obj in objects if obj]
 
     try:
-        return _run(go(_chart(chart_dir)))
+        return _run(go(chart if chart is not None else _chart(chart_dir)))
     except helm_errors.Error as exc:
         raise helm_failure(f"helm template {release}", exc) from exc
 

@@ -69,7 +69,7 @@ def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
 def current_problems(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> list[str]:
     """What keeps the desired state from holding right now (empty: it holds)."""
     try:
-        return problems(desired, read(api, namespace))
+        return problems(desired, read(api, namespace, desired.kinds))
     except client.ApiException as exc:
         raise CompareError(
             f"reading namespace {namespace} failed: {exc.status} {exc.reason}"

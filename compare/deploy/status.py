@@ -55,7 +55,7 @@ def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
 
 def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
     """Ready pods of the current template, and "holds" or the first thing that differs."""
-    reading = read(api, namespace)
+    reading = read(api, namespace, desired.kinds)
     _, replicaset, pods = workload(desired, reading)
     found = problems(desired, reading)
     return len(ready_pods(replicaset, pods)), "holds" if not found else f"drifted: {found[0]}"

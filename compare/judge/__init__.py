@@ -4,7 +4,9 @@ One closed-world rule for everything that gives a verdict (trials, chaostoolkit 
 deploy waits, `compare status`). It takes the desired *objects* (whatever a chart rendered or
 an operator built), not a model of the app, so it judges any app:
 
-  kinds      the object kinds it reads, watches and defaults (typed client calls, timeouts)
+  kinds      the object kinds it reads, watches and defaults (typed client calls, namespaced
+             or cluster-scoped, timeouts)
+  secrets    a Secret's values as their hashes: judged by key, never printed or kept
   desired    the desired objects, with the API's defaults by server-side dry-run
   allow      the allow-list: what others may set without it being drift, with reasons
   diff       the closed-world comparison of one object (changed, removed, added)

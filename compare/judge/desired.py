@@ -21,7 +21,8 @@ from kubernetes import client
 
 from compare.cluster.apierror import status_message
 from compare.errors import CompareError
-from compare.judge.kinds import REQUEST_TIMEOUT, kind
+from compare.judge.kinds import REQUEST_TIMEOUT, kind, watched_with
+from compare.judge.secrets import hashed_secret
 
 DRY_RUN_PREFIX = "judge-"
 
@@ -40,6 +41,11 @@ class DesiredObjects:
     """Everything one deployment must keep, in the deployer's order."""
 
     items: tuple[DesiredObject, ...]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """What to read to judge these objects: the watched kinds plus every desired kind."""
+        return watched_with(item.kind for item in self.items)
 
     def of_kind(self, name: str) -> list[DesiredObject]:
         return [item for item in self.items if item.kind == name]
@@ -137,7 +143,10 @@ def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Desi
         name = str((raw.get("metadata") or {}).get("name"))
         kind_name = str(raw.get("kind"))
         root = kind_name.lower() if counts[kind_name] == 1 else f"{kind_name.lower()}/{name}"
-        items.append(DesiredObject(kind_name, name, root, raw, defaulted))
+        # A Secret's values are held as hashes from here on (compare.judge.secrets).
+        items.append(
+            DesiredObject(kind_name, name, root, hashed_secret(raw), hashed_secret(defaulted))
+        )
     return DesiredObjects(tuple(items))
 
 
@@ -148,16 +157,17 @@ def _dry_run(
     body = {key: copy.deepcopy(value) for key, value in obj.items() if key not in ("status",)}
     # A fresh name: a dry-run create of an existing name is refused (409), and the name is
     # identity, not desired state. Only labels and annotations of metadata are judged.
-    body["metadata"] = {
-        "generateName": DRY_RUN_PREFIX,
-        "namespace": namespace,
-        **{key: meta[key] for key in ("labels", "annotations") if meta.get(key)},
-    }
     what = f"{obj.get('kind')} {meta.get('name')}"
     try:
-        create = kind(str(obj.get("kind"))).create_call(api)
+        judged = kind(str(obj.get("kind")))
     except ValueError as exc:
         raise CompareError(f"desired {what}: {exc}") from None
+    body["metadata"] = {
+        "generateName": DRY_RUN_PREFIX,
+        **({"namespace": namespace} if judged.namespaced else {}),
+        **{key: meta[key] for key in ("labels", "annotations") if meta.get(key)},
+    }
+    create = judged.create_call(api)
     try:
         response = create(
             namespace,

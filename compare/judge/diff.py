@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compare.judge.allow import ALLOCATED, JUDGED_METADATA, NOT_JUDGED_TOP, OPEN_MAP, rule_at
+from compare.judge.secrets import hashed_secret
 
 Change = Literal["changed", "added", "removed", "missing"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
@@ -55,6 +56,13 @@ def diff_object(
     """
     if live is None:
         return [Mismatch(root, "missing")]
+    # A Secret's values are compared by hash, so no message can carry one.
+    if "Secret" in (desired.get("kind"), live.get("kind")):
+        desired, live = (
+            hashed_secret({**desired, "kind": "Secret"}),
+            hashed_secret({**live, "kind": "Secret"}),
+        )
+        raw = hashed_secret({**raw, "kind": "Secret"}) if raw is not None else None
     walk = _Walk(root, raw if raw is not None else desired)
     keys = (set(desired) | set(live)) - {"metadata", *NOT_JUDGED_TOP}
     for key in sorted(keys):

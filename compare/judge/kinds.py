@@ -1,8 +1,15 @@
-"""The object kinds the judge reads, watches and defaults, and their typed API calls."""
+"""The object kinds the judge reads, watches and defaults, and their typed API calls.
+
+One table, one row per kind: its typed API class, the method suffix and whether it lives in a
+namespace. Every caller goes through the scope-aware calls (`list_call`, `create_call`,
+`read_call`), which take a namespace and drop it for a cluster-scoped kind, so the judge reads,
+watches and dry-runs a ClusterRole exactly as it does a Deployment. A kind missing here is a
+one-line error naming the known ones, never a silently skipped object.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,32 +24,91 @@ REQUEST_TIMEOUT = (3.0, 10.0)
 class Kind:
     kind: str
     api: Callable[[client.ApiClient], Any]
-    plural: str  # the method suffix: list_namespaced_<plural>, create_namespaced_<plural>
+    plural: str  # the method suffix: list_namespaced_<plural>, create_<plural>
+    namespaced: bool = True
 
     def call(self, api: client.ApiClient, verb: str) -> Callable[..., Any]:
-        """The typed client's `<verb>_namespaced_<plural>` (read, list, create, patch, ...)."""
-        return getattr(self.api(api), f"{verb}_namespaced_{self.plural}")
+        """The typed client's `<verb>_namespaced_<plural>` (or `<verb>_<plural>` for a
+        cluster-scoped kind), with the typed client's own arguments."""
+        scope = "namespaced_" if self.namespaced else ""
+        return getattr(self.api(api), f"{verb}_{scope}{self.plural}")  # type: ignore[no-any-return]
 
     def list_call(self, api: client.ApiClient) -> Callable[..., Any]:
-        return self.call(api, "list")
+        """`list(namespace, **params)`; a cluster-scoped kind lists the whole cluster."""
+        return self._in_namespace(self.call(api, "list"))
 
     def create_call(self, api: client.ApiClient) -> Callable[..., Any]:
-        return self.call(api, "create")
+        """`create(namespace, body, **params)`."""
+        return self._in_namespace(self.call(api, "create"))
+
+    def read_call(self, api: client.ApiClient) -> Callable[..., Any]:
+        """`read(name, namespace, **params)`."""
+        fn = self.call(api, "read")
+        if self.namespaced:
+            return fn
+
+        def read(name: str, _namespace: str, **params: Any) -> Any:
+            return fn(name, **params)
+
+        return read
+
+    def _in_namespace(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if self.namespaced:
+            return fn
+
+        def cluster_wide(_namespace: str, *args: Any, **params: Any) -> Any:
+            return fn(*args, **params)
+
+        return cluster_wide
 
 
-KINDS: dict[str, Kind] = {
-    k.kind: k
-    for k in (
-        Kind("Deployment", client.AppsV1Api, "deployment"),
-        Kind("ReplicaSet", client.AppsV1Api, "replica_set"),
-        Kind("StatefulSet", client.AppsV1Api, "stateful_set"),
-        Kind("DaemonSet", client.AppsV1Api, "daemon_set"),
-        Kind("Service", client.CoreV1Api, "service"),
-        Kind("Pod", client.CoreV1Api, "pod"),
-        Kind("ConfigMap", client.CoreV1Api, "config_map"),
-        Kind("ServiceAccount", client.CoreV1Api, "service_account"),
-    )
-}
+def _kinds(*rows: Kind) -> dict[str, Kind]:
+    return {row.kind: row for row in rows}
+
+
+_apps, _core, _rbac = client.AppsV1Api, client.CoreV1Api, client.RbacAuthorizationV1Api
+_admission, _batch = client.AdmissionregistrationV1Api, client.BatchV1Api
+
+KINDS: dict[str, Kind] = _kinds(
+    Kind("Deployment", _apps, "deployment"),
+    Kind("ReplicaSet", _apps, "replica_set"),
+    Kind("StatefulSet", _apps, "stateful_set"),
+    Kind("DaemonSet", _apps, "daemon_set"),
+    Kind("Service", _core, "service"),
+    Kind("Pod", _core, "pod"),
+    Kind("ConfigMap", _core, "config_map"),
+    Kind("Secret", _core, "secret"),
+    Kind("ServiceAccount", _core, "service_account"),
+    Kind("PersistentVolumeClaim", _core, "persistent_volume_claim"),
+    Kind("Role", _rbac, "role"),
+    Kind("RoleBinding", _rbac, "role_binding"),
+    Kind("ClusterRole", _rbac, "cluster_role", namespaced=False),
+    Kind("ClusterRoleBinding", _rbac, "cluster_role_binding", namespaced=False),
+    Kind(
+        "ValidatingWebhookConfiguration",
+        _admission,
+        "validating_webhook_configuration",
+        namespaced=False,
+    ),
+    Kind(
+        "MutatingWebhookConfiguration",
+        _admission,
+        "mutating_webhook_configuration",
+        namespaced=False,
+    ),
+    Kind("Job", _batch, "job"),
+    Kind("CronJob", _batch, "cron_job"),
+    Kind("Ingress", client.NetworkingV1Api, "ingress"),
+    Kind("NetworkPolicy", client.NetworkingV1Api, "network_policy"),
+    Kind("PodDisruptionBudget", client.PolicyV1Api, "pod_disruption_budget"),
+    Kind("HorizontalPodAutoscaler", client.AutoscalingV2Api, "horizontal_pod_autoscaler"),
+    Kind(
+        "CustomResourceDefinition",
+        client.ApiextensionsV1Api,
+        "custom_resource_definition",
+        namespaced=False,
+    ),
+)
 # What a trial watches: the workload, its Service, and what the rollout rule reads.
 WATCHED = ("Deployment", "Service", "ReplicaSet", "Pod")
 
@@ -53,3 +119,8 @@ def kind(name: str) -> Kind:
     except KeyError:
         known = ", ".join(sorted(KINDS))
         raise ValueError(f"kind {name!r} is not judged yet (known: {known})") from None
+
+
+def watched_with(kinds: Iterable[str]) -> tuple[str, ...]:
+    """WATCHED plus `kinds` (each once, in order): what to read to judge those objects."""
+    return tuple(dict.fromkeys([*WATCHED, *kinds]))

@@ -1,4 +1,5 @@
-"""One reading of a namespace: every object of the watched kinds, as the API server's JSON.
+"""One reading of a namespace: every object of the watched kinds, as the API server's JSON
+(a Secret's values as their hashes; cluster-scoped kinds as the whole cluster's).
 
 A reading comes either from a full re-read (`read`, list calls with request timeouts) or from
 a trial's watch cache (`compare.judge.watch`); the judge treats both alike.
@@ -15,6 +16,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
+from compare.judge.secrets import hashed_secret
 
 Obj = dict[str, Any]
 
@@ -51,4 +53,7 @@ def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: An
         namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
     )
     result: Obj = json.loads(response.data)
+    # A Secret's values never reach a reading: only their hashes (compare.judge.secrets).
+    if kind_name == "Secret" and result.get("items"):
+        result["items"] = [hashed_secret({**item, "kind": "Secret"}) for item in result["items"]]
     return result

@@ -40,7 +40,7 @@ def wait_until_holds(
             latest[:] = [found]
             changed.notify_all()
 
-    watch = NamespaceWatch(api, namespace, on_change=judge)
+    watch = NamespaceWatch(api, namespace, on_change=judge, kinds=desired.kinds)
     first = problems(desired, watch.start())
     deadline = time.monotonic() + timeout
     try:

@@ -24,6 +24,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from compare.errors import first_line
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
 from compare.judge.reading import Obj, Reading, list_raw
+from compare.judge.secrets import hashed_secret
 
 # The API server ends each watch after this long; the client's read timeout is a bit longer.
 SERVER_TIMEOUT_S = 60
@@ -173,6 +174,8 @@ class NamespaceWatch:
 
     def _apply(self, name: str, event: dict[str, Any]) -> bool:
         kind_of, obj = event.get("type"), event.get("object") or {}
+        if name == "Secret":
+            obj = hashed_secret({**obj, "kind": "Secret"})
         if kind_of == "ERROR":
             if obj.get("code") == 410:
                 return True

@@ -3,8 +3,10 @@ real patches of every kind are seen, allowed changes are not, the watch follows 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -13,7 +15,15 @@ from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
 from compare.deploy.helm import deploy_helm
 from compare.deploy.operator import deploy_operator, undeploy_operator
-from compare.judge import NamespaceWatch, Reading, mismatches, problems, read, wait_until_holds
+from compare.judge import (
+    NamespaceWatch,
+    Reading,
+    mismatches,
+    problems,
+    read,
+    wait_until_holds,
+    with_api_defaults,
+)
 from tests.helm.helpers import make_webapp
 
 pytestmark = pytest.mark.cluster
@@ -113,3 +123,50 @@ def test_the_watch_follows_changes_and_stops_at_once(
     assert time.monotonic() - started < 2.5
     assert not any(t.is_alive() for t in watch._threads)
     assert watch.errors == []
+
+
+def test_any_kind_namespaced_or_cluster_scoped_is_defaulted_read_and_judged(
+    api: client.ApiClient, namespace: str
+) -> None:
+    secret_value = "s3cr3t-never-printed"
+    role_name = f"judge-{namespace}"  # cluster-scoped: named after the test's namespace
+    manifest: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "creds", "labels": {"app": "x"}},
+            "stringData": {"password": secret_value},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role_name},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        },
+    ]
+    rbac, core = client.RbacAuthorizationV1Api(api), client.CoreV1Api(api)
+    core.create_namespaced_secret(namespace, manifest[0])
+    rbac.create_cluster_role(manifest[1])
+    try:
+        desired = with_api_defaults(api, namespace, manifest)
+        assert desired.kinds[-2:] == ("Secret", "ClusterRole")
+        # The dry-run's defaults (type: Opaque, stringData folded into data) are what was stored.
+        assert mismatches(desired, read(api, namespace, desired.kinds)) == []
+        core.patch_namespaced_secret(
+            "creds", namespace, {"stringData": {"password": "other-" + secret_value}}
+        )
+        rbac.patch_cluster_role(
+            role_name,
+            {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "delete"]}]},
+        )
+        found = [str(m) for m in mismatches(desired, read(api, namespace, desired.kinds))]
+        assert [line.split(":")[0] for line in found] == [
+            "secret.data.password",
+            "clusterrole.rules[0].verbs",
+        ]
+        assert not any(secret_value in line for line in found)
+        rbac.delete_cluster_role(role_name)
+        assert "clusterrole: missing" in problems(desired, read(api, namespace, desired.kinds))
+    finally:
+        with contextlib.suppress(client.ApiException):
+            rbac.delete_cluster_role(role_name)

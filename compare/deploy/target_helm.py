@@ -1,0 +1,168 @@
+"""Any chart as the app under test: a target file's Helm approach rendered, installed, judged.
+
+The desired state of a Helm app is every object of its release's manifest, hooks dropped
+(`compare.judge.judged_objects`), made comparable by the judge's server-side dry-run - for any
+chart and any kind the judge knows, namespaced or cluster-scoped. Before anything is installed
+the chart is rendered (`helm template`, no cluster): a chart that does not render with the
+target's values is one line naming the target file and helm's error. Once installed, the
+release's own manifest is the desired state: a chart that generates values at render time (a
+certificate, a random password) renders differently each time, so only what was applied is
+what must hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyhelm3
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import (
+    DEFAULT_TIMEOUT_S,
+    HelmRelease,
+    check_namespace_name,
+    get_chart,
+    install_or_upgrade,
+    release_objects,
+    render,
+    undeploy_helm,
+)
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.judge import DesiredObjects, judged_objects, with_api_defaults
+from compare.judge.kinds import kind
+from compare.target import HelmInstall, Target
+
+
+def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
+    """A helm failure as a line of the target file: a values schema violation names the
+    field (`compare.yaml: helm.values.logLevel: ...`), any other failure helm's error line."""
+    where, message = install.where, exc.message
+    if message.startswith("values: "):
+        where, message = f"{where}.values.{message.removeprefix('values: ')}", ""
+    line = f"{target.source}: {where}: {message}" if message else f"{target.source}: {where}"
+    return CompareError(line, exit_code=EXIT_USAGE if usage else exc.exit_code)
+
+
+def target_chart(target: Target, install: HelmInstall) -> pyhelm3.Chart:
+    """The chart a target names (directory, repository or OCI), read once per process."""
+    chart = install.chart
+    try:
+        if chart.form == "path":
+            return get_chart(str(chart.path))
+        if chart.form == "repo":
+            return get_chart(str(chart.name), repo=chart.repo, version=chart.version)
+        return get_chart(str(chart.oci), version=chart.version)
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+
+
+def target_namespace(target: Target, namespace: str | None) -> str:
+    """The namespace a command works in: its own option, else the target's, else an error."""
+    chosen = namespace or target.namespace
+    if chosen is None:
+        raise CompareError(f"{target.source}: namespace: not given (set it here or with -n)")
+    check_namespace_name(chosen)
+    return chosen
+
+
+def render_target(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
+    """`helm template` of the target's chart with its values: the objects a release would keep
+    (hooks dropped). A chart that does not render is a one-line CompareError (exit 2)."""
+    chart = target_chart(target, install)
+    try:
+        objects = render(
+            dict(install.values), release=install.release, namespace=namespace, chart=chart
+        )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    kept = judged_objects(objects)
+    _check_judged(target, install, namespace, kept)
+    return kept
+
+
+def _check_judged(
+    target: Target, install: HelmInstall, namespace: str, objects: list[dict[str, Any]]
+) -> None:
+    """Every object is of a kind the judge knows and in the release's namespace (or none)."""
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        what = f"{obj.get('kind')} {meta.get('name')}"
+        try:
+            judged = kind(str(obj.get("kind")))
+        except ValueError as exc:
+            raise CompareError(f"{target.source}: {install.where}: {what}: {exc}") from None
+        elsewhere = meta.get("namespace")
+        if judged.namespaced and elsewhere and elsewhere != namespace:
+            raise CompareError(
+                f"{target.source}: {install.where}: {what} is rendered into namespace"
+                f" {elsewhere}, not {namespace} (only the release namespace is judged)"
+            )
+
+
+def desired_of(
+    api: client.ApiClient, namespace: str, objects: list[Mapping[str, Any]]
+) -> DesiredObjects:
+    """Objects of a manifest with the API's defaults (the judge's dry-run), hooks dropped."""
+    return with_api_defaults(api, namespace, judged_objects(objects))
+
+
+def rendered_desired(
+    api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
+) -> DesiredObjects:
+    """The desired state before (or without) an install: the rendered manifest, defaulted."""
+    return desired_of(api, namespace, list(render_target(target, install, namespace)))
+
+
+def install_target(
+    cluster: ClusterTarget,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> HelmRelease:
+    """Render first (a bad chart changes nothing), then `helm upgrade --install`."""
+    render_target(target, install, namespace)
+    try:
+        return install_or_upgrade(
+            cluster,
+            dict(install.values),
+            namespace,
+            release=install.release,
+            timeout=timeout,
+            chart=target_chart(target, install),
+        )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=False) from None
+
+
+def release_desired(
+    cluster: ClusterTarget,
+    api: client.ApiClient,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+) -> DesiredObjects:
+    """The desired state of the installed release: every object of its manifest, defaulted."""
+    objects = release_objects(cluster, namespace, install.release)
+    if objects is None:
+        raise CompareError(
+            f"{target.source}: {install.where}: no release {install.release!r}"
+            f" in namespace {namespace}",
+            exit_code=EXIT_FAILED,
+        )
+    kept = judged_objects(objects)
+    _check_judged(target, install, namespace, kept)
+    return desired_of(api, namespace, list(kept))
+
+
+def uninstall_target(
+    cluster: ClusterTarget,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> None:
+    undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)

@@ -1,0 +1,41 @@
+"""Your own app under test: the target file, and what it makes of any chart or operator.
+
+A target file (`compare.yaml`, schema in docs/target.schema.json, examples in examples/) says
+how each approach deploys an app: `helm` a chart with its values and release, `operator` how the
+operator is installed and which custom resources to apply (and how to tell they are ready),
+`flux` a chart for helm-controller. Here:
+
+  model    the file as written: strict pydantic models (the JSON schema is generated from them)
+  load     reading one: paths resolved against the file, values merged, resources read,
+           every problem one CompareError line naming the file and the field
+  schema   docs/target.schema.json, generated from the model (`--check` for CI)
+
+Deploying and judging live elsewhere (`compare.deploy`, `compare.judge`); nothing here talks
+to a cluster. Without a target file every command uses the built-in WebApp.
+"""
+
+from compare.target.load import (
+    Chart,
+    HelmInstall,
+    Operator,
+    OperatorInstall,
+    Target,
+    load_target,
+    merge_values,
+    parse_target,
+)
+from compare.target.model import API_VERSION, KIND, TargetFile
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "Chart",
+    "HelmInstall",
+    "Operator",
+    "OperatorInstall",
+    "Target",
+    "TargetFile",
+    "load_target",
+    "merge_values",
+    "parse_target",
+]

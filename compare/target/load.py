@@ -1,0 +1,253 @@
+"""Loading a target file: the model checked, its paths resolved, every file it names read.
+
+Everything is read before anything is deployed, so a bad target file is one CompareError line
+naming the file and the field (`compare.yaml: helm.valuesFiles[1]: ...`). The result is a
+`Target` whose paths are absolute and whose values are merged, as the deployers consume them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import ValidationError
+
+from compare.errors import CompareError
+from compare.inputfile import load_yaml, read_text
+from compare.target.model import ChartSource, HelmSpec, OperatorChart, OperatorSpec, TargetFile
+from compare.webapp.load import format_validation_error
+
+# A target file and each values or resource file it names is a few KiB.
+MAX_TARGET_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart source with its local path resolved (`path` form) or its remote reference."""
+
+    form: Literal["path", "repo", "oci"]
+    path: Path | None = None
+    repo: str | None = None
+    name: str | None = None
+    version: str | None = None
+    oci: str | None = None
+
+    def describe(self) -> str:
+        if self.form == "path":
+            return str(self.path)
+        if self.form == "repo":
+            return f"{self.name} {self.version} from {self.repo}"
+        return f"{self.oci}" + (f" {self.version}" if self.version else "")
+
+
+@dataclass(frozen=True)
+class HelmInstall:
+    """A chart to install as a release, with its values merged (files in order, then inline)."""
+
+    where: str  # the field that gave it: `helm`, `flux`, `operator.install.chart`
+    chart: Chart
+    release: str
+    values: Mapping[str, Any]
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class OperatorInstall:
+    form: Literal["kustomize", "chart", "alreadyInstalled"]
+    kustomize: Path | None = None
+    chart: HelmInstall | None = None
+
+
+@dataclass(frozen=True)
+class Operator:
+    install: OperatorInstall
+    resources: tuple[Mapping[str, Any], ...]
+    ready_condition: str | None  # None: ready when its children are
+
+
+@dataclass(frozen=True)
+class Target:
+    """A loaded target file (absolute paths, merged values, resources read)."""
+
+    source: Path
+    name: str
+    namespace: str | None
+    helm: HelmInstall | None = None
+    operator: Operator | None = None
+    flux: HelmInstall | None = None
+    spec: TargetFile | None = field(default=None, compare=False)
+
+    def approach(self, name: str) -> HelmInstall | Operator:
+        found = {"helm": self.helm, "operator": self.operator, "flux": self.flux}.get(name)
+        if found is None:
+            raise CompareError(f"{self.source}: {name}: not given (this target has no {name} key)")
+        return found
+
+
+def load_target(path: Path) -> Target:
+    """Read, validate and resolve a target file; one-line CompareError on any problem."""
+    data = load_yaml(path, limit=MAX_TARGET_BYTES)
+    return parse_target(data, path)
+
+
+def parse_target(data: Any, path: Path) -> Target:
+    if not isinstance(data, dict):
+        raise CompareError(f"{path}: expected a Target mapping, got {type(data).__name__}")
+    try:
+        spec = TargetFile.model_validate(data)
+    except ValidationError as exc:
+        raise CompareError(f"{path}: {format_validation_error(exc)}") from None
+    base = path.resolve().parent
+    return Target(
+        source=path,
+        name=spec.name,
+        namespace=spec.namespace,
+        helm=_helm(path, base, "helm", spec.helm, spec.name),
+        operator=_operator(path, base, spec.operator, spec.name),
+        flux=_helm(path, base, "flux", spec.flux, spec.name),
+        spec=spec,
+    )
+
+
+def _helm(
+    path: Path, base: Path, where: str, spec: HelmSpec | None, name: str
+) -> HelmInstall | None:
+    if spec is None:
+        return None
+    values: dict[str, Any] = {}
+    for index, file in enumerate(spec.values_files):
+        at = f"{where}.valuesFiles[{index}]"
+        found = _file(path, base, file, at)
+        data = _read_yaml(path, found, at)
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            raise CompareError(
+                f"{path}: {at}: {file} holds {type(data).__name__}, not a mapping of values"
+            )
+        values = merge_values(values, data)
+    values = merge_values(values, spec.values)
+    return HelmInstall(
+        where=where,
+        chart=_chart(path, base, f"{where}.chart", spec.chart),
+        release=spec.release or name,
+        values=values,
+        namespace=spec.namespace if isinstance(spec, OperatorChart) else None,
+    )
+
+
+def _chart(path: Path, base: Path, where: str, source: ChartSource) -> Chart:
+    if source.path is None:
+        return Chart(
+            source.form,
+            repo=source.repo,
+            name=source.name,
+            version=source.version,
+            oci=source.oci,
+        )
+    directory = base / source.path
+    if not directory.is_dir():
+        raise CompareError(f"{path}: {where}.path: {source.path} is not a directory")
+    if not (directory / "Chart.yaml").is_file():
+        raise CompareError(f"{path}: {where}.path: {source.path} holds no Chart.yaml")
+    return Chart("path", path=directory.resolve())
+
+
+def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> Operator | None:
+    if spec is None:
+        return None
+    given = spec.install
+    install: OperatorInstall
+    if given.kustomize is not None:
+        directory = base / given.kustomize
+        at = "operator.install.kustomize"
+        if not directory.is_dir():
+            raise CompareError(f"{path}: {at}: {given.kustomize} is not a directory")
+        if not any((directory / f).is_file() for f in KUSTOMIZATION_FILES):
+            raise CompareError(f"{path}: {at}: {given.kustomize} holds no kustomization.yaml")
+        install = OperatorInstall("kustomize", kustomize=directory.resolve())
+    elif given.chart is not None:
+        install = OperatorInstall(
+            "chart", chart=_helm(path, base, "operator.install.chart", given.chart, name)
+        )
+    else:
+        install = OperatorInstall("alreadyInstalled")
+    resources: list[Mapping[str, Any]] = []
+    for index, item in enumerate(spec.resources):
+        at = f"operator.resources[{index}]"
+        if isinstance(item, str):
+            found = _file(path, base, item, at)
+            objects = _read_documents(path, found, at)
+        else:
+            objects = [item]
+        for obj in objects:
+            _check_object(path, at, obj)
+            resources.append(copy.deepcopy(obj))
+    ready = spec.ready.condition
+    return Operator(install=install, resources=tuple(resources), ready_condition=ready)
+
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _file(path: Path, base: Path, name: str, at: str) -> Path:
+    found = base / name
+    if not found.exists():
+        raise CompareError(f"{path}: {at}: {name}: no such file")
+    if not found.is_file():
+        raise CompareError(f"{path}: {at}: {name} is not a file")
+    return found
+
+
+def _read_yaml(path: Path, file: Path, at: str) -> Any:
+    try:
+        return load_yaml(file, limit=MAX_TARGET_BYTES)
+    except CompareError as exc:
+        raise CompareError(f"{path}: {at}: {exc.message}") from None
+
+
+def _read_documents(path: Path, file: Path, at: str) -> list[Any]:
+    """Every document of a resource file (`---` separates several objects)."""
+    try:
+        text = read_text(file, limit=MAX_TARGET_BYTES)
+    except CompareError as exc:
+        raise CompareError(f"{path}: {at}: {exc.message}") from None
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CompareError(f"{path}: {at}: {file}: not valid YAML{where}") from None
+    if not documents:
+        raise CompareError(f"{path}: {at}: {file}: holds no object")
+    return documents
+
+
+def _check_object(path: Path, at: str, obj: Any) -> None:
+    if not isinstance(obj, dict):
+        raise CompareError(f"{path}: {at}: expected a Kubernetes object, got {type(obj).__name__}")
+    for key in ("apiVersion", "kind"):
+        if not isinstance(obj.get(key), str) or not obj[key]:
+            raise CompareError(f"{path}: {at}: the object has no {key}")
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        raise CompareError(f"{path}: {at}: the {obj['kind']} has no metadata.name")
+
+
+def merge_values(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's coalescing of values: maps merge key by key, null removes a key, anything else
+    is replaced."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_values(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

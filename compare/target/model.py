@@ -1,0 +1,245 @@
+"""The target file as written: strict pydantic models (its JSON schema is generated from them).
+
+A target file names an app under test and how each approach deploys it. Paths in it are
+relative to the file itself; `compare.target.load` resolves and checks them. Every mapping
+refuses unknown keys and every value has its exact type (`replicas: "3"` is never coerced),
+as the WebApp model does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+API_VERSION = "compare.example.com/v1alpha1"
+KIND = "Target"
+
+# Names the file gives objects and releases: DNS labels (a release name's cap is 53).
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+RELEASE_MAX = 53
+NAMESPACE_MAX = 63
+# A condition type as Kubernetes writes them (`Available`, `example.com/Ready`).
+CONDITION_TYPE = r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$"
+OCI_REFERENCE = re.compile(r"^oci://[^\s/]+(/[^\s/]+)+$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+def _one_of(model: BaseModel, groups: dict[str, tuple[str, ...]]) -> str:
+    """The one form a model is given in: exactly one group of fields set, all of that group."""
+    set_fields = {name for name in type(model).model_fields if getattr(model, name) is not None}
+    chosen = [form for form, fields in groups.items() if fields[0] in set_fields]
+    forms = " | ".join(groups)
+    if len(chosen) != 1:
+        given = ", ".join(sorted(chosen)) or "none"
+        raise ValueError(f"give exactly one of {forms} (given: {given})")
+    form = chosen[0]
+    missing = [name for name in groups[form] if name not in set_fields]
+    if missing:
+        raise ValueError(f"{form} needs {' and '.join(missing)} too")
+    others = set_fields - set(groups[form]) - {"version"}
+    for other, fields in groups.items():
+        if other != form and others & set(fields):
+            raise ValueError(f"{sorted(others & set(fields))[0]} is not part of {form}")
+    return form
+
+
+class ChartSource(_Strict):
+    """Where a chart comes from: a local directory, a chart repository, or an OCI reference."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["path"]},
+                {"required": ["repo", "name", "version"]},
+                {"required": ["oci"]},
+            ]
+        }
+    )
+
+    path: str | None = Field(
+        default=None, min_length=1, description="A chart directory, relative to the target file."
+    )
+    repo: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="A chart repository URL (with name and version).",
+    )
+    name: str | None = Field(
+        default=None, min_length=1, description="The chart's name in the repository."
+    )
+    version: str | None = Field(
+        default=None, min_length=1, description="The chart version (repository or OCI)."
+    )
+    oci: str | None = Field(
+        default=None,
+        pattern=OCI_REFERENCE.pattern,
+        description="An OCI chart reference, oci://registry/path/chart.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        _one_of(
+            self,
+            {"path": ("path",), "repo": ("repo", "name", "version"), "oci": ("oci",)},
+        )
+        if self.version is not None and self.path is not None:
+            raise ValueError("version is not part of path (a directory has one version)")
+        return self
+
+    @property
+    def form(self) -> Literal["path", "repo", "oci"]:
+        if self.path is not None:
+            return "path"
+        return "repo" if self.repo is not None else "oci"
+
+
+class HelmSpec(_Strict):
+    """A chart, its values and the release name it is installed under."""
+
+    chart: ChartSource
+    release: str | None = Field(
+        default=None,
+        pattern=DNS_LABEL,
+        max_length=RELEASE_MAX,
+        description="The release name (default: the target's name).",
+    )
+    values_files: list[str] = Field(
+        default_factory=list,
+        alias="valuesFiles",
+        description="Values files, relative to the target file; later ones win.",
+    )
+    values: dict[str, Any] = Field(
+        default_factory=dict, description="Inline values; they win over every values file."
+    )
+
+
+class OperatorChart(HelmSpec):
+    """The operator's own chart, installed as a release."""
+
+    namespace: str | None = Field(
+        default=None,
+        pattern=DNS_LABEL,
+        max_length=NAMESPACE_MAX,
+        description="The operator's namespace (default: the target's namespace).",
+    )
+
+
+class OperatorInstall(_Strict):
+    """How the operator gets installed: a kustomize directory, a chart, or already installed
+    (then only checked)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["kustomize"]},
+                {"required": ["chart"]},
+                {"required": ["alreadyInstalled"]},
+            ]
+        }
+    )
+
+    kustomize: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A kustomize directory, relative to the target file.",
+    )
+    chart: OperatorChart | None = None
+    already_installed: Literal[True] | None = Field(
+        default=None,
+        alias="alreadyInstalled",
+        description="The operator runs already: it is checked, never installed or removed.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        _one_of(
+            self,
+            {
+                "kustomize": ("kustomize",),
+                "chart": ("chart",),
+                "alreadyInstalled": ("already_installed",),
+            },
+        )
+        return self
+
+
+class Ready(_Strict):
+    """How to tell a custom resource is ready: a status condition, or its children ready."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["condition"]}, {"required": ["children"]}]}
+    )
+
+    condition: str | None = Field(
+        default=None,
+        pattern=CONDITION_TYPE,
+        max_length=316,
+        description="A condition type that must be True (e.g. Available).",
+    )
+    children: Literal[True] | None = Field(
+        default=None,
+        description="Ready when every object it owns (transitively) is ready.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        _one_of(self, {"condition": ("condition",), "children": ("children",)})
+        return self
+
+
+class OperatorSpec(_Strict):
+    """The operator approach: install the operator, apply its custom resource(s), wait."""
+
+    install: OperatorInstall
+    resources: list[str | dict[str, Any]] = Field(
+        min_length=1,
+        description="The custom resources: files relative to the target file, or inline objects.",
+    )
+    ready: Ready
+
+    @field_validator("resources", mode="before")
+    @classmethod
+    def _paths_or_objects(cls, value: Any) -> Any:
+        # Checked before the union so that the message names the item, not a union member.
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if not isinstance(item, str | dict):
+                    raise ValueError(
+                        f"[{index}] must be a file path or an inline object"
+                        f" (got {type(item).__name__} {item!r})"
+                    )
+        return value
+
+
+class TargetFile(_Strict):
+    """A target file: the app under test and how each approach deploys it."""
+
+    api_version: Literal["compare.example.com/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["Target"]
+    name: str = Field(
+        pattern=DNS_LABEL,
+        max_length=RELEASE_MAX,
+        description="The app's name (and default release).",
+    )
+    namespace: str | None = Field(
+        default=None,
+        pattern=DNS_LABEL,
+        max_length=NAMESPACE_MAX,
+        description="The namespace it is deployed to (default: the command's).",
+    )
+    helm: HelmSpec | None = Field(default=None, description="The Helm approach.")
+    operator: OperatorSpec | None = Field(default=None, description="The operator approach.")
+    flux: HelmSpec | None = Field(
+        default=None, description="The Flux approach: a chart helm-controller installs."
+    )
+
+    @model_validator(mode="after")
+    def _some_approach(self) -> Self:
+        if self.helm is None and self.operator is None and self.flux is None:
+            raise ValueError("name at least one approach: helm, operator or flux")
+        return self

@@ -1,0 +1,68 @@
+"""docs/target.schema.json is generated from the model and committed in sync; the examples
+load, and the built-in WebApp's example says exactly what the toolkit deploys without one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
+from compare.target import load_target
+from compare.target.schema import SCHEMA_PATH, main, render, target_schema
+from compare.webapp import load_webapp, to_cr, to_helm_values
+
+
+def test_committed_schema_is_the_generated_one() -> None:
+    assert SCHEMA_PATH.read_text() == render(), (
+        "docs/target.schema.json is stale: run `python -m compare.target.schema`"
+    )
+
+
+def test_check_mode_fails_on_a_stale_file(tmp_path: Path) -> None:
+    stale = tmp_path / "target.schema.json"
+    stale.write_text(json.dumps({"type": "object"}))
+    assert main(["--check", "--output", str(stale)]) == 1
+    assert main(["--output", str(stale)]) == 0
+    assert stale.read_text() == render()
+    assert main(["--check", "--output", str(stale)]) == 0
+
+
+def test_schema_refuses_unknown_keys_everywhere() -> None:
+    seen = 0
+
+    def walk(node: object, path: str) -> None:
+        nonlocal seen
+        if isinstance(node, dict):
+            if node.get("type") == "object" and "properties" in node:
+                assert node.get("additionalProperties") is False, path
+                seen += 1
+            for key, value in node.items():
+                walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{path}/{index}")
+
+    walk(target_schema(), "")
+    assert seen >= 8  # the file, helm, chart, operator, install, its chart, ready, flux
+
+
+def test_the_webapp_example_is_the_built_in_webapp() -> None:
+    target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
+    webapp = load_webapp()
+    assert target.helm is not None and target.flux is not None and target.operator is not None
+    assert target.helm.chart.path == CHARTS_DIR / "webapp"
+    assert target.helm.values == to_helm_values(webapp)
+    assert target.helm.release == webapp.name
+    assert target.flux.chart.path == CHARTS_DIR / "webapp"
+    assert target.flux.values == to_helm_values(webapp)
+    assert target.operator.install.kustomize == OPERATOR_DIR / "config" / "default"
+    assert list(target.operator.resources) == [to_cr(webapp)]
+    assert target.operator.ready_condition == "Available"
+
+
+def test_the_operator_chart_example_names_the_operator_chart() -> None:
+    target = load_target(EXAMPLES_DIR / "target-operator-chart.yaml")
+    assert target.helm is not None
+    assert target.helm.chart.path == CHARTS_DIR / "webapp-operator"
+    assert target.namespace == "webapp-system"
+    assert target.helm.values["watchNamespaces"] == ["webapp-system"]
