@@ -1,13 +1,17 @@
-"""The ground truth: one `compare run` of the whole catalogue against both approaches.
+"""The ground truth: one default `compare run`: the whole catalogue against the three approaches.
 
-Real cluster, real helm, the real operator process, real chaostoolkit, the closed-world judge.
+Real cluster, real helm, the real operator process, the real Flux controllers, real
+chaostoolkit, the closed-world judge.
 Helm heals what the Deployment/ReplicaSet controllers heal (pods, the ReplicaSet) and nothing
 else; an unowned annotation is no fault for either. The operator heals closed-world: every
 drift the judge sees, drift made while it was stopped, deleted children (new UIDs), and it
 comes back from a SIGKILL (its supervisor restarts it with its identity, so it takes its own
 Lease back at once). The control-plane faults run first, each trial alone in the run: with the
 controller manager stopped nobody replaces deleted pods, whatever the approach; after an etcd
-restart the operator heals the drift.
+restart the operator heals the drift. Flux (helm-controller with drift detection) never
+removes what someone *added* and recreates deleted objects (new UIDs); a value it manages that
+someone changed comes back at its next interval plus a rollout, which on two busy cores may or
+may not fit the window, so those are checked for what does not depend on the load.
 """
 
 from __future__ import annotations
@@ -48,6 +52,27 @@ OPERATOR_NOT_HEALED = {"controller-manager-down"}
 NOT_HEALS = NO_FAULT | OPERATOR_NOT_HEALED | MACHINE_BOUND
 OPERATOR_HEALS = [f for f in CATALOGUE if f not in NOT_HEALS]
 DELETIONS = {"deployment-delete": "deployment", "service-delete": "service"}
+# helm-controller's drift detection diffs a dry-run apply of the fields it manages: added
+# fields, containers, volumes, labels (and a port changed in a list keyed by port) stay.
+FLUX_KEEPS_ADDED = {
+    "env-add",
+    "container-add",
+    "container-command-add",
+    "capability-add",
+    "pod-host-network",
+    "volume-add",
+    "deployment-paused",
+    "strategy-recreate",
+    "min-ready-seconds",
+    "deployment-label-add",
+    "service-port-change",
+    "service-session-affinity",
+}
+FLUX_HEALS = HELM_HEALS | set(DELETIONS)
+# A managed value changed: corrected at the next interval (5 s) plus the rollout.
+FLUX_INTERVAL_BOUND = (
+    set(CATALOGUE) - FLUX_KEEPS_ADDED - FLUX_HEALS - NO_FAULT - OPERATOR_ONLY - OPERATOR_NOT_HEALED
+)
 
 
 @dataclass(frozen=True)
@@ -74,8 +99,6 @@ def outcome(cluster: ClusterTarget, tmp_path_factory: pytest.TempPathFactory) ->
             str(cluster.kubeconfig),
             "--heal-window",
             str(HEAL_WINDOW),
-            "--parallel",
-            "24",
             "--output",
             str(out),
         ],
@@ -89,10 +112,11 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     r = outcome.results
     assert r.complete and r.finished_at is not None
     assert r.settings.experiments == list(CATALOGUE)
-    assert r.settings.approaches == ["helm", "operator"]
+    assert r.settings.approaches == ["helm", "operator", "flux"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
-    # operator-down-drift and operator-kill-drift apply to the operator only: 29 + 31 trials.
-    assert len(r.trials) == 60
+    assert r.settings.parallel == 12 and r.settings.flux_interval_seconds == 5.0
+    # operator-down-drift and operator-kill-drift apply to the operator only: 29 + 31 + 29.
+    assert len(r.trials) == 89
     assert {t.status for t in r.trials} <= {"healed", "not-healed", "no-fault"}, [
         (t.label, t.error) for t in r.trials if t.status == "error"
     ]
@@ -106,6 +130,9 @@ def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     healed = 29 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 28
     assert f"operator healed {healed}/31 faults" in outcome.output
     assert "helm healed 3/29 faults" in outcome.output
+    flux = sum(t.status == "healed" for t in outcome.results.trials if t.approach == "flux")
+    assert flux >= len(FLUX_HEALS)
+    assert f"flux healed {flux}/29 faults" in outcome.output
 
 
 @pytest.mark.parametrize("experiment", sorted(HELM_HEALS))
@@ -142,7 +169,7 @@ def test_helm_leaves_every_drift_and_deleted_object_unhealed(
         assert (ev.before, ev.after) == ("present", "absent")
 
 
-@pytest.mark.parametrize("approach", ["helm", "operator"])
+@pytest.mark.parametrize("approach", ["helm", "operator", "flux"])
 def test_an_unowned_annotation_is_no_fault(outcome: Outcome, approach: str) -> None:
     t = outcome.trial("annotation-add", approach)
     assert t.status == "no-fault" and t.time_to_heal_seconds is None
@@ -187,7 +214,7 @@ def test_the_control_plane_faults_ran_alone_first_and_left_the_cluster_whole(
 ) -> None:
     trials = outcome.results.trials
     wide = [t for t in trials if t.experiment in CONTROL_PLANE]
-    assert len(wide) == 6
+    assert len(wide) == 9
     for t in wide:
         journal = json.loads((outcome.run_dir / str(t.journal)).read_text())
         fault = journal["run"][0]
@@ -206,7 +233,7 @@ def test_the_control_plane_faults_ran_alone_first_and_left_the_cluster_whole(
     assert all(embedded.component_pid(name) is not None for name in COMPONENTS)
 
 
-@pytest.mark.parametrize("approach", ["helm", "operator"])
+@pytest.mark.parametrize("approach", ["helm", "operator", "flux"])
 def test_with_the_controller_manager_stopped_deleted_pods_stay_deleted(
     outcome: Outcome, approach: str
 ) -> None:
@@ -236,6 +263,47 @@ def test_a_sigkilled_operator_comes_back_at_once_and_heals(outcome: Outcome) -> 
     assert (ev.before, ev.during, ev.after) == (3, 1, 3) and ev.fault_seen is not None
     # Not after a lease duration (15 s): the restarted replica takes its own Lease back.
     assert t.time_to_heal_seconds is not None and t.time_to_heal_seconds < 15
+
+
+@pytest.mark.parametrize("experiment", sorted(FLUX_KEEPS_ADDED))
+def test_flux_leaves_what_someone_added(outcome: Outcome, experiment: str) -> None:
+    t = outcome.trial(experiment, "flux")
+    assert t.status == "not-healed", (t.status, t.error)
+    ev = t.evidence
+    assert ev.fault_seen is not None and ev.mismatches_at_end
+    assert ev.before != ev.during and ev.during == ev.after, (ev.before, ev.during, ev.after)
+
+
+@pytest.mark.parametrize("experiment", sorted(FLUX_HEALS))
+def test_flux_heals_deleted_objects_with_new_uids(outcome: Outcome, experiment: str) -> None:
+    t = outcome.trial(experiment, "flux")
+    assert t.status == "healed", (t.status, t.error, t.evidence.mismatches_at_end)
+    ev = t.evidence
+    assert ev.mismatches_at_end == [] and ev.ready_pods == 3
+    assert ev.uids_before is not None and ev.uids_after is not None
+    kind = DELETIONS.get(experiment)
+    if kind is not None:
+        # helm-controller's correction created them again.
+        assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
+        assert ev.detected_by == "Event DriftDetected"
+    else:
+        assert set(ev.uids_after.pods) - set(ev.uids_before.pods)
+
+
+@pytest.mark.parametrize("experiment", sorted(FLUX_INTERVAL_BOUND))
+def test_flux_reverts_a_changed_value_or_the_evidence_says_why_not(
+    outcome: Outcome, experiment: str
+) -> None:
+    t = outcome.trial(experiment, "flux")
+    assert t.status in ("healed", "not-healed"), (t.status, t.error)
+    ev = t.evidence
+    assert ev.fault_seen is not None and ev.before != ev.during
+    if t.status == "healed":
+        # helm-controller corrected it (its DriftDetected Event), to the value from before.
+        assert ev.after == ev.before and ev.mismatches_at_end == []
+        assert ev.detected_by == "Event DriftDetected"
+    else:
+        assert ev.mismatches_at_end
 
 
 def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
