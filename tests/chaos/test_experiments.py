@@ -239,7 +239,9 @@ def test_operator_down_drift_is_operator_only_and_exclusive() -> None:
     ]
     # Even when the method breaks off, the rollback starts the operator again.
     assert [a["name"] for a in spec.document["rollbacks"]] == ["start-operator"]
-    assert spec.scope == "approach" and not spec.cluster_wide and spec.requires == ()
+    # Its time includes the operator's restart: it runs alone in the run (measured alone, not
+    # under the other trials' load), on any cluster (the operator is local).
+    assert spec.scope == "cluster" and spec.cluster_wide and spec.requires == ()
 
 
 # Faults of the cluster's own control plane: every trial on the cluster would feel them.
@@ -253,8 +255,8 @@ CONTROL_PLANE = {
 def test_exactly_the_faults_that_stop_something_shared_are_exclusive() -> None:
     exclusive = {s.name: s.scope for s in load_experiments() if s.exclusive}
     assert exclusive == {
-        "operator-down-drift": "approach",
-        "operator-kill-drift": "approach",
+        "operator-down-drift": "cluster",
+        "operator-kill-drift": "cluster",
         **dict.fromkeys(CONTROL_PLANE, "cluster"),
     }
 
@@ -285,7 +287,8 @@ def test_a_control_plane_fault_runs_alone_needs_the_embedded_cluster_and_restore
 
 def test_operator_kill_drift_kills_the_operator_right_after_the_drift() -> None:
     spec = load_spec("operator-kill-drift")
-    assert spec.approaches == ("operator",) and spec.exclusive and not spec.cluster_wide
+    assert spec.approaches == ("operator",) and spec.exclusive and spec.cluster_wide
+    assert spec.requires == ()
     method = spec.document["method"]
     assert [a["name"] for a in method] == [
         "scale-to-one",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from compare.errors import CompareError
+from compare.paths import EXPERIMENTS_DIR
 from compare.run.engine import (
     RunRequest,
     admissible,
@@ -35,6 +37,17 @@ def _request(
         output_dir=Path("out"),
         trials=trials,
     )
+
+
+@pytest.fixture
+def approach_wide(tmp_path: Path) -> str:
+    """An experiment exclusive among its approach's trials only (`scope: approach`): the
+    built-in operator-down-drift without its `scope: cluster`."""
+    data = json.loads((EXPERIMENTS_DIR / "operator-down-drift.json").read_text())
+    del data["extensions"][0]["scope"]
+    path = tmp_path / "stop-operator-drift.json"
+    path.write_text(json.dumps(data))
+    return str(path)
 
 
 def test_every_approach_an_experiment_applies_to_times_trials() -> None:
@@ -91,19 +104,23 @@ def test_journal_timestamps_become_epoch_seconds() -> None:
     assert epoch("2026-12-02T12:00:00.250000") == pytest.approx(1796212800.25)  # naive = UTC
 
 
-def test_the_exclusive_approach_goes_first_and_its_exclusive_trial_last_of_it() -> None:
-    plans = schedule(plan_trials(_request("image-change", "operator-down-drift", "env-add")))
+def test_the_exclusive_approach_goes_first_and_its_exclusive_trial_last_of_it(
+    approach_wide: str,
+) -> None:
+    plans = schedule(plan_trials(_request("image-change", approach_wide, "env-add")))
     assert [(p.experiment.name, p.approach) for p in plans] == [
         ("image-change", "operator"),
         ("env-add", "operator"),
-        ("operator-down-drift", "operator"),
+        ("stop-operator-drift", "operator"),
         ("image-change", "helm"),
         ("env-add", "helm"),
     ]
 
 
-def test_an_exclusive_trial_waits_for_its_approach_but_not_for_the_others() -> None:
-    plans = schedule(plan_trials(_request("image-change", "operator-down-drift", trials=2)))
+def test_an_exclusive_trial_waits_for_its_approach_but_not_for_the_others(
+    approach_wide: str,
+) -> None:
+    plans = schedule(plan_trials(_request("image-change", approach_wide, trials=2)))
     op = [p for p in plans if p.approach == "operator" and not p.experiment.exclusive]
     alone = [p for p in plans if p.experiment.exclusive]
     helm = [p for p in plans if p.approach == "helm"]
@@ -121,17 +138,27 @@ def test_an_exclusive_trial_waits_for_its_approach_but_not_for_the_others() -> N
 CLUSTER_WIDE = ("apiserver-restart-drift", "etcd-restart-drift", "controller-manager-down")
 
 
-def test_cluster_wide_trials_go_first_one_by_one() -> None:
+def test_cluster_wide_trials_go_first_one_by_one(approach_wide: str) -> None:
     plans = schedule(
-        plan_trials(_request("image-change", "operator-down-drift", "etcd-restart-drift"))
+        plan_trials(
+            _request("image-change", approach_wide, "etcd-restart-drift", "operator-kill-drift")
+        )
     )
     assert [(p.experiment.name, p.approach) for p in plans] == [
         ("etcd-restart-drift", "helm"),
         ("etcd-restart-drift", "operator"),
+        ("operator-kill-drift", "operator"),
         ("image-change", "operator"),
-        ("operator-down-drift", "operator"),
+        ("stop-operator-drift", "operator"),
         ("image-change", "helm"),
     ]
+
+
+def test_the_experiments_that_stop_the_operator_run_alone_in_the_run() -> None:
+    # Their time includes the operator's restart: measured alone, not under the run's load.
+    for name in ("operator-down-drift", "operator-kill-drift"):
+        (spec,) = load_experiments([name])
+        assert spec.exclusive and spec.cluster_wide, name
 
 
 def test_a_cluster_wide_trial_runs_alone_in_the_whole_run() -> None:
@@ -153,8 +180,10 @@ def test_a_cluster_wide_trial_runs_alone_in_the_whole_run() -> None:
     assert admissible(helm, [helm, op], []) and admissible(op, [op], [helm])
 
 
-def test_an_approach_wide_exclusive_trial_still_runs_beside_other_approaches() -> None:
-    plans = schedule(plan_trials(_request("image-change", "operator-kill-drift")))
+def test_an_approach_wide_exclusive_trial_still_runs_beside_other_approaches(
+    approach_wide: str,
+) -> None:
+    plans = schedule(plan_trials(_request("image-change", approach_wide)))
     kill = next(p for p in plans if p.experiment.exclusive)
     helm = next(p for p in plans if p.approach == "helm")
     assert not kill.experiment.cluster_wide
