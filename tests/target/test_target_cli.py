@@ -228,3 +228,56 @@ def test_a_targets_release_deploys_holds_drifts_and_goes(
     # Its cluster-scoped objects went with the release.
     names = [r.metadata.name for r in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
     assert not [name for name in names if name.startswith(release)]
+
+
+STUCK = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: stuck
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: stuck}
+  template:
+    metadata:
+      labels: {app: stuck}
+    spec:
+      nodeSelector: {compare.example.com/no-such-node: "true"}
+      containers:
+        - name: app
+          image: stuck:v1
+"""
+
+
+@pytest.mark.cluster
+def test_a_target_deploy_that_fails_removes_what_it_created(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # A chart whose pod is never scheduled: installed, but its desired state never holds.
+    chart = tmp_path / "stuck"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: stuck\nversion: 0.1.0\n")
+    (chart / "templates" / "deployment.yaml").write_text(STUCK)
+    fresh = f"t-stuck-{uuid.uuid4().hex[:6]}"
+    path = _target(tmp_path, chart, namespace=fresh)
+    core = client.CoreV1Api(api)
+    try:
+        kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
+        result = runner.invoke(
+            app, ["deploy", "helm", "--target", str(path), "--timeout", "5", *kubeconfig]
+        )
+        assert result.exit_code == 1, result.output
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, result.stderr
+        assert "did not reach its desired state within" in lines[0]
+        assert lines[0].endswith(
+            f"; rolled back: removed what this deploy created and namespace {fresh}"
+        )
+        assert fresh not in [ns.metadata.name for ns in core.list_namespace().items]
+    finally:
+        try:
+            core.delete_namespace(fresh)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
