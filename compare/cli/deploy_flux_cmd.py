@@ -19,6 +19,7 @@ from compare.cli.common import (
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
+from compare.cli.target_cmd import TargetOpt, unsupported_arm
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
@@ -72,9 +73,12 @@ def deploy_flux_command(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
     """Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm
     repository, starting source-controller and helm-controller when needed."""
+    if target_file is not None:
+        raise unsupported_arm(target_file, "flux")
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     ensure_flux_binaries()
     target = target_from(ctx, kubeconfig, context)
@@ -138,9 +142,12 @@ def undeploy_flux_command(
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
     """Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait
     until the release's objects are gone."""
+    if target_file is not None:
+        raise unsupported_arm(target_file, "flux")
     release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()

@@ -1,4 +1,5 @@
-"""`compare deploy helm` and `compare undeploy helm`: the WebApp as a release of charts/webapp."""
+"""`compare deploy helm` and `compare undeploy helm`: the WebApp as a release of charts/webapp
+(or, with `--target FILE`, a target file's chart: `compare.cli.target_cmd`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
+from compare.cli.target_cmd import (
+    TargetOpt,
+    deploy_target_helm,
+    refuse_with_target,
+    undeploy_target_helm,
+)
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
@@ -129,8 +136,22 @@ def deploy_helm_command(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
-    """Install or upgrade the WebApp as a Helm release and wait until its pods are Ready."""
+    """Install or upgrade the WebApp (or a --target file's chart) as a Helm release and wait
+    until its desired state holds."""
+    if target_file is not None:
+        refuse_with_target(
+            {
+                "--app": app is not None,
+                "--release": release is not None,
+                "--values": values is not None,
+            }
+        )
+        deploy_target_helm(
+            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        )
+        return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()
@@ -190,8 +211,16 @@ def undeploy_helm_command(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
-    """Uninstall the Helm release and wait until its objects and pods are gone."""
+    """Uninstall the Helm release (or a --target file's) and wait until its objects and pods
+    are gone."""
+    if target_file is not None:
+        refuse_with_target({"--app": app is not None, "--release": release is not None})
+        undeploy_target_helm(
+            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        )
+        return
     release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)
     if get_release(target, namespace, release) is None:

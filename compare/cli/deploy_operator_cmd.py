@@ -27,6 +27,7 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
+from compare.cli.target_cmd import TargetOpt, unsupported_arm
 from compare.deploy.operator import (
     check_namespace,
     count_webapps,
@@ -79,8 +80,11 @@ def deploy_operator_command(
     ] = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
     """Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."""
+    if target_file is not None:
+        raise unsupported_arm(target_file, "operator")
     # Pre-flight: every input is checked before the cluster is touched (nothing is installed
     # for a bad file, namespace or flag).
     webapp = load_webapp(app)
@@ -151,9 +155,12 @@ def undeploy_operator_command(
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
     """Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is
     left in the cluster, or with --stop-operator."""
+    if target_file is not None:
+        raise unsupported_arm(target_file, "operator")
     if stop and keep_operator:
         raise CompareError(
             "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE

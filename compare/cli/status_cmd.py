@@ -9,8 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.target_cmd import TargetOpt, target_status
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
 from compare.deploy.status import DeployedApp, deployed_apps
+from compare.errors import EXIT_USAGE, CompareError
 
 
 def _count(value: int | None) -> str:
@@ -45,13 +47,28 @@ def status(
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    target_file: TargetOpt = None,
 ) -> None:
     """List the WebApps deployed per approach: Helm releases of charts/webapp and WebApp CRs.
 
     READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
     status, or the CR's status.phase; STATE compares the live Deployment and Service with what
     the approach asked for (the release's applied manifest, or the CR's spec).
+
+    With --target FILE: one row, the target's Helm release, judged closed-world on every
+    object of its manifest.
     """
+    if target_file is not None:
+        if all_namespaces:
+            raise CompareError(
+                "--target and --all-namespaces are mutually exclusive (a target's release is"
+                " in one namespace)",
+                exit_code=EXIT_USAGE,
+            )
+        row = target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
+        if row is not None:
+            _print_table([row])
+        return
     if not all_namespaces:
         check_namespace_name(namespace)
     target = target_from(ctx, kubeconfig, context)
@@ -66,6 +83,10 @@ def status(
         if not any(app.approach == approach for app in apps):
             console.print(f"  {label}: none")
     if apps:
-        # Piped output (scripts, CI logs) keeps whole rows instead of cutting them to 80 columns.
-        out = console if console.is_terminal else Console(width=400, highlight=False)
-        out.print(_table(apps))
+        _print_table(apps)
+
+
+def _print_table(apps: list[DeployedApp]) -> None:
+    # Piped output (scripts, CI logs) keeps whole rows instead of cutting them to 80 columns.
+    out = console if console.is_terminal else Console(width=400, highlight=False)
+    out.print(_table(apps))

@@ -1,4 +1,5 @@
-"""What is deployed, per approach: Helm releases of charts/webapp and WebApp custom resources.
+"""What is deployed, per approach: Helm releases of charts/webapp and WebApp custom resources
+(and the release of a target file's chart, `target_app`).
 
 Each row says what the approach wants (the release's applied manifest, or the children the
 operator builds for the CR) and whether it holds, by the shared closed-world judge
@@ -16,8 +17,9 @@ from pydantic import ValidationError
 
 from compare.cluster import ClusterTarget
 from compare.cluster.apierror import if_found
-from compare.deploy.helm import list_releases, release_objects
+from compare.deploy.helm import get_release, list_releases, release_objects
 from compare.deploy.operator import operator_manifest
+from compare.deploy.target_helm import release_desired
 from compare.judge import (
     DesiredObjects,
     judged_objects,
@@ -27,6 +29,7 @@ from compare.judge import (
     with_api_defaults,
     workload,
 )
+from compare.target import HelmInstall, Target
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
 
@@ -116,6 +119,33 @@ def helm_apps(
             )
         apps.append(app)
     return apps
+
+
+def target_app(
+    cluster: ClusterTarget, target: Target, install: HelmInstall, namespace: str
+) -> DeployedApp | None:
+    """The row of a target file's Helm release (None when it is not installed), judged
+    closed-world against every object of the release's manifest (`release_desired`)."""
+    release = get_release(cluster, namespace, install.release)
+    if release is None:
+        return None
+    api = cluster.api_client()
+    try:
+        desired = release_desired(cluster, api, target, install, namespace)
+        replicas, image = _summary(desired)
+        ready, state = _state(api, namespace, desired)
+    finally:
+        api.close()
+    return DeployedApp(
+        approach="helm",
+        name=release.release,
+        namespace=namespace,
+        detail=f"revision {release.revision}, {release.status}",
+        desired_replicas=replicas,
+        ready_replicas=ready,
+        image=image,
+        state=state,
+    )
 
 
 def _list_crs(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
