@@ -66,7 +66,7 @@ IntervalOpt = Annotated[
 def deploy_flux_command(
     ctx: typer.Context,
     app: AppOpt = None,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     release: ReleaseOpt = None,
     values: ValuesOpt = None,
     interval: IntervalOpt = DEFAULT_INTERVAL_S,
@@ -129,7 +129,7 @@ def deploy_flux_command(
 def undeploy_flux_command(
     ctx: typer.Context,
     app: AppOpt = None,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     release: ReleaseOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     stop_flux: Annotated[

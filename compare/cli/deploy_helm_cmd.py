@@ -130,7 +130,7 @@ def release_to_remove(
 def deploy_helm_command(
     ctx: typer.Context,
     app: AppOpt = None,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     release: ReleaseOpt = None,
     values: ValuesOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
@@ -203,7 +203,7 @@ def deploy_helm_command(
 def undeploy_helm_command(
     ctx: typer.Context,
     app: AppOpt = None,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     release: Annotated[
         str | None,
         typer.Option("--release", help="Helm release name (default: metadata.name of --app)."),

@@ -68,7 +68,7 @@ TimeoutOpt = Annotated[
 def deploy_operator_command(
     ctx: typer.Context,
     app: AppOpt = None,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     timeout: TimeoutOpt = 120.0,
     webhook_host: Annotated[
         str | None,
@@ -132,7 +132,7 @@ def _print_installed(where: str, webhook_url: str | None, process: str) -> None:
 @undeploy_app.command("operator")
 def undeploy_operator_command(
     ctx: typer.Context,
-    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+    namespace: NamespaceOpt = None,
     name: Annotated[
         str | None,
         typer.Option("--name", help="WebApp to delete (default: the name in --app)."),
