@@ -148,8 +148,6 @@ def run(
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
     approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
-    if "flux" in approaches:
-        check_interval(flux_interval, heal_window)
     request = RunRequest(
         approaches=approaches,
         experiments=tuple(specs),
@@ -165,6 +163,10 @@ def run(
         flux_interval=flux_interval,
     )
     plans = plan_trials(request)
+    if any(plan.approach == "flux" for plan in plans):
+        # Only when flux has trials: an experiment of yours for helm and operator alone, or a
+        # short window with `-a helm -a operator`, has nothing to do with Flux's interval.
+        check_interval(flux_interval, heal_window)
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -35,7 +35,7 @@ from cryptography import x509
 from kubernetes import client, config
 
 from compare.cluster import ClusterTarget, tool_path
-from compare.deploy.operator import OperatorHandle, stop_operator
+from compare.deploy.operator import OperatorHandle, operator_status, stop_operator
 from compare.deploy.operator_install import free_port
 from compare.paths import CHARTS_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
@@ -264,9 +264,11 @@ def test_namespaced_operator_works_under_the_charts_roles(
     once (kopf may observe namespaces), reconciles in its namespace without one refused
     request, and leaves other namespaces alone. The shared all-namespaces operator is stopped
     meanwhile; this process also serves the cluster's (local) webhook in its place."""
-    assert operator.webhook_url is not None
-    webhook_port = urlsplit(operator.webhook_url).port
-    certs = operator.state_dir / "certs"
+    # The operator as it is now (an earlier test may have replaced it: new port, new certs).
+    current = operator_status(cluster) or operator
+    assert current.webhook_url is not None
+    webhook_port = urlsplit(current.webhook_url).port
+    certs = current.state_dir / "certs"
     stop_operator(cluster)
     core = client.CoreV1Api(api)
     custom = client.CustomObjectsApi(api)

@@ -303,7 +303,9 @@ def test_flux_reverts_a_changed_value_or_the_evidence_says_why_not(
         assert ev.after == ev.before and ev.mismatches_at_end == []
         assert ev.detected_by == "Event DriftDetected"
     else:
-        assert ev.mismatches_at_end
+        # Not within the window: still drifted at its end, or corrected just after it (then
+        # the end reading holds, and no heal time is claimed).
+        assert t.time_to_heal_seconds is None
 
 
 def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
@@ -317,9 +319,13 @@ def test_the_journals_are_chaostoolkit_journals(outcome: Outcome) -> None:
         # The injection instant in results.json is the journal's end of the injection activity.
         assert t.injected_at is not None
         assert t.injected_at.isoformat() == injection["end"]
-        # chaostoolkit's own verdict agrees with ours.
-        assert journal["deviated"] == (t.status == "not-healed"), t.label
-        assert t.evidence.chaos_agrees is True, t.label
+        # chaostoolkit's own verdict agrees with ours - except for a Flux correction that
+        # landed just after the window: chaostoolkit's steady-state probe, which runs after the
+        # window, sees it healed (the report lists such a trial under "chaostoolkit disagrees").
+        late = t.approach == "flux" and t.experiment in FLUX_INTERVAL_BOUND
+        if not (late and t.status == "not-healed" and not journal["deviated"]):
+            assert journal["deviated"] == (t.status == "not-healed"), t.label
+            assert t.evidence.chaos_agrees is True, t.label
 
 
 def test_the_run_removed_its_namespaces(outcome: Outcome, api: client.ApiClient) -> None:

@@ -46,6 +46,7 @@ def test_an_interrupted_run_keeps_finished_trials_and_cleans_up(
         [
             *(COMPARE, "run", "--kubeconfig", str(cluster.kubeconfig)),
             *("-e", "image-change", "-e", "service-delete", "-e", "pod-delete-one"),
+            *("-a", "helm", "-a", "operator"),
             *("--heal-window", "60", "--parallel", "3", "--output", str(out)),
         ],
         stdout=subprocess.PIPE,
