@@ -52,6 +52,9 @@ def test_an_interrupted_run_keeps_finished_trials_and_cleans_up(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As in a terminal: a test session started in the background (`cmd &` without job
+        # control) ignores SIGINT, and a child inherits that, so Ctrl-C would never arrive.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         run_dir = _wait_for_a_trial(out, process, timeout=120)
