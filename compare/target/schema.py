@@ -7,14 +7,12 @@ committed file differs from what the model implies. Editors validate target file
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 
 from compare.paths import REPO_ROOT
 from compare.target.model import TargetFile
-from compare.webapp.schemas import Schema, plain_schema
+from compare.webapp.schemas import Schema, plain_schema, schema_file_main
 
 SCHEMA_PATH = REPO_ROOT / "docs" / "target.schema.json"
 
@@ -37,30 +35,13 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m compare.target.schema",
-        description="Write (or --check) docs/target.schema.json from the target file's model.",
+    return schema_file_main(
+        "compare.target.schema",
+        "Write (or --check) docs/target.schema.json from the target file's model.",
+        SCHEMA_PATH,
+        render,
+        argv,
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    parser.add_argument("--output", type=Path, default=SCHEMA_PATH)
-    args = parser.parse_args(argv)
-    text = render()
-    current = args.output.read_text() if args.output.exists() else None
-    if args.check:
-        if current != text:
-            print(
-                f"{args.output} is stale; regenerate it with `python -m compare.target.schema`",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"{args.output} is up to date")
-        return 0
-    if current != text:
-        args.output.write_text(text)
-        print(f"wrote {args.output}")
-    else:
-        print(f"{args.output} is up to date")
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,11 @@ values.schema.json and the operator's CRD are both derived from it.
 
 from __future__ import annotations
 
+import argparse
 import copy
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,3 +58,28 @@ def _simplify(node: Any, defs: dict[str, Schema]) -> Any:
         else:
             out[key] = _simplify(value, defs)
     return out
+
+
+def schema_file_main(
+    prog: str, description: str, default: Path, render: Callable[[], str], argv: list[str] | None
+) -> int:
+    """The command line of a generated schema file: write it when it differs, or with
+    `--check` exit 1 when the committed file is stale."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    parser.add_argument("--output", type=Path, default=default)
+    args = parser.parse_args(argv)
+    text = render()
+    current = args.output.read_text() if args.output.exists() else None
+    if args.check:
+        if current != text:
+            print(f"{args.output} is stale; regenerate it with `python -m {prog}`", file=sys.stderr)
+            return 1
+        print(f"{args.output} is up to date")
+        return 0
+    if current != text:
+        args.output.write_text(text)
+        print(f"wrote {args.output}")
+    else:
+        print(f"{args.output} is up to date")
+    return 0

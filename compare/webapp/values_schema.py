@@ -8,15 +8,13 @@ rejected by helm itself, with the same rules the WebApp model applies.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from compare.paths import CHARTS_DIR
-from compare.webapp.schemas import Schema, spec_schema
+from compare.webapp.schemas import Schema, schema_file_main, spec_schema
 from compare.webapp.spec import IMAGE_PATTERN, MAX_NAME, NAME_PATTERN
 
 VALUES_SCHEMA_PATH = CHARTS_DIR / "webapp" / "values.schema.json"
@@ -234,31 +232,13 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m compare.webapp.values_schema",
-        description="Write (or --check) charts/webapp/values.schema.json from the WebApp model.",
+    return schema_file_main(
+        "compare.webapp.values_schema",
+        "Write (or --check) charts/webapp/values.schema.json from the WebApp model.",
+        VALUES_SCHEMA_PATH,
+        render,
+        argv,
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    parser.add_argument("--output", type=Path, default=VALUES_SCHEMA_PATH)
-    args = parser.parse_args(argv)
-    text = render()
-    current = args.output.read_text() if args.output.exists() else None
-    if args.check:
-        if current != text:
-            print(
-                f"{args.output} is stale; regenerate it with "
-                "`python -m compare.webapp.values_schema`",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"{args.output} is up to date")
-        return 0
-    if current != text:
-        args.output.write_text(text)
-        print(f"wrote {args.output}")
-    else:
-        print(f"{args.output} is up to date")
-    return 0
 
 
 if __name__ == "__main__":
