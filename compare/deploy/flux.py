@@ -284,12 +284,7 @@ def _stop_locked(directory: Path) -> list[str]:
 def _claim(target: ClusterTarget, directory: Path) -> None:
     """Processes left for an earlier cluster of this name (deleted without `compare cluster
     down`) hold its tokens: stopped and forgotten before anything starts for this one."""
-    api = target.api_client()
-    try:
-        uid = cluster_uid(api)
-    finally:
-        api.close()
-    claim_for_cluster(directory, uid, lambda: _stop_locked(directory))
+    claim_for_cluster(directory, cluster_uid(target), lambda: _stop_locked(directory))
 
 
 def forget_flux(target: ClusterTarget) -> None:

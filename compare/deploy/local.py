@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import urllib3
 from kubernetes import client
 
+from compare.cluster import ClusterTarget
 from compare.errors import CompareError
 
 T = TypeVar("T")
@@ -81,14 +82,17 @@ def save_settings(directory: Path, settings: dict[str, Any]) -> None:
 CLUSTER_UID_KEY = "clusterUid"
 
 
-def cluster_uid(api: client.ApiClient) -> str | None:
+def cluster_uid(target: ClusterTarget) -> str | None:
     """What tells one cluster from another that reuses its name and address (an embedded
     cluster deleted and started again): the uid of its `kube-system` namespace. None when it
     cannot be read (then nothing is judged stale)."""
+    api = target.api_client()
     try:
         found = client.CoreV1Api(api).read_namespace("kube-system", _request_timeout=(3, 10))
     except (client.ApiException, urllib3.exceptions.HTTPError, OSError):
         return None  # only means "unknown"
+    finally:
+        api.close()
     return str(found.metadata.uid) if found.metadata and found.metadata.uid else None
 
 

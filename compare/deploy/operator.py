@@ -370,18 +370,13 @@ def start_operator(
 def _claim(target: ClusterTarget, directory: Path) -> None:
     """A process left for an earlier cluster of this name (deleted without `compare cluster
     down`) holds its token and certificates: stopped and forgotten before this one starts."""
-    api = target.api_client()
-    try:
-        uid = cluster_uid(api)
-    finally:
-        api.close()
 
     def stop_all() -> None:
         for info in instances(directory):
             if is_running(info):
                 terminate(info)
 
-    claim_for_cluster(directory, uid, stop_all)
+    claim_for_cluster(directory, cluster_uid(target), stop_all)
 
 
 def stop_operator(
