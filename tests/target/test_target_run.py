@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
+from compare.deploy.target_helm import is_target_file
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results
 
@@ -53,6 +54,16 @@ def test_target_and_app_are_mutually_exclusive() -> None:
     assert _one_error_line(runner.invoke(app, args)).startswith(
         "--target and --app are mutually exclusive"
     )
+
+
+def test_the_probes_tell_a_target_file_from_a_webapp_manifest(tmp_path: Path) -> None:
+    # `webapp_app_file` names either; a target's desired state is its release's manifest.
+    assert is_target_file(EXAMPLE)
+    assert not is_target_file(EXAMPLES_DIR / "webapp.yaml")
+    other = tmp_path / "other.yaml"
+    other.write_text("kind: Target\napiVersion: example.com/v1\n")
+    assert not is_target_file(other)
+    assert not is_target_file(tmp_path / "missing.yaml")
 
 
 def _operator_chart_target(folder: Path) -> Path:
