@@ -185,7 +185,7 @@ def run(
         target=app_target,
         workload=workload,
     )
-    plan_trials(request)
+    plans = plan_trials(request)
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -193,7 +193,9 @@ def run(
     target = target_from(ctx, kubeconfig, context)
 
     engine = Run(target, request)
-    plans = engine.plans
+    if app_target is not None:
+        # Without the experiments the app has no object for (listed below).
+        plans = engine.plans
     with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
         for name, reason in engine.skipped.items():
             listener.note(f"skipped {name}: {reason}")
