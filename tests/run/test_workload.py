@@ -5,21 +5,27 @@ without a Service leaves the experiments that act on one out of the run, with th
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from chaoslib import substitute
+from chaoslib.configuration import load_configuration
 
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.target_helm import release_in, render_target
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import CHARTS_DIR
+from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
 from compare.run.engine import runnable
+from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
 from compare.run.workload import builtin_workload, needs_of, workload_of
 from compare.target import load_target
-from compare.webapp import load_webapp
+from compare.webapp import DEFAULT_APP, load_webapp
 
 SERVICE_FAULTS = (
     "service-delete",
@@ -165,3 +171,65 @@ def test_each_trial_has_a_release_of_its_own() -> None:
     assert one.release.startswith("webapp-operator-") and len(one.release) <= 53
     # The same namespace, the same release: the probes find the trial's release again.
     assert release_in(target.helm, "cmp-helm-pod-delete-one-1-ab12") == one
+
+
+class _Silent:
+    def phase(self, plan: TrialPlan, phase: str) -> None:
+        return None
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None:
+        return None
+
+
+def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
+    return TrialContext(
+        run_id="r",
+        run_dir=tmp_path,
+        target=ClusterTarget(tmp_path / "kubeconfig"),
+        webapp=load_webapp(),
+        app_path=DEFAULT_APP,
+        heal_window=10.0,
+        settle=1.0,
+        recheck=2.0,
+        keep=False,
+        cancel=threading.Event(),
+        ledger=Ledger(),
+        listener=_Silent(),
+        app_target=target,
+    )
+
+
+def _resolved(document: dict[str, Any]) -> dict[str, Any]:
+    """The injection's arguments as chaoslib substitutes them when it runs the experiment."""
+    configuration = load_configuration(document["configuration"])
+    action = document["method"][0]["provider"]["arguments"]
+    resolved: dict[str, Any] = substitute(action, configuration, {})
+    return resolved
+
+
+def test_a_builtin_trial_acts_on_the_objects_it_always_did(tmp_path: Path) -> None:
+    specs = {s.name: s for s in load_experiments(["pod-delete-one", "image-change"])}
+    ctx = _trial_context(tmp_path)
+    workload = builtin_workload(ctx.webapp)
+    pods = _resolved(experiment_for(specs["pod-delete-one"], ctx, "helm", "ns", workload))
+    assert pods["label_selector"] == (
+        "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
+    )
+    image = _resolved(experiment_for(specs["image-change"], ctx, "helm", "ns", workload))
+    assert (image["name"], image["container"], image["ns"]) == ("webapp-demo", "webapp", "ns")
+
+
+def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
+    target = load_target(_target(tmp_path, _chart_without_service(tmp_path)))
+    assert target.helm is not None
+    workload = workload_of(render_target(target, target.helm, "ns"))
+    spec = load_experiments(["image-change"])[0]
+    document = experiment_for(spec, _trial_context(tmp_path, target), "helm", "ns", workload)
+    assert _resolved(document) == {
+        "name": "shop-worker",
+        "ns": "ns",
+        "image": "myapp:chaos",
+        "container": "work",
+    }
+    # The probes judge the trial's release: their app file is the target file.
+    assert document["configuration"]["webapp_app_file"] == str(target.source.resolve())
