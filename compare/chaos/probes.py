@@ -2,7 +2,9 @@
 
 The desired state is the complete set of objects the approach deploys for the WebApp manifest
 (`app_file`, default examples/webapp.yaml; `approach` "helm" or "operator", default "helm"),
-judged closed-world by `compare.judge` exactly as the trial engine judges it.
+judged closed-world by `compare.judge` exactly as the trial engine judges it. When `app_file`
+is a target file (`compare run --target`), it is every object of the manifest of the release
+the run installed in the namespace (`compare.deploy.target_helm.release_in`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from typing import Any
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
-from compare.chaos.cluster import api_client
+from compare.chaos.cluster import api_client, cluster_target
 from compare.deploy.desired import desired_objects
+from compare.deploy.target_helm import helm_arm, is_target_file, release_desired, release_in
 from compare.errors import CompareError, first_line
 from compare.judge import DesiredObjects, problems, read, wait_until_holds
+from compare.target import load_target
 from compare.webapp import load_webapp
 
 __all__ = [
@@ -34,9 +38,14 @@ cancelled = threading.Event()
 
 
 def _desired(
-    api: client.ApiClient, name: str, ns: str, app_file: str, approach: str
+    api: client.ApiClient, name: str, ns: str, app_file: str, approach: str, secrets: Any = None
 ) -> DesiredObjects:
     try:
+        if app_file and is_target_file(Path(app_file)):
+            # `compare run --target`: the release the trial installed in `ns` (Helm arm).
+            target = load_target(Path(app_file))
+            install = release_in(helm_arm(target), ns)
+            return release_desired(cluster_target(secrets), api, target, install, ns)
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:
             # The same spec deployed under another name (a user's `--var webapp_name=...`).
@@ -80,7 +89,7 @@ def desired_state_mismatches(
     """What keeps the desired state from holding (empty: it holds)."""
     api = api_client(secrets)
     try:
-        return _current(api, ns, _desired(api, name, ns, app_file, approach))
+        return _current(api, ns, _desired(api, name, ns, app_file, approach, secrets))
     finally:
         api.close()
 
@@ -114,7 +123,7 @@ def wait_for_desired_state(
     """
     api = api_client(secrets)
     try:
-        desired = _desired(api, name, ns, app_file, approach)
+        desired = _desired(api, name, ns, app_file, approach, secrets)
         try:
             with _reading(ns):
                 found = wait_until_holds(api, ns, desired, timeout=float(timeout), cancel=cancelled)

@@ -29,8 +29,10 @@ from compare.cli.common import (
     finite,
     target_from,
 )
+from compare.cli.target_cmd import TargetOpt, refuse_with_target, unsupported_arm
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.flux import check_interval
+from compare.deploy.target_helm import helm_arm, render_target
 from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
@@ -48,9 +50,13 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
+from compare.run.workload import workload_of
+from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 EXIT_INTERRUPTED = 130
+# Where `--target`'s chart is rendered before the run: a trial namespace's shape.
+TRIAL_NAMESPACE = "cmp-helm-target"
 # An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
 MAX_HEAL_WINDOW_S = 3600.0
 
@@ -139,15 +145,28 @@ def run(
             " --heal-window.",
         ),
     ] = DEFAULT_FLUX_INTERVAL_S,
+    target_file: TargetOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched.
     app_path = app or DEFAULT_APP
+    approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
+    app_target = workload = None
+    if target_file is not None:
+        refuse_with_target({"--app": app is not None})
+        # Only the Helm arm of a target runs so far: `-a helm` must be given, alone.
+        other = next((a for a in approaches if a != "helm"), None)
+        if other is not None or approach is None:
+            raise unsupported_arm(target_file, other or "operator")
+        app_target = load_target(target_file)
+        install = helm_arm(app_target)
+        # `helm template` before the cluster is touched, into a namespace like a trial's (each
+        # trial installs it into its own); its parts decide which faults apply.
+        workload = workload_of(render_target(app_target, install, TRIAL_NAMESPACE))
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
-    approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
     request = RunRequest(
         approaches=approaches,
         experiments=tuple(specs),
@@ -161,6 +180,8 @@ def run(
         recheck=recheck,
         keep=keep,
         flux_interval=flux_interval,
+        target=app_target,
+        workload=workload,
     )
     plans = plan_trials(request)
     if any(plan.approach == "flux" for plan in plans):
@@ -174,7 +195,12 @@ def run(
     target = target_from(ctx, kubeconfig, context)
 
     engine = Run(target, request)
+    if app_target is not None:
+        # Without the experiments the app has no object for (listed below).
+        plans = engine.plans
     with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
+        for name, reason in engine.skipped.items():
+            listener.note(f"skipped {name}: {reason}")
         listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
         try:
             results = engine.execute(listener)

@@ -12,10 +12,16 @@ what must hold.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pyhelm3
+import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
@@ -29,10 +35,13 @@ from compare.deploy.helm import (
     render,
     undeploy_helm,
 )
+from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.inputfile import read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.judge.kinds import kind
-from compare.target import HelmInstall, Target
+from compare.target import API_VERSION, KIND, HelmInstall, Target
+from compare.target.model import RELEASE_MAX
 
 
 def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
@@ -166,3 +175,65 @@ def uninstall_target(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> None:
     undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)
+
+
+def helm_arm(target: Target) -> HelmInstall:
+    """The target's `helm` key (a one-line error naming the file when it has none)."""
+    install = target.approach("helm")
+    if not isinstance(install, HelmInstall):
+        raise CompareError(f"{target.source}: helm: not given (this target has no helm key)")
+    return install
+
+
+def is_target_file(path: Path) -> bool:
+    """Whether a manifest is a target file (`kind: Target`), not a WebApp."""
+    try:
+        data = yaml.safe_load(read_text(path))
+    except (CompareError, yaml.YAMLError):
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == KIND
+        and data.get("apiVersion") == API_VERSION
+    )
+
+
+def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
+    """The install under a release name of its own for `namespace` (the same every time).
+
+    `compare run` installs the target once per trial namespace, in parallel: a chart's
+    cluster-scoped objects (ClusterRoles, webhook configurations) are named after the release,
+    so one release name for every trial would make the second install fail."""
+    digest = hashlib.sha256(namespace.encode()).hexdigest()[:8]
+    head = install.release[: RELEASE_MAX - len(digest) - 1].rstrip("-")
+    return replace(install, release=f"{head}-{digest}")
+
+
+def deploy_target(
+    cluster: ClusterTarget,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    cancel: threading.Event | None = None,
+) -> DesiredObjects:
+    """Install the release and wait until every object of its manifest holds; returns that
+    desired state (the release's own manifest, defaulted)."""
+    started = time.monotonic()
+    install_target(cluster, target, install, namespace, timeout=timeout)
+    api = cluster.api_client()
+    try:
+        desired = release_desired(cluster, api, target, install, namespace)
+        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        wait_for_desired_state(
+            api,
+            namespace,
+            desired,
+            timeout=remaining,
+            what=f"helm release {install.release}",
+            cancel=cancel,
+        )
+    finally:
+        api.close()
+    return desired

@@ -75,6 +75,20 @@ class AppInfo(_Model):
     spec: dict[str, Any]
 
 
+class TargetInfo(_Model):
+    """The target file a run deployed instead of the built-in WebApp (`compare run --target`)."""
+
+    name: Name
+    file: Name
+
+
+class SkippedExperiment(_Model):
+    """An experiment left out of the run: the cluster or the app has not what it acts on."""
+
+    name: Name
+    reason: Name
+
+
 class RunSettings(_Model):
     """What the user asked for: approaches, experiments, trials and timing."""
 
@@ -283,6 +297,18 @@ class RunResults(_Model):
     settings: RunSettings
     experiments: list[ExperimentInfo]
     trials: list[TrialResult]
+    # Only with `--target` (absent from the file otherwise): the target, and the experiments
+    # left out because the app has not what they act on (a Service, a Deployment).
+    target: TargetInfo | None = None
+    skipped: list[SkippedExperiment] | None = None
+
+    @model_serializer(mode="wrap")
+    def _target_only_with_target(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("target", "skipped"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -43,6 +43,8 @@ from compare.results import (
     ClusterInfo,
     RunResults,
     RunSettings,
+    SkippedExperiment,
+    TargetInfo,
     TrialResult,
     save_results_json,
 )
@@ -58,6 +60,8 @@ from compare.run.trial import (
     remove_namespace,
     run_trial,
 )
+from compare.run.workload import Workload
+from compare.target import Target
 from compare.webapp import WebApp
 
 DEFAULT_HEAL_WINDOW_S = 10.0
@@ -85,6 +89,10 @@ class RunRequest:
     keep: bool = False
     # The flux approach's HelmRelease interval (`--flux-interval`).
     flux_interval: float = DEFAULT_FLUX_INTERVAL_S
+    # `--target`: the app under test instead of the built-in WebApp (Helm arm), and its parts
+    # as its rendered manifest shows them (what decides which experiments apply).
+    target: Target | None = None
+    workload: Workload | None = None
 
 
 class RunInterrupted(Exception):
@@ -161,12 +169,13 @@ def admissible(plan: TrialPlan, queue: Sequence[TrialPlan], running: Iterable[Tr
 
 
 def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[str, str]]:
-    """The request without the experiments this cluster cannot run, and why each was left
-    out (experiment -> reason). Raises a one-line usage error when nothing is left."""
+    """The request without the experiments this cluster (or the target app) cannot run, and
+    why each was left out (experiment -> reason). Raises a one-line usage error when nothing
+    is left."""
     skipped = {
         s.name: reason
         for s in request.experiments
-        if (reason := s.unmet(embedded=embedded)) is not None
+        if (reason := s.unmet(embedded=embedded, workload=request.workload)) is not None
     }
     if not skipped:
         return request, {}
@@ -205,10 +214,7 @@ class Run:
             complete=False,
             tool_version=__version__,
             cluster=cluster_info(self.target),
-            app=AppInfo(
-                name=self.request.webapp.name,
-                spec=self.request.webapp.spec.model_dump(mode="json", exclude_none=True),
-            ),
+            app=app_info(self.request),
             settings=RunSettings(
                 approaches=list(self.request.approaches),
                 experiments=[s.name for s in self.request.experiments],
@@ -224,6 +230,13 @@ class Run:
             experiments=[s.info() for s in self.request.experiments],
             trials=[],
         )
+        if self.request.target is not None:
+            self.results.target = TargetInfo(
+                name=self.request.target.name, file=str(self.request.target.source)
+            )
+            self.results.skipped = [
+                SkippedExperiment(name=name, reason=reason) for name, reason in self.skipped.items()
+            ]
         self._lock = threading.Lock()
         self._dumped: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.ctx = TrialContext(
@@ -239,6 +252,7 @@ class Run:
             cancel=self.cancel,
             ledger=Ledger(),
             listener=self.listener,
+            app_target=self.request.target,
         )
         # Before anything is deployed: an unwritable --output is one line, not a lost run.
         try:
@@ -368,7 +382,14 @@ class Run:
         try:
             for namespace, approach in leftovers:
                 try:
-                    remove_namespace(self.target, api, self.request.webapp, namespace, approach)
+                    remove_namespace(
+                        self.target,
+                        api,
+                        self.request.webapp,
+                        namespace,
+                        approach,
+                        self.request.target,
+                    )
                     self.ctx.ledger.discard(namespace)
                 except Exception as exc:
                     self.ctx.cleanup_errors.append(f"{namespace}: {exc}")
@@ -383,6 +404,17 @@ class Run:
     @property
     def cleanup_errors(self) -> list[str]:
         return list(self.ctx.cleanup_errors)
+
+
+def app_info(request: RunRequest) -> AppInfo:
+    """The app of the run: the WebApp and its spec, or a target by its name (its values stay
+    in the target file: they may hold credentials)."""
+    if request.target is not None:
+        return AppInfo(name=request.target.name, spec={})
+    return AppInfo(
+        name=request.webapp.name,
+        spec=request.webapp.spec.model_dump(mode="json", exclude_none=True),
+    )
 
 
 def cluster_info(target: ClusterTarget) -> ClusterInfo:

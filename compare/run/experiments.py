@@ -28,6 +28,8 @@ from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import APPROACHES, ExperimentInfo
 from compare.run.extension import check_injection, find_extension, where
+from compare.run.workload import Workload, needs_of
+from compare.run.workload import unmet as unmet_by
 
 # Run order of the built-in catalogue (the report lists faults in this order too).
 CATALOGUE = (
@@ -97,16 +99,21 @@ class ExperimentSpec:
     document: dict[str, Any]
     scope: str = "approach"
     requires: tuple[str, ...] = ()
+    # What its activities act on (`compare.run.workload`): `workload`, `service`.
+    needs: tuple[str, ...] = ()
 
     @property
     def cluster_wide(self) -> bool:
         """Exclusive of every trial of the run, not only of its approach's."""
         return self.exclusive and self.scope == "cluster"
 
-    def unmet(self, *, embedded: bool) -> str | None:
-        """Why this experiment cannot run on the cluster (None: it can)."""
+    def unmet(self, *, embedded: bool, workload: Workload | None = None) -> str | None:
+        """Why this experiment cannot run on the cluster, or against the app whose parts are
+        `workload` (None: it can; no workload: the built-in WebApp, which has every part)."""
         if "embedded-cluster" in self.requires and not embedded:
             return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
+        if workload is not None:
+            return unmet_by(self.needs, workload)
         return None
 
     def info(self) -> ExperimentInfo:
@@ -206,6 +213,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         document=document,
         scope=scope,
         requires=tuple(requires),
+        needs=needs_of(document),
     )
 
 

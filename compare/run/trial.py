@@ -22,6 +22,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
+from compare.deploy.target_helm import deploy_target, helm_arm, release_in, uninstall_target
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
@@ -30,6 +31,8 @@ from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
+from compare.run.workload import Workload, builtin_workload, workload_of
+from compare.target import Target
 from compare.webapp import WebApp
 
 MANAGED_BY = "compare-run"
@@ -106,6 +109,8 @@ class TrialContext:
     ledger: Ledger
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
+    # `--target`: deployed instead of the WebApp (its Helm arm, a release per trial namespace).
+    app_target: Target | None = None
 
 
 def namespace_for(run_id: str, plan: TrialPlan) -> str:
@@ -138,7 +143,9 @@ def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
         if not ctx.keep:
             ctx.listener.phase(plan, "cleaning up")
             try:
-                remove_namespace(ctx.target, api, ctx.webapp, namespace, plan.approach)
+                remove_namespace(
+                    ctx.target, api, ctx.webapp, namespace, plan.approach, ctx.app_target
+                )
                 ctx.ledger.discard(namespace)
             except Exception as exc:  # the result stands; the engine retries at the end
                 ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
@@ -156,10 +163,18 @@ def _carry_out(
     ctx.listener.phase(plan, "deploying")
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
-    approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace, ctx.cancel)
-    _check(ctx)
-
-    desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
+    workload: Workload
+    if ctx.app_target is not None:
+        # The release's own manifest is the desired state; the faults act on its parts.
+        install = release_in(helm_arm(ctx.app_target), namespace)
+        desired = deploy_target(ctx.target, ctx.app_target, install, namespace, cancel=ctx.cancel)
+        workload = workload_of([item.raw for item in desired.items])
+        _check(ctx)
+    else:
+        approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace, ctx.cancel)
+        _check(ctx)
+        desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
+        workload = builtin_workload(ctx.webapp)
     observer = Observer(
         api,
         namespace,
@@ -181,7 +196,7 @@ def _carry_out(
     ctx.listener.phase(plan, "injecting")
     try:
         journal = run_experiment_in_thread(
-            experiment_for(spec, ctx, plan.approach, namespace), [clock]
+            experiment_for(spec, ctx, plan.approach, namespace, workload), [clock]
         )
     finally:
         observer.experiment_over()
@@ -276,18 +291,26 @@ def _reported(run: dict[str, Any], injected_at: float) -> dict[str, Any] | None:
 
 
 def experiment_for(
-    spec: ExperimentSpec, ctx: TrialContext, approach: str, namespace: str
+    spec: ExperimentSpec,
+    ctx: TrialContext,
+    approach: str,
+    namespace: str,
+    workload: Workload,
 ) -> dict[str, Any]:
-    """The experiment with this trial's values in its configuration (as `chaos run --var`)."""
+    """The experiment with this trial's values in its configuration (as `chaos run --var`):
+    the app's parts it acts on (`compare.run.workload`) among them. With a target, the
+    probes' app file is the target file (they judge the trial's release)."""
     document = spec.fresh_document()
     configuration = document.setdefault("configuration", {})
+    app_file = ctx.app_target.source if ctx.app_target is not None else ctx.app_path
     configuration.update(
         {
             "webapp_namespace": namespace,
             "webapp_name": ctx.webapp.name,
             "webapp_approach": approach,
-            "webapp_app_file": str(ctx.app_path.resolve()),
+            "webapp_app_file": str(app_file.resolve()),
             "heal_window": ctx.heal_window,
+            **workload.configuration(),
         }
     )
     return document
@@ -305,12 +328,17 @@ def remove_namespace(
     webapp: WebApp,
     namespace: str,
     approach: str,
+    app_target: Target | None = None,
 ) -> None:
-    """Remove what the approach deployed (the operator's CR first), then the namespace.
+    """Remove what the approach deployed (the operator's CR first; a target's release, whose
+    cluster-scoped objects the namespace does not hold), then the namespace.
 
     The namespace is deleted in the background: nothing later depends on it being gone.
     """
-    approach_of(approach).remove(target, webapp, namespace)
+    if app_target is not None:
+        uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
+    else:
+        approach_of(approach).remove(target, webapp, namespace)
     try:
         client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
     except client.ApiException as exc:

@@ -147,9 +147,11 @@ def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> 
     action = next(a for a in doc["method"] if a["name"] == ext["injection"])
     assert action["provider"]["module"] == "compare.chaos.actions"
     args = action["provider"]["arguments"]
-    assert args["name"] == "${webapp_name}" and args["ns"] == "${webapp_namespace}"
     # The same checks the action makes before it sends anything.
     kind, _ = _patch_arguments(args["kind"], args["patch"], args["field"], args["patch_type"])
+    # The object is named through the app's parts (compare.run.workload), never the WebApp's.
+    part = "${webapp_workload}" if kind == "deployment" else "${webapp_service}"
+    assert args["name"] == part and args["ns"] == "${webapp_namespace}"
     assert f"target:{kind}" in doc["tags"]
     assert ext["approaches"] == ["helm", "operator", "flux"]
     # The action reports the value of the very field the evidence tracks.

@@ -1,0 +1,235 @@
+"""What the faults act on, taken from the app's objects: the built-in WebApp keeps exactly the
+names the experiments used before the variables existed; a target's chart gives its first
+Deployment, that Deployment's selector and first container, and its first Service; an app
+without a Service leaves the experiments that act on one out of the run, with the reason."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from chaoslib import substitute
+from chaoslib.configuration import load_configuration
+
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import webapp_manifest
+from compare.deploy.target_helm import release_in, render_target
+from compare.errors import EXIT_USAGE, CompareError
+from compare.paths import CHARTS_DIR
+from compare.results import TrialResult
+from compare.run import RunRequest, load_experiments
+from compare.run.engine import runnable
+from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
+from compare.run.workload import builtin_workload, needs_of, workload_of
+from compare.target import load_target
+from compare.webapp import DEFAULT_APP, load_webapp
+
+SERVICE_FAULTS = (
+    "service-delete",
+    "service-label-remove",
+    "service-port-change",
+    "service-selector-change",
+    "service-session-affinity",
+)
+
+
+def _target(folder: Path, chart: Path, **values: Any) -> Path:
+    data = {
+        "apiVersion": "compare.example.com/v1alpha1",
+        "kind": "Target",
+        "name": "shop",
+        "helm": {"chart": {"path": str(chart)}, "release": "shop", "values": values},
+    }
+    path = folder / "compare.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _chart_without_service(folder: Path) -> Path:
+    """A chart of one Deployment (two containers, its own labels) and nothing else."""
+    chart = folder / "worker"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: worker\nversion: 0.1.0\n")
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "{{ .Release.Name }}-worker"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "worker", "tier": "{{ .Release.Name }}"}},
+            "template": {
+                "metadata": {"labels": {"app": "worker", "tier": "{{ .Release.Name }}"}},
+                "spec": {
+                    "containers": [
+                        {"name": "work", "image": "worker:1"},
+                        {"name": "log", "image": "log:1"},
+                    ]
+                },
+            },
+        },
+    }
+    (chart / "templates" / "deployment.yaml").write_text(yaml.safe_dump(deployment))
+    return chart
+
+
+def test_the_builtin_webapp_keeps_the_names_the_experiments_used() -> None:
+    webapp = load_webapp()
+    expected = {
+        "webapp_workload": "webapp-demo",
+        "webapp_pod_selector": (
+            "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
+        ),
+        "webapp_container": "webapp",
+        "webapp_service": "webapp-demo",
+    }
+    assert builtin_workload(webapp).configuration() == expected
+    # The same parts the chart renders: the general derivation agrees with the built-in one.
+    assert workload_of(webapp_manifest(webapp)).configuration() == expected
+
+
+def test_a_target_chart_gives_its_first_deployment_selector_container_and_service(
+    tmp_path: Path,
+) -> None:
+    path = _target(tmp_path, CHARTS_DIR / "webapp-operator", manager={"replicas": 1})
+    target = load_target(path)
+    assert target.helm is not None
+    workload = workload_of(render_target(target, target.helm, "shop"))
+    assert workload.configuration() == {
+        "webapp_workload": "shop-webapp-operator",
+        "webapp_pod_selector": "app.kubernetes.io/name=webapp-operator,"
+        "app.kubernetes.io/instance=shop,app.kubernetes.io/component=manager",
+        "webapp_container": "manager",
+        "webapp_service": "shop-webapp-operator-webhook",
+    }
+    assert workload.has("workload") and workload.has("service")
+
+
+def test_an_app_without_a_service_leaves_the_service_faults_out_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    target = load_target(_target(tmp_path, _chart_without_service(tmp_path)))
+    assert target.helm is not None
+    workload = workload_of(render_target(target, target.helm, "shop"))
+    assert workload.name == "shop-worker" and workload.service is None
+    assert workload.configuration()["webapp_pod_selector"] == "app=worker,tier=shop"
+    assert workload.container == "work"  # the first container
+    specs = load_experiments(["pod-delete-one", "image-change", *SERVICE_FAULTS])
+    request = RunRequest(
+        approaches=("helm",),
+        experiments=tuple(specs),
+        webapp=load_webapp(),
+        app_path=Path("unused"),
+        output_dir=tmp_path,
+        target=target,
+        workload=workload,
+    )
+    kept, skipped = runnable(request, embedded=True)
+    assert [s.name for s in kept.experiments] == ["pod-delete-one", "image-change"]
+    reason = "needs a Service (the app's manifest has none)"
+    assert skipped == dict.fromkeys(SERVICE_FAULTS, reason)
+    # Nothing left to run: one usage line naming each experiment and its reason.
+    only = RunRequest(**{**request.__dict__, "experiments": tuple(specs[2:3])})
+    with pytest.raises(CompareError) as caught:
+        runnable(only, embedded=True)
+    assert caught.value.exit_code == EXIT_USAGE
+    assert caught.value.message == f"nothing to run on this cluster: service-delete {reason}"
+
+
+def test_the_builtin_webapp_skips_nothing(tmp_path: Path) -> None:
+    specs = load_experiments(["pod-delete-one", "service-delete"])
+    request = RunRequest(
+        approaches=("helm",),
+        experiments=tuple(specs),
+        webapp=load_webapp(),
+        app_path=Path("unused"),
+        output_dir=tmp_path,
+    )
+    assert runnable(request, embedded=True) == (request, {})
+
+
+def test_each_builtin_fault_says_what_it_acts_on() -> None:
+    needs = {spec.name: spec.needs for spec in load_experiments()}
+    for name in SERVICE_FAULTS:
+        assert needs[name] == ("service",), name
+    # Pods (by the workload's selector), its ReplicaSets and the Deployment itself.
+    for name in ("pod-delete-one", "replicaset-delete", "image-change", "deployment-delete"):
+        assert needs[name] == ("workload",), name
+    # Stopping the controller manager deletes pods by the workload's selector.
+    assert needs["controller-manager-down"] == ("workload",)
+    assert needs_of({"method": [{"provider": {"arguments": {"name": "x"}}}]}) == ()
+
+
+def test_each_trial_has_a_release_of_its_own() -> None:
+    target = load_target(Path(__file__).parents[2] / "examples" / "target-operator-chart.yaml")
+    assert target.helm is not None
+    one = release_in(target.helm, "cmp-helm-pod-delete-one-1-ab12")
+    two = release_in(target.helm, "cmp-helm-image-change-1-cd34")
+    assert one.release != two.release
+    assert one.release.startswith("webapp-operator-") and len(one.release) <= 53
+    # The same namespace, the same release: the probes find the trial's release again.
+    assert release_in(target.helm, "cmp-helm-pod-delete-one-1-ab12") == one
+
+
+class _Silent:
+    def phase(self, plan: TrialPlan, phase: str) -> None:
+        return None
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None:
+        return None
+
+
+def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
+    return TrialContext(
+        run_id="r",
+        run_dir=tmp_path,
+        target=ClusterTarget(tmp_path / "kubeconfig"),
+        webapp=load_webapp(),
+        app_path=DEFAULT_APP,
+        heal_window=10.0,
+        settle=1.0,
+        recheck=2.0,
+        keep=False,
+        cancel=threading.Event(),
+        ledger=Ledger(),
+        listener=_Silent(),
+        app_target=target,
+    )
+
+
+def _resolved(document: dict[str, Any]) -> dict[str, Any]:
+    """The injection's arguments as chaoslib substitutes them when it runs the experiment."""
+    configuration = load_configuration(document["configuration"])
+    action = document["method"][0]["provider"]["arguments"]
+    resolved: dict[str, Any] = substitute(action, configuration, {})
+    return resolved
+
+
+def test_a_builtin_trial_acts_on_the_objects_it_always_did(tmp_path: Path) -> None:
+    specs = {s.name: s for s in load_experiments(["pod-delete-one", "image-change"])}
+    ctx = _trial_context(tmp_path)
+    workload = builtin_workload(ctx.webapp)
+    pods = _resolved(experiment_for(specs["pod-delete-one"], ctx, "helm", "ns", workload))
+    assert pods["label_selector"] == (
+        "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
+    )
+    image = _resolved(experiment_for(specs["image-change"], ctx, "helm", "ns", workload))
+    assert (image["name"], image["container"], image["ns"]) == ("webapp-demo", "webapp", "ns")
+
+
+def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
+    target = load_target(_target(tmp_path, _chart_without_service(tmp_path)))
+    assert target.helm is not None
+    workload = workload_of(render_target(target, target.helm, "ns"))
+    spec = load_experiments(["image-change"])[0]
+    document = experiment_for(spec, _trial_context(tmp_path, target), "helm", "ns", workload)
+    assert _resolved(document) == {
+        "name": "shop-worker",
+        "ns": "ns",
+        "image": "myapp:chaos",
+        "container": "work",
+    }
+    # The probes judge the trial's release: their app file is the target file.
+    assert document["configuration"]["webapp_app_file"] == str(target.source.resolve())
