@@ -1,15 +1,18 @@
-"""Actions chaostoolkit-kubernetes lacks: drift of the WebApp's Deployment and Service, and
-stopping/starting the operator.
+"""Actions chaostoolkit-kubernetes lacks: drift of the app's workload (a Deployment,
+StatefulSet or DaemonSet: `kind`), Service, ConfigMap, Secret and RBAC bindings, deleting them,
+and stopping/starting the operator.
 
 Each drift action patches one owned field and returns what the API server stored, as
 `{"object", "name", "uid", "field", "value"}`: the field's value right after the injection
-(the evidence's `during`), even when a controller reverts it a moment later. `patch_object` is
-the generic one: any patch of the Deployment or the Service, with the field to report named by
-the experiment. Deletions, pod terminations and scaling use chaosk8s's own actions.
+(the evidence's `during`), even when a controller reverts it a moment later. A Secret's values
+are returned as their hashes (`compare.judge.secrets`): the journal never holds one.
+`patch_object` is the generic one: any patch of any of those objects, with the field to
+report named by the experiment. Pod terminations and scaling use chaosk8s's own actions.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -21,11 +24,16 @@ from compare.chaos.fields import parse_path, read_path
 from compare.cluster import status_message
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
-from compare.webapp import CONTAINER_NAME, PORT_NAME
+from compare.judge.kinds import KINDS, REQUEST_TIMEOUT
+from compare.judge.secrets import hashed_secret
+from compare.webapp import CONTAINER_NAME
 
 __all__ = [
     "add_env_var",
     "add_sidecar_container",
+    "change_data",
+    "delete_object",
+    "delete_statefulset_pod",
     "patch_object",
     "set_container_image",
     "set_service_port",
@@ -51,6 +59,7 @@ def _drift(
         raise ActivityFailed(f"patching {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
     finally:
         api.close()
+    stored = hashed_secret(stored) if kind == "secret" else stored
     return {
         "object": kind,
         "name": name,
@@ -65,18 +74,46 @@ def _api_message(exc: client.ApiException) -> str:
     return " ".join(f"{exc.status} {status_message(exc) or exc.reason or ''}".split())
 
 
-def _patch_deployment(
-    name: str, ns: str, field: str, body: dict[str, Any], secrets: Any
-) -> dict[str, Any]:
-    """A strategic-merge patch of Deployment `name` as a drift of `field`."""
-    return _drift(
-        "deployment",
-        name,
-        ns,
-        field,
-        lambda api: client.AppsV1Api(api).patch_namespaced_deployment(name, ns, body),
-        secrets,
+# Field-path roots (`compare.chaos.fields`) -> the judge's kinds, for the generic calls.
+OBJECT_KINDS = {
+    root: root_kind
+    for root_kind in (
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "RoleBinding",
+        "ClusterRoleBinding",
     )
+    for root in (root_kind.lower(),)
+}
+WORKLOADS = ("deployment", "statefulset", "daemonset")
+
+
+def _object_kind(kind: str, action: str, allowed: tuple[str, ...] = tuple(OBJECT_KINDS)) -> str:
+    """`kind` as a field-path root (`StatefulSet` and `statefulset` alike), checked."""
+    root = str(kind).lower()
+    if root not in allowed:
+        raise ActivityFailed(f"{action}: kind must be one of {', '.join(allowed)}, got {kind!r}")
+    return root
+
+
+def _patch(api: client.ApiClient, root: str, name: str, ns: str, body: Any, **params: Any) -> Any:
+    """The typed client's patch of one object (namespaced or cluster-scoped)."""
+    judged = KINDS[OBJECT_KINDS[root]]
+    patch = judged.call(api, "patch")
+    if judged.namespaced:
+        return patch(name, ns, body, **params)
+    return patch(name, body, **params)
+
+
+def _patch_workload(
+    kind: str, name: str, ns: str, field: str, body: dict[str, Any], secrets: Any
+) -> dict[str, Any]:
+    """A strategic-merge patch of workload `name` (of `kind`) as a drift of `field`."""
+    return _drift(kind, name, ns, field, lambda api: _patch(api, kind, name, ns, body), secrets)
 
 
 def set_container_image(
@@ -84,12 +121,14 @@ def set_container_image(
     ns: str = "default",
     image: str = "myapp:chaos",
     container: str = CONTAINER_NAME,
+    kind: str = "deployment",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Change the image of one container of Deployment `name` (a strategic merge patch)."""
-    field = f"deployment.spec.template.spec.containers[{container}].image"
+    """Change the image of one container of workload `name` (a strategic merge patch)."""
+    kind = _object_kind(kind, "set_container_image", WORKLOADS)
+    field = f"{kind}.spec.template.spec.containers[{container}].image"
     body = {"spec": {"template": {"spec": {"containers": [{"name": container, "image": image}]}}}}
-    return _patch_deployment(name, ns, field, body, secrets)
+    return _patch_workload(kind, name, ns, field, body, secrets)
 
 
 def add_env_var(
@@ -98,13 +137,15 @@ def add_env_var(
     env_name: str = "CHAOS_INJECTED",
     env_value: str = "1",
     container: str = CONTAINER_NAME,
+    kind: str = "deployment",
     secrets: Any = None,
 ) -> dict[str, Any]:
     """Add an environment variable to one container (env merges by name: it is appended)."""
-    field = f"deployment.spec.template.spec.containers[{container}].env"
+    kind = _object_kind(kind, "add_env_var", WORKLOADS)
+    field = f"{kind}.spec.template.spec.containers[{container}].env"
     env = [{"name": env_name, "value": env_value}]
     body = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": env}]}}}}
-    return _patch_deployment(name, ns, field, body, secrets)
+    return _patch_workload(kind, name, ns, field, body, secrets)
 
 
 def set_template_label(
@@ -112,12 +153,14 @@ def set_template_label(
     ns: str = "default",
     key: str = "app.kubernetes.io/component",
     value: str = "chaos",
+    kind: str = "deployment",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Set a pod-template label of Deployment `name` (not a selector label: that is immutable)."""
-    field = f"deployment.spec.template.metadata.labels[{key}]"
+    """Set a pod-template label of workload `name` (not a selector label: that is immutable)."""
+    kind = _object_kind(kind, "set_template_label", WORKLOADS)
+    field = f"{kind}.spec.template.metadata.labels[{key}]"
     body = {"spec": {"template": {"metadata": {"labels": {key: value}}}}}
-    return _patch_deployment(name, ns, field, body, secrets)
+    return _patch_workload(kind, name, ns, field, body, secrets)
 
 
 def add_sidecar_container(
@@ -125,38 +168,51 @@ def add_sidecar_container(
     ns: str = "default",
     container: str = "chaos-sidecar",
     image: str = "busybox:1.36",
+    kind: str = "deployment",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Add a sidecar container to Deployment `name`'s pod template."""
-    field = "deployment.spec.template.spec.containers[*].name"
+    """Add a sidecar container to workload `name`'s pod template."""
+    kind = _object_kind(kind, "add_sidecar_container", WORKLOADS)
+    field = f"{kind}.spec.template.spec.containers[*].name"
     sidecar = {"name": container, "image": image, "command": ["sleep", "infinity"]}
     body = {"spec": {"template": {"spec": {"containers": [sidecar]}}}}
-    return _patch_deployment(name, ns, field, body, secrets)
+    return _patch_workload(kind, name, ns, field, body, secrets)
 
 
 def set_service_port(
     name: str,
     ns: str = "default",
     port: int = 9999,
-    port_name: str = PORT_NAME,
+    port_name: str = "",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Change the `port` of Service `name`'s port named `port_name`.
+    """Change the `port` of one of Service `name`'s ports: the one named `port_name`, else
+    (an unnamed port) the one at that index, else (empty) the first.
 
     A JSON patch: a strategic merge keyed on `port` would add a second port instead.
     """
-    field = f"service.spec.ports[{port_name}].port"
+    wanted = str(port_name or "")
 
     def patch(api: client.ApiClient) -> Any:
         core = client.CoreV1Api(api)
         ports = core.read_namespaced_service(name, ns).spec.ports or []
-        index = next((i for i, p in enumerate(ports) if p.name == port_name), None)
+        index = next((i for i, p in enumerate(ports) if wanted and p.name == wanted), None)
+        if index is None and wanted.isdigit() and int(wanted) < len(ports):
+            index = int(wanted)
+        if index is None and not wanted and ports:
+            index = 0
         if index is None:
-            raise ActivityFailed(f"service {ns}/{name} has no port named {port_name!r}")
+            raise ActivityFailed(f"service {ns}/{name} has no port named {wanted!r}")
+        found.append(ports[index].name or str(index))
         body = [{"op": "replace", "path": f"/spec/ports/{index}/port", "value": int(port)}]
         return core.patch_namespaced_service(name, ns, body)
 
-    return _drift("service", name, ns, field, patch, secrets)
+    found: list[str] = []
+    result = _drift("service", name, ns, "service.spec.ports", patch, secrets)
+    # The field names the port the patch changed (by name, or by index when it has none).
+    result["field"] = f"service.spec.ports[{found[0]}].port"
+    result["value"] = read_path(result["field"], {"service": {"spec": {"ports": result["value"]}}})
+    return result
 
 
 def set_service_selector(
@@ -178,7 +234,7 @@ def set_service_selector(
     )
 
 
-PATCH_KINDS = ("deployment", "service")
+PATCH_KINDS = tuple(OBJECT_KINDS)
 PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
     "merge": "application/merge-patch+json",
@@ -195,7 +251,8 @@ def patch_object(
     patch_type: str = "",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Patch the WebApp's Deployment or Service (`kind`) with any `patch`; report `field`.
+    """Patch one of the app's objects (`kind`: a field-path root, `deployment`, `statefulset`,
+    `service`, `configmap`, ...) with any `patch`; report `field`.
 
     `patch` is a JSON patch (a list of operations: `remove` takes a field away, `test` guards
     an index) or a strategic-merge / merge patch (a mapping). `patch_type` is `json`,
@@ -206,25 +263,19 @@ def patch_object(
     """
     kind, content_type = _patch_arguments(kind, patch, field, patch_type)
 
-    def send(api: client.ApiClient) -> Any:
-        if kind == "deployment":
-            return client.AppsV1Api(api).patch_namespaced_deployment(
-                name, ns, patch, _content_type=content_type
-            )
-        return client.CoreV1Api(api).patch_namespaced_service(
-            name, ns, patch, _content_type=content_type
-        )
-
-    return _drift(kind, name, ns, field, send, secrets)
+    return _drift(
+        kind,
+        name,
+        ns,
+        field,
+        lambda api: _patch(api, kind, name, ns, patch, _content_type=content_type),
+        secrets,
+    )
 
 
 def _patch_arguments(kind: str, patch: Any, field: str, patch_type: str) -> tuple[str, str]:
     """Check `patch_object`'s arguments before anything is sent: (kind, content type)."""
-    kind, patch_type = str(kind).lower(), str(patch_type or "").lower()
-    if kind not in PATCH_KINDS:
-        raise ActivityFailed(
-            f"patch_object: kind must be one of {', '.join(PATCH_KINDS)}, got {kind!r}"
-        )
+    kind, patch_type = _object_kind(kind, "patch_object"), str(patch_type or "").lower()
     if patch_type and patch_type not in PATCH_CONTENT_TYPES:
         raise ActivityFailed(
             f"patch_object: patch_type must be one of {', '.join(PATCH_CONTENT_TYPES)},"
@@ -261,6 +312,78 @@ def _patch_arguments(kind: str, patch: Any, field: str, patch_type: str) -> tupl
     if root != kind:
         raise ActivityFailed(f"patch_object: field {field!r} must start with {kind!r}")
     return kind, PATCH_CONTENT_TYPES[wanted]
+
+
+DATA_KINDS = ("configmap", "secret")
+
+
+def change_data(
+    kind: str,
+    name: str,
+    ns: str = "default",
+    key: str = "",
+    value: str = "chaos",
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Change one value of ConfigMap or Secret `name` (`kind`): `key`, else (empty) its first
+    key, else a new key `chaos-injected`. Reports the stored `data` (a Secret's as hashes: the
+    value set here is never returned, printed or kept)."""
+    kind = _object_kind(kind, "change_data", DATA_KINDS)
+
+    def patch(api: client.ApiClient) -> Any:
+        core = client.CoreV1Api(api)
+        read = (
+            core.read_namespaced_config_map if kind == "configmap" else core.read_namespaced_secret
+        )
+        data = read(name, ns, _request_timeout=REQUEST_TIMEOUT).data or {}
+        chosen = str(key) or next(iter(data), "chaos-injected")
+        stored = str(value)
+        if kind == "secret":
+            stored = base64.b64encode(stored.encode()).decode()
+        body = {"data": {chosen: stored}}
+        return _patch(api, kind, name, ns, body, _content_type=PATCH_CONTENT_TYPES["merge"])
+
+    return _drift(kind, name, ns, f"{kind}.data", patch, secrets)
+
+
+def delete_object(kind: str, name: str, ns: str = "default", secrets: Any = None) -> dict[str, Any]:
+    """Delete one of the app's objects (`kind`: `configmap`, `secret`, `rolebinding`,
+    `clusterrolebinding`, a workload or the Service); returns its uid."""
+    kind = _object_kind(kind, "delete_object")
+    api = api_client(secrets)
+    try:
+        judged = KINDS[OBJECT_KINDS[kind]]
+        delete = judged.call(api, "delete")
+        args = (name, ns) if judged.namespaced else (name,)
+        status = api.sanitize_for_serialization(delete(*args, _request_timeout=REQUEST_TIMEOUT))
+    except client.ApiException as exc:
+        raise ActivityFailed(f"deleting {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
+    finally:
+        api.close()
+    # A delete answers with the object (most kinds) or a Status naming it (details.uid).
+    uid = (status.get("metadata") or {}).get("uid") or (status.get("details") or {}).get("uid")
+    return {"object": kind, "name": name, "uid": uid, "deleted": True}
+
+
+def delete_statefulset_pod(
+    name: str, ns: str = "default", ordinal: int = 0, secrets: Any = None
+) -> dict[str, Any]:
+    """Delete the pod of StatefulSet `name` with that ordinal (`<name>-<ordinal>`, its stable
+    identity): its controller must make a pod of the same name, with a new uid."""
+    pod = f"{name}-{int(ordinal)}"
+    api = api_client(secrets)
+    try:
+        core = client.CoreV1Api(api)
+        found = core.read_namespaced_pod(pod, ns, _request_timeout=REQUEST_TIMEOUT)
+        owners = [r.name for r in found.metadata.owner_references or [] if r.kind == "StatefulSet"]
+        if owners != [name]:
+            raise ActivityFailed(f"pod {ns}/{pod} is not StatefulSet {name}'s")
+        core.delete_namespaced_pod(pod, ns, _request_timeout=REQUEST_TIMEOUT)
+    except client.ApiException as exc:
+        raise ActivityFailed(f"deleting pod {ns}/{pod} failed: {_api_message(exc)}") from exc
+    finally:
+        api.close()
+    return {"object": "pod", "name": pod, "uid": found.metadata.uid, "deleted": True}
 
 
 def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:

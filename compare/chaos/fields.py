@@ -3,7 +3,8 @@
 A path starts with the object it reads (`deployment`, `service`, `replicaset`, `pods`) and
 continues with keys separated by dots. A bracket picks a map key that contains dots or
 slashes (`labels[app.kubernetes.io/component]`), a list item by its `name`
-(`containers[webapp]`), or every item (`containers[*].name`). Examples:
+(`containers[webapp]`; an index such as `ports[0]` when no item has that name), or every
+item (`containers[*].name`). Examples:
 
     deployment.spec.replicas
     deployment.spec.template.spec.containers[webapp].image
@@ -22,7 +23,20 @@ from typing import Any
 
 from compare.errors import CompareError
 
-ROOTS = ("deployment", "service", "replicaset", "pods")
+# The app's parts by kind (the first of each kind in the desired objects), a Deployment's
+# current ReplicaSet, and its pods (`pods.ready`, `pods.uids`).
+ROOTS = (
+    "deployment",
+    "statefulset",
+    "daemonset",
+    "service",
+    "configmap",
+    "secret",
+    "rolebinding",
+    "clusterrolebinding",
+    "replicaset",
+    "pods",
+)
 ALL = "*"
 
 _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]+)\]")
@@ -57,10 +71,13 @@ def _walk(value: Any, keys: list[str]) -> Any:
         elif isinstance(value, list):
             if key == ALL:
                 return [_walk(item, keys[index + 1 :]) for item in value]
-            value = next(
+            found = next(
                 (item for item in value if isinstance(item, dict) and item.get("name") == key),
                 None,
             )
+            if found is None and key.isdigit() and int(key) < len(value):
+                found = value[int(key)]  # an unnamed item (a Service's only port) by index
+            value = found
         else:
             return None
     return value

@@ -25,6 +25,7 @@ from compare.judge.kinds import REQUEST_TIMEOUT, kind, watched_with
 from compare.judge.secrets import hashed_secret
 
 DRY_RUN_PREFIX = "judge-"
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 @dataclass(frozen=True)
@@ -55,19 +56,31 @@ class DesiredObjects:
         return next(iter(self.of_kind("Deployment")), None)
 
     @property
+    def workload(self) -> DesiredObject | None:
+        """The app's workload: its first Deployment, else StatefulSet, else DaemonSet."""
+        for name in WORKLOAD_KINDS:
+            found = next(iter(self.of_kind(name)), None)
+            if found is not None:
+                return found
+        return None
+
+    @property
     def service(self) -> DesiredObject | None:
         return next(iter(self.of_kind("Service")), None)
 
+    def first(self, kind_name: str) -> DesiredObject | None:
+        return next(iter(self.of_kind(kind_name)), None)
+
     @property
     def selector(self) -> dict[str, str]:
-        """The Deployment's matchLabels: which pods are the app's."""
-        return {} if self.deployment is None else match_labels(self.deployment.defaulted)
+        """The workload's matchLabels: which pods are the app's."""
+        return {} if self.workload is None else match_labels(self.workload.defaulted)
 
     @property
     def replicas(self) -> int:
-        if self.deployment is None:
+        if self.workload is None or self.workload.kind == "DaemonSet":
             return 0
-        return int((self.deployment.defaulted.get("spec") or {}).get("replicas", 1))
+        return int((self.workload.defaulted.get("spec") or {}).get("replicas", 1))
 
 
 def match_labels(workload: Mapping[str, Any]) -> dict[str, str]:

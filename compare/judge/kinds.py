@@ -23,7 +23,7 @@ REQUEST_TIMEOUT = (3.0, 10.0)
 @dataclass(frozen=True)
 class Kind:
     kind: str
-    api: Callable[[client.ApiClient], Any]
+    api: str  # the typed API class of kubernetes.client (looked up at each call)
     plural: str  # the method suffix: list_namespaced_<plural>, create_<plural>
     namespaced: bool = True
 
@@ -31,7 +31,8 @@ class Kind:
         """The typed client's `<verb>_namespaced_<plural>` (or `<verb>_<plural>` for a
         cluster-scoped kind), with the typed client's own arguments."""
         scope = "namespaced_" if self.namespaced else ""
-        return getattr(self.api(api), f"{verb}_{scope}{self.plural}")  # type: ignore[no-any-return]
+        typed = getattr(client, self.api)(api)
+        return getattr(typed, f"{verb}_{scope}{self.plural}")  # type: ignore[no-any-return]
 
     def list_call(self, api: client.ApiClient) -> Callable[..., Any]:
         """`list(namespace, **params)`; a cluster-scoped kind lists the whole cluster."""
@@ -66,8 +67,8 @@ def _kinds(*rows: Kind) -> dict[str, Kind]:
     return {row.kind: row for row in rows}
 
 
-_apps, _core, _rbac = client.AppsV1Api, client.CoreV1Api, client.RbacAuthorizationV1Api
-_admission, _batch = client.AdmissionregistrationV1Api, client.BatchV1Api
+_apps, _core, _rbac = "AppsV1Api", "CoreV1Api", "RbacAuthorizationV1Api"
+_admission, _batch = "AdmissionregistrationV1Api", "BatchV1Api"
 
 KINDS: dict[str, Kind] = _kinds(
     Kind("Deployment", _apps, "deployment"),
@@ -98,13 +99,13 @@ KINDS: dict[str, Kind] = _kinds(
     ),
     Kind("Job", _batch, "job"),
     Kind("CronJob", _batch, "cron_job"),
-    Kind("Ingress", client.NetworkingV1Api, "ingress"),
-    Kind("NetworkPolicy", client.NetworkingV1Api, "network_policy"),
-    Kind("PodDisruptionBudget", client.PolicyV1Api, "pod_disruption_budget"),
-    Kind("HorizontalPodAutoscaler", client.AutoscalingV2Api, "horizontal_pod_autoscaler"),
+    Kind("Ingress", "NetworkingV1Api", "ingress"),
+    Kind("NetworkPolicy", "NetworkingV1Api", "network_policy"),
+    Kind("PodDisruptionBudget", "PolicyV1Api", "pod_disruption_budget"),
+    Kind("HorizontalPodAutoscaler", "AutoscalingV2Api", "horizontal_pod_autoscaler"),
     Kind(
         "CustomResourceDefinition",
-        client.ApiextensionsV1Api,
+        "ApiextensionsV1Api",
         "custom_resource_definition",
         namespaced=False,
     ),

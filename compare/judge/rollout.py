@@ -120,3 +120,68 @@ def rollout_problems(
     if stale:
         found.append(f"pods.stale: {stale} pod(s) of another ReplicaSet still running")
     return found
+
+
+# StatefulSets and DaemonSets: their controllers label each pod with the ControllerRevision of
+# its template; a StatefulSet's status names the revision of its current template.
+REVISION_HASH = "controller-revision-hash"
+
+
+def _current_revision(workload: Obj) -> str | None:
+    return (workload.get("status") or {}).get("updateRevision")
+
+
+def current_pods(workload: Obj | None, pods: Iterable[Obj]) -> list[Obj]:
+    """Ready, not terminating pods a StatefulSet or DaemonSet controls, of its current
+    template where its status names one (a StatefulSet's `updateRevision`)."""
+    owner = uid(workload)
+    if owner is None or workload is None:
+        return []
+    revision = _current_revision(workload)
+    return [
+        pod
+        for pod in pods
+        if controller_uid(pod) == owner
+        and not terminating(pod)
+        and ready(pod)
+        and (revision is None or _labels(pod).get(REVISION_HASH) == revision)
+    ]
+
+
+def _labels(obj: Obj) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def wanted_pods(workload: Obj) -> int:
+    """How many pods the workload wants: a StatefulSet its replicas, a DaemonSet one per
+    node it is scheduled to (its controller's count)."""
+    if workload.get("kind") == "DaemonSet":
+        return int((workload.get("status") or {}).get("desiredNumberScheduled") or 0)
+    return int((workload.get("spec") or {}).get("replicas", 1))
+
+
+def pod_set_problems(workload: Obj, pods: Iterable[Obj], *, root: str) -> list[str]:
+    """Why a StatefulSet's or DaemonSet's pods are not those of its current template, Ready
+    (empty: they are). `pods` are the pods its selector matches."""
+    meta = workload.get("metadata") or {}
+    status = workload.get("status") or {}
+    generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
+    if observed < generation:
+        return [f"{root}.status.observedGeneration: want {generation}, got {observed}"]
+    pods = list(pods)
+    found = []
+    want, got = wanted_pods(workload), len(current_pods(workload, pods))
+    if got != want:
+        found.append(f"pods.ready: want {want}, got {got}")
+    revision, owner = _current_revision(workload), uid(workload)
+    stale = [
+        p
+        for p in pods
+        if controller_uid(p) == owner
+        and not terminating(p)
+        and revision is not None
+        and _labels(p).get(REVISION_HASH) != revision
+    ]
+    if stale:
+        found.append(f"pods.stale: {len(stale)} pod(s) of another revision still running")
+    return found

@@ -2,7 +2,8 @@
 
 The desired state holds when every desired object is there and equal to its desired form
 closed-world (`compare.judge.diff`, with the allow-list), and the rollout of each Deployment's
-desired pod template is complete (`compare.judge.rollout`).
+desired pod template is complete, and a StatefulSet's or DaemonSet's pods are those of its
+current template, Ready (`compare.judge.rollout`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from __future__ import annotations
 from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
 from compare.judge.reading import Obj, Reading
-from compare.judge.rollout import current_replicaset, rollout_problems, selected
+from compare.judge.rollout import (
+    current_pods,
+    current_replicaset,
+    pod_set_problems,
+    ready_pods,
+    rollout_problems,
+    selected,
+)
 
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
@@ -31,15 +39,32 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
             continue
         pods = selected(reading.all("Pod"), match_labels(item.defaulted))
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
+    for name in ("StatefulSet", "DaemonSet"):
+        for item in desired.of_kind(name):
+            live = reading.get(name, item.name)
+            if live is not None:
+                pods = selected(reading.all("Pod"), match_labels(item.defaulted))
+                found.extend(pod_set_problems(live, pods, root=item.root))
     return found
 
 
 def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj | None, list[Obj]]:
-    """The app's live Deployment, its current ReplicaSet and the pods its selector matches."""
-    item = desired.deployment
-    deployment = reading.get("Deployment", item.name) if item is not None else None
-    replicaset = current_replicaset(deployment, reading.all("ReplicaSet"))
-    return deployment, replicaset, selected(reading.all("Pod"), desired.selector)
+    """The app's live workload (its first Deployment, else StatefulSet, else DaemonSet), a
+    Deployment's current ReplicaSet and the pods its selector matches."""
+    item = desired.workload
+    live = reading.get(item.kind, item.name) if item is not None else None
+    replicaset = None
+    if item is not None and item.kind == "Deployment":
+        replicaset = current_replicaset(live, reading.all("ReplicaSet"))
+    return live, replicaset, selected(reading.all("Pod"), desired.selector)
+
+
+def current_ready(live: Obj | None, replicaset: Obj | None, pods: list[Obj]) -> list[Obj]:
+    """Ready pods of the workload's current template: a Deployment's current ReplicaSet's,
+    a StatefulSet's or DaemonSet's current revision's."""
+    if live is not None and live.get("kind") in ("StatefulSet", "DaemonSet"):
+        return current_pods(live, pods)
+    return ready_pods(replicaset, pods)
 
 
 def only_pending(problem: str) -> bool:

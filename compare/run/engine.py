@@ -60,7 +60,7 @@ from compare.run.trial import (
     remove_namespace,
     run_trial,
 )
-from compare.run.workload import Workload
+from compare.run.workload import Workload, builtin_workload
 from compare.target import Target
 from compare.webapp import WebApp
 
@@ -172,10 +172,13 @@ def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[s
     """The request without the experiments this cluster (or the target app) cannot run, and
     why each was left out (experiment -> reason). Raises a one-line usage error when nothing
     is left."""
+    # The built-in WebApp has a Deployment and a Service: faults on other parts (a ConfigMap,
+    # a StatefulSet's pods) are left out with their reason too.
+    workload = request.workload or builtin_workload(request.webapp)
     skipped = {
         s.name: reason
         for s in request.experiments
-        if (reason := s.unmet(embedded=embedded, workload=request.workload)) is not None
+        if (reason := s.unmet(embedded=embedded, workload=workload)) is not None
     }
     if not skipped:
         return request, {}

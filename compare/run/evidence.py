@@ -19,7 +19,6 @@ The verdict (`measure`):
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,47 +30,41 @@ from compare.judge import (
     judged_field,
     only_pending,
     problems,
-    ready_pods,
     terminating,
     uid,
     workload,
 )
+from compare.judge.verdict import current_ready
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 
-UID_KINDS = ("deployment", "service", "replicaset")
 PRESENT, ABSENT, RECREATED = "present", "absent", "recreated"
 
 
 @dataclass(frozen=True)
 class View:
-    """A reading seen through one app's desired objects: its Deployment, Service, pods."""
+    """A reading seen through one app's desired objects: each of them live (by its root, and
+    the first of each kind by the kind's name), its workload's current ReplicaSet, its pods."""
 
-    deployment: dict[str, Any] | None
-    service: dict[str, Any] | None
+    objects: Mapping[str, dict[str, Any] | None]
     replicaset: dict[str, Any] | None
     pods: list[dict[str, Any]]
+    ready: list[dict[str, Any]]  # Ready pods of the workload's current template
 
     @classmethod
     def of(cls, desired: DesiredObjects, reading: Reading) -> View:
-        svc = desired.service
-        deployment, replicaset, pods = workload(desired, reading)
-        return cls(
-            deployment=deployment,
-            service=reading.get("Service", svc.name) if svc is not None else None,
-            replicaset=replicaset,
-            pods=pods,
-        )
-
-    @functools.cached_property
-    def ready(self) -> list[dict[str, Any]]:
-        """Ready pods of the current ReplicaSet (computed once per view)."""
-        return ready_pods(self.replicaset, self.pods)
+        live, replicaset, pods = workload(desired, reading)
+        objects: dict[str, dict[str, Any] | None] = {"deployment": None, "service": None}
+        for item in reversed(desired.items):  # the first of a kind wins its bare name
+            obj = reading.get(item.kind, item.name)
+            objects[item.root] = obj
+            objects[item.kind.lower()] = obj
+        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods))
 
     def uids(self) -> dict[str, Any]:
         live = [p for p in self.pods if not terminating(p)]
+        found = {root: uid(obj) for root, obj in self.objects.items() if "/" not in root}
         return {
-            "deployment": uid(self.deployment),
-            "service": uid(self.service),
+            **found,
             "replicaset": uid(self.replicaset),
             "pods": sorted(uid(p) or "" for p in live),
         }
@@ -80,11 +73,15 @@ class View:
         """Roots for `compare.chaos.fields.read_path`."""
         ready = self.ready
         return {
-            "deployment": self.deployment,
-            "service": self.service,
+            **self.objects,
             "replicaset": self.replicaset,
             "pods": {"ready": len(ready), "uids": sorted(uid(p) or "" for p in ready)},
         }
+
+
+def _by_uid(target: str | None) -> bool:
+    """A deletion of this target counts only when an object with a new uid is back."""
+    return target is not None and target not in ("pod", "operator")
 
 
 @dataclass(frozen=True)
@@ -128,8 +125,8 @@ class TrialJudge:
     def value_of(self, view: View) -> Any:
         if self.field is not None:
             return read_path(self.field, view.roots())
-        if self.target in UID_KINDS:
-            return PRESENT if view.uids()[self.target] else ABSENT
+        if _by_uid(self.target):
+            return PRESENT if view.uids().get(str(self.target)) else ABSENT
         if self.target == "pod":
             return len(view.ready)
         return None
@@ -140,8 +137,8 @@ class TrialJudge:
         fault = [p for p in judged if not only_pending(p)]
         view = View.of(self.desired, reading)
         uids = view.uids()
-        if self.field is None and self.target in UID_KINDS:
-            now, was = uids[self.target], self.uids_before[self.target]
+        if self.field is None and _by_uid(self.target):
+            now, was = uids.get(str(self.target)), self.uids_before.get(str(self.target))
             if now is not None and now == was:
                 found.append(
                     f"{self.target}: uid {now} is the object from before the fault;"
@@ -309,10 +306,11 @@ def _during(
         return reported["value"]
     if not span:
         return None
-    if judge.field is None and judge.target in UID_KINDS:
+    if judge.field is None and _by_uid(judge.target):
+        key = str(judge.target)
         if any(o.value == ABSENT for o in span):
             return ABSENT
-        changed = any(o.uids[judge.target] != judge.uids_before[judge.target] for o in span)
+        changed = any(o.uids.get(key) != judge.uids_before.get(key) for o in span)
         return RECREATED if changed else PRESENT
     if judge.field in (None, "pods.ready") and judge.target == "pod":
         return min(o.ready for o in span)
@@ -324,7 +322,9 @@ def _during(
 
 def recreated(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Kinds whose uid changed (a new object), plus `pod` when new pods appeared."""
-    kinds = [k for k in UID_KINDS if after.get(k) and before.get(k) and after[k] != before[k]]
+    kinds = [
+        k for k in after if k != "pods" and after.get(k) and before.get(k) and after[k] != before[k]
+    ]
     if set(after.get("pods") or []) - set(before.get("pods") or []):
         kinds.append("pod")
     return kinds

@@ -13,11 +13,12 @@ import copy
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chaoslib import substitute
 from chaoslib.exceptions import ChaosException
 from chaoslib.experiment import ensure_experiment_is_valid
 from chaoslib.loader import load_experiment
@@ -28,7 +29,7 @@ from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import APPROACHES, ExperimentInfo
 from compare.run.extension import check_injection, find_extension, where
-from compare.run.workload import Workload, needs_of
+from compare.run.workload import PART_KINDS, PARTS, Workload, needs_of
 from compare.run.workload import unmet as unmet_by
 
 # Run order of the built-in catalogue (the report lists faults in this order too).
@@ -65,7 +66,21 @@ CATALOGUE = (
     "etcd-restart-drift",
     "controller-manager-down",
 )
-TARGETS = ("deployment", "service", "pod", "replicaset", "operator")
+# What an evidence's `target` may be: a kind of the app's parts (as a field-path root), its
+# pods, the current ReplicaSet of a Deployment, or the operator.
+TARGETS = (
+    "deployment",
+    "statefulset",
+    "daemonset",
+    "service",
+    "configmap",
+    "secret",
+    "rolebinding",
+    "clusterrolebinding",
+    "pod",
+    "replicaset",
+    "operator",
+)
 # What an exclusive experiment is exclusive of: the trials of its approach (it stops what that
 # approach shares, e.g. the operator), or every trial of the run (it stops what the whole
 # cluster shares, e.g. the API server).
@@ -99,8 +114,10 @@ class ExperimentSpec:
     document: dict[str, Any]
     scope: str = "approach"
     requires: tuple[str, ...] = ()
-    # What its activities act on (`compare.run.workload`): `workload`, `service`.
+    # What its activities act on (`compare.run.workload`): `workload`, `service`, ...
     needs: tuple[str, ...] = ()
+    # The kinds of those parts it applies to (`kinds` of its block; [] = each part's default).
+    kinds: tuple[str, ...] = ()
 
     @property
     def cluster_wide(self) -> bool:
@@ -109,12 +126,17 @@ class ExperimentSpec:
 
     def unmet(self, *, embedded: bool, workload: Workload | None = None) -> str | None:
         """Why this experiment cannot run on the cluster, or against the app whose parts are
-        `workload` (None: it can; no workload: the built-in WebApp, which has every part)."""
+        `workload` (None: it can)."""
         if "embedded-cluster" in self.requires and not embedded:
             return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
         if workload is not None:
-            return unmet_by(self.needs, workload)
+            return unmet_by(self.needs, workload, self.kinds)
         return None
+
+    def evidence_for(self, configuration: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        """The evidence's target and field with this trial's configuration values in place of
+        `${key}` (a path naming the configured container, the workload's kind)."""
+        return _substituted(self.target, configuration), _substituted(self.field, configuration)
 
     def info(self) -> ExperimentInfo:
         return ExperimentInfo(
@@ -173,13 +195,15 @@ def load_spec(ref: str) -> ExperimentSpec:
     check_injection(method, str(injection), path)
     evidence = ext.get("evidence") or {}
     target, field = evidence.get("target"), evidence.get("field")
-    if target is not None and target not in TARGETS:
+    # Checked with the file's own configuration defaults in place of `${key}`.
+    defaults = configuration_defaults(document.get("configuration"))
+    if _substituted(target, defaults) not in (None, *TARGETS):
         raise CompareError(
             f"{path}: {where('evidence')}.target: {target!r} is not one of {', '.join(TARGETS)}"
         )
     if field is not None:
         try:
-            parse_path(str(field))
+            parse_path(str(_substituted(field, defaults)))
         except CompareError as exc:
             raise CompareError(f"{path}: {where('evidence')}.field: {exc}") from exc
     # Types are checked already (`compare.run.extension`); here the values.
@@ -198,6 +222,20 @@ def load_spec(ref: str) -> ExperimentSpec:
         raise CompareError(
             f"{path}: {where('requires')}: must be a list of {', '.join(REQUIREMENTS)}"
         )
+    kinds = ext.get("kinds", [])
+    unknown = [k for k in kinds if k not in PART_KINDS]
+    if unknown:
+        raise CompareError(
+            f"{path}: {where('kinds')}: unknown kind {unknown[0]!r}"
+            f" (known: {', '.join(PART_KINDS)})"
+        )
+    needs = needs_of(document)
+    for need in needs:
+        if kinds and not any(k in PARTS[need].kinds for k in kinds):
+            raise CompareError(
+                f"{path}: {where('kinds')}: lists no kind of the {need} its activities act on"
+                f" (one of {', '.join(PARTS[need].kinds)})"
+            )
     title = str(document["title"])
     return ExperimentSpec(
         name=name,
@@ -213,8 +251,25 @@ def load_spec(ref: str) -> ExperimentSpec:
         document=document,
         scope=scope,
         requires=tuple(requires),
-        needs=needs_of(document),
+        needs=needs,
+        kinds=tuple(kinds),
     )
+
+
+def configuration_defaults(configuration: Any) -> dict[str, Any]:
+    """An experiment's configuration values as `chaos run` resolves them without the
+    environment: each env entry's default, each plain value as it is."""
+    values: dict[str, Any] = {}
+    for key, entry in (configuration or {}).items():
+        values[key] = entry.get("default", "") if isinstance(entry, dict) else entry
+    return values
+
+
+def _substituted(text: str | None, values: Mapping[str, Any]) -> str | None:
+    """`${key}` replaced as chaoslib replaces it in the activities' arguments."""
+    if text is None:
+        return None
+    return str(substitute(text, dict(values), {}))
 
 
 def _exclusivity(ext: dict[str, Any], path: Path) -> tuple[bool, str]:

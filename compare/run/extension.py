@@ -25,6 +25,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "exclusive": ((bool,), "true or false"),
     "scope": ((str,), "a string"),
     "requires": ((list,), "a list"),
+    "kinds": ((list,), "a list"),
 }
 _EVIDENCE_KEYS = ("target", "field")
 
@@ -65,7 +66,7 @@ def check_extension(ext: dict[str, Any], path: Path) -> None:
             raise CompareError(f"{path}: {where(key)}: must be {wanted}, got {_kind(value)}")
     if "fault" in ext and not ext["fault"].strip():
         raise CompareError(f"{path}: {where('fault')}: must be a non-empty string")
-    for key in ("approaches", "requires"):
+    for key in ("approaches", "requires", "kinds"):
         for i, item in enumerate(ext.get(key) or []):
             if not isinstance(item, str):
                 raise CompareError(

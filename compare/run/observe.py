@@ -1,7 +1,8 @@
 """The observer: a list+watch of the trial's namespace turns the fault and the heal into events.
 
-Every event the API server sends for the namespace's Deployments, Services, ReplicaSets and
-pods updates the watch cache, and the trial's judge reads the cache at once: the observation
+Every event the API server sends for the namespace's objects of the kinds the judge reads
+(Deployments, Services, ReplicaSets, pods, and every kind of the desired objects) updates the
+watch cache, and the trial's judge reads the cache at once: the observation
 is timed on receipt, in the API server's order, with no poll resolution. The observer's own
 thread only decides when to stop: when the heal has held for the settle period, or when the
 heal window (plus a settle period that began inside it) has passed. Waiting costs no CPU.
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kubernetes import client
 
 from compare.errors import first_line
-from compare.judge import NamespaceWatch, Reading, read
+from compare.judge import WATCHED, NamespaceWatch, Reading, read
 from compare.run.evidence import Observation, TrialJudge, healing_since
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
@@ -47,6 +48,7 @@ class Observer(threading.Thread):
         settle: float,
         recheck: float,
         cancel: threading.Event,
+        kinds: Sequence[str] = WATCHED,
     ) -> None:
         super().__init__(name=f"observe-{namespace}", daemon=True)
         self.api = api
@@ -61,7 +63,9 @@ class Observer(threading.Thread):
         self.rereads = 0
         self.disagreements: list[str] = []
         self.observed_until = 0.0
-        self._watch = NamespaceWatch(api, namespace, on_change=self._changed)
+        # Every kind the judge reads for the desired objects (a target's ConfigMaps, RBAC, ...).
+        self._watch = NamespaceWatch(api, namespace, on_change=self._changed, kinds=kinds)
+        self.kinds = tuple(kinds)
         self._cond = threading.Condition()
         self._injection_started: float | None = None
         self._injected: float | None = None
@@ -168,7 +172,7 @@ class Observer(threading.Thread):
     def _reread(self, failures: int) -> int:
         """One full re-read: liveness and the cross-check of the watch cache."""
         try:
-            listed = read(self.api, self.namespace)
+            listed = read(self.api, self.namespace, self.kinds)
         except Exception as exc:
             if self._counted(time.time()) is None:
                 return 0  # before the injection: the experiment's own outage
@@ -184,7 +188,7 @@ class Observer(threading.Thread):
         # The end of the trial is always cross-checked once against a full read, which is
         # also the last reading (a trial in which nothing happened has no event after it).
         try:
-            listed = read(self.api, self.namespace)
+            listed = read(self.api, self.namespace, self.kinds)
         except Exception:
             return  # the verdict stands on the events; a dead cluster was caught above
         self.rereads += 1

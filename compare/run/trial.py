@@ -175,6 +175,9 @@ def _carry_out(
         _check(ctx)
         desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
         workload = builtin_workload(ctx.webapp)
+    document = experiment_for(spec, ctx, plan.approach, namespace, workload)
+    # The evidence names the trial's own parts (`${webapp_container}`, the workload's kind).
+    target, tracked = spec.evidence_for(document["configuration"])
     observer = Observer(
         api,
         namespace,
@@ -182,8 +185,9 @@ def _carry_out(
         settle=ctx.settle,
         recheck=ctx.recheck,
         cancel=ctx.cancel,
+        kinds=desired.kinds,
     )
-    judge = observer.begin(lambda baseline: TrialJudge(desired, spec.target, spec.field, baseline))
+    judge = observer.begin(lambda baseline: TrialJudge(desired, target, tracked, baseline))
     if judge.baseline_problems:
         observer.experiment_over()
         observer.finish(timeout=5.0)
@@ -195,9 +199,7 @@ def _carry_out(
     )
     ctx.listener.phase(plan, "injecting")
     try:
-        journal = run_experiment_in_thread(
-            experiment_for(spec, ctx, plan.approach, namespace, workload), [clock]
-        )
+        journal = run_experiment_in_thread(document, [clock])
     finally:
         observer.experiment_over()
         observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)

@@ -1,36 +1,76 @@
-"""What the faults act on: the app's workload, its pods and its Service, taken from its objects.
+"""What the faults act on: the app's parts (its workload, pods, Service, ConfigMap, ...), taken
+from its objects.
 
 The built-in experiments name what they break through configuration variables, never through
-the WebApp's own names: `webapp_workload` (the Deployment), `webapp_pod_selector` (its pods, a
-label selector), `webapp_container` (the container an image or env fault changes) and
-`webapp_service` (the Service). For the built-in WebApp these are today's names; for a target
-(`compare run --target FILE`) they are derived from the app's manifest: the first Deployment,
-its `spec.selector.matchLabels`, its first container, the first Service - as the judge picks
-them (`compare.judge.DesiredObjects`).
+the WebApp's own names: `webapp_workload` and `webapp_workload_kind` (the workload and its kind
+as a field-path root: `deployment`, `statefulset`, `daemonset`), `webapp_pod_selector` (its
+pods, a label selector), `webapp_container` (the container a pod-template fault changes),
+`webapp_service` and `webapp_service_port` (the Service and the port a port fault changes),
+`webapp_configmap`, `webapp_secret`, `webapp_rbac_binding` and `webapp_rbac_binding_kind`.
+For the built-in WebApp these are today's names; for a target (`compare run --target FILE`)
+they are derived from the app's manifest, in its order: the first Deployment (else the first
+StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and first container,
+the first Service and its first port (by name, else by index), the first ConfigMap, Secret and
+RoleBinding (else ClusterRoleBinding).
 
-An experiment needs what its activities use: one that uses `${webapp_service}` needs a
-Service, one that uses the workload's variables needs a Deployment. An app without it leaves
-the experiment out of the run with the reason (`unmet`), never an error.
+An experiment needs the parts whose variables its activities use, and applies to the kinds its
+`compare` block lists (`kinds`; without it, a Deployment for the workload, as the WebApp's).
+An app without such a part, or whose part is of another kind, leaves the experiment out of the
+run with the reason (`unmet`), never an error.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from compare.webapp import CONTAINER_NAME, WebApp, selector_labels
+from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, selector_labels
 
-WORKLOAD_KIND = "Deployment"
-# configuration variable -> what it names (an experiment using it needs that part of the app)
-VARIABLES = {
-    "webapp_workload": "workload",
-    "webapp_pod_selector": "workload",
-    "webapp_container": "workload",
-    "webapp_service": "service",
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+WORKLOAD_KIND = "Deployment"  # the WebApp's, and what an experiment without `kinds` acts on
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of an app an experiment may act on."""
+
+    name: str
+    variables: tuple[str, ...]  # the configuration variables that name it
+    kinds: tuple[str, ...]  # the kinds it may be, in the order the app's manifest is searched
+    default_kinds: tuple[str, ...]  # what an experiment without `kinds` accepts
+
+
+PARTS: dict[str, Part] = {
+    p.name: p
+    for p in (
+        Part(
+            "workload",
+            ("webapp_workload", "webapp_workload_kind", "webapp_pod_selector", "webapp_container"),
+            WORKLOAD_KINDS,
+            (WORKLOAD_KIND,),
+        ),
+        Part("service", ("webapp_service", "webapp_service_port"), ("Service",), ("Service",)),
+        Part("configmap", ("webapp_configmap",), ("ConfigMap",), ("ConfigMap",)),
+        Part("secret", ("webapp_secret",), ("Secret",), ("Secret",)),
+        Part(
+            "rbac-binding",
+            ("webapp_rbac_binding", "webapp_rbac_binding_kind"),
+            ("RoleBinding", "ClusterRoleBinding"),
+            ("RoleBinding", "ClusterRoleBinding"),
+        ),
+    )
 }
-NEEDS = ("workload", "service")
+NEEDS = tuple(PARTS)
+# Every kind an experiment's `kinds` may list.
+PART_KINDS = tuple(dict.fromkeys(k for p in PARTS.values() for k in p.kinds))
+
+
+@dataclass(frozen=True)
+class Ref:
+    kind: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -38,50 +78,76 @@ class Workload:
     """The parts of an app the built-in faults act on (None: the app has no such part)."""
 
     kind: str
-    name: str | None  # the Deployment
+    name: str | None  # the workload (of `kind`)
     pod_selector: Mapping[str, str]
     container: str | None
     service: str | None
+    service_port: str | None = None  # the Service's first port: its name, else its index
+    others: Mapping[str, Ref] = field(default_factory=dict)  # configmap, secret, rbac-binding
+
+    def ref(self, need: str) -> Ref | None:
+        if need == "workload":
+            return None if self.name is None else Ref(self.kind, self.name)
+        if need == "service":
+            return None if self.service is None else Ref("Service", self.service)
+        return self.others.get(need)
 
     def has(self, need: str) -> bool:
-        return (self.name if need == "workload" else self.service) is not None
+        return self.ref(need) is not None
 
     def configuration(self) -> dict[str, str]:
         """The experiment's configuration values (as `chaos run --var`); "" where absent."""
+        configmap, secret = self.ref("configmap"), self.ref("secret")
+        binding = self.ref("rbac-binding")
         return {
             "webapp_workload": self.name or "",
+            "webapp_workload_kind": self.kind.lower(),
             "webapp_pod_selector": ",".join(f"{k}={v}" for k, v in self.pod_selector.items()),
             "webapp_container": self.container or "",
             "webapp_service": self.service or "",
+            "webapp_service_port": self.service_port or "",
+            "webapp_configmap": configmap.name if configmap else "",
+            "webapp_secret": secret.name if secret else "",
+            "webapp_rbac_binding": binding.name if binding else "",
+            "webapp_rbac_binding_kind": (binding.kind if binding else "RoleBinding").lower(),
         }
-
-    def describe(self, need: str) -> str:
-        if need == "service":
-            return f"Service {self.service}"
-        return f"{self.kind} {self.name}"
 
 
 def builtin_workload(webapp: WebApp) -> Workload:
-    """The built-in WebApp's parts, named exactly as before the variables existed."""
+    """The built-in WebApp's parts, named exactly as before the variables existed: a
+    Deployment and a Service, nothing else."""
     return Workload(
         kind=WORKLOAD_KIND,
         name=webapp.name,
         pod_selector=selector_labels(webapp.name),
         container=CONTAINER_NAME,
         service=webapp.name,
+        service_port=PORT_NAME,
     )
 
 
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name"))
+
+
+def _first(objects: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> Mapping[str, Any] | None:
+    """The first object of the first kind (in `kinds`' order) the manifest has."""
+    for wanted in kinds:
+        found = next((o for o in objects if o.get("kind") == wanted), None)
+        if found is not None:
+            return found
+    return None
+
+
 def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
-    """The first Deployment (its selector's matchLabels, its first container) and the first
-    Service of a manifest, in the manifest's order."""
-    deployment = next((o for o in objects if o.get("kind") == WORKLOAD_KIND), None)
-    service = next((o for o in objects if o.get("kind") == "Service"), None)
+    """An app's parts from its manifest (see the module docstring)."""
+    workload = _first(objects, WORKLOAD_KINDS)
+    service = _first(objects, ("Service",))
     name = container = None
     selector: dict[str, str] = {}
-    if deployment is not None:
-        name = str((deployment.get("metadata") or {}).get("name"))
-        spec = deployment.get("spec") or {}
+    if workload is not None:
+        name = _name(workload)
+        spec = workload.get("spec") or {}
         selector = {
             str(k): str(v)
             for k, v in ((spec.get("selector") or {}).get("matchLabels") or {}).items()
@@ -89,12 +155,24 @@ def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
         containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
         if containers:
             container = str(containers[0].get("name"))
+    port = None
+    if service is not None:
+        ports = (service.get("spec") or {}).get("ports") or []
+        if ports:
+            port = str(ports[0].get("name") or 0)
+    others = {}
+    for need in ("configmap", "secret", "rbac-binding"):
+        found = _first(objects, PARTS[need].kinds)
+        if found is not None:
+            others[need] = Ref(str(found.get("kind")), _name(found))
     return Workload(
-        kind=WORKLOAD_KIND,
+        kind=str(workload.get("kind")) if workload is not None else WORKLOAD_KIND,
         name=name,
         pod_selector=selector,
         container=container,
-        service=None if service is None else str((service.get("metadata") or {}).get("name")),
+        service=None if service is None else _name(service),
+        service_port=port,
+        others=others,
     )
 
 
@@ -103,14 +181,28 @@ def needs_of(document: Mapping[str, Any]) -> tuple[str, ...]:
     text = json.dumps(
         [document.get(key) for key in ("steady-state-hypothesis", "method", "rollbacks")]
     )
-    found = {need for var, need in VARIABLES.items() if "${" + var + "}" in text}
+    found = {p.name for p in PARTS.values() for var in p.variables if "${" + var + "}" in text}
     return tuple(n for n in NEEDS if n in found)
 
 
-def unmet(needs: Sequence[str], workload: Workload) -> str | None:
-    """Why an experiment that acts on `needs` cannot run against this app (None: it can)."""
+def accepted(need: str, kinds: Sequence[str]) -> tuple[str, ...]:
+    """The kinds an experiment listing `kinds` accepts for the part `need`."""
+    part = PARTS[need]
+    return tuple(k for k in kinds if k in part.kinds) or part.default_kinds
+
+
+def unmet(needs: Sequence[str], workload: Workload, kinds: Sequence[str] = ()) -> str | None:
+    """Why an experiment that acts on `needs`, of `kinds`, cannot run against this app
+    (None: it can)."""
     for need in needs:
-        if not workload.has(need):
-            part = "a Service" if need == "service" else f"a {WORKLOAD_KIND}"
-            return f"needs {part} (the app's manifest has none)"
+        wanted = accepted(need, kinds)
+        ref = workload.ref(need)
+        if ref is None:
+            return f"needs a {_either(wanted)} (the app's manifest has none)"
+        if ref.kind not in wanted:
+            return f"applies to a {_either(wanted)} only (the app's is {ref.kind} {ref.name})"
     return None
+
+
+def _either(kinds: Sequence[str]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"

@@ -126,7 +126,7 @@ def test_the_service_is_patched_through_the_core_api(fake: Recorder) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"kind": "pod"}, "kind must be one of deployment, service, got 'pod'"),
+        ({"kind": "pod"}, "kind must be one of deployment, statefulset, daemonset, service,"),
         ({"patch_type": "apply"}, "patch_type must be one of strategic, merge, json"),
         ({"patch_type": "json"}, "patch_type 'json' does not fit a mapping"),
         ({"patch": REMOVE_PROBE, "patch_type": "merge"}, "'merge' does not fit a list"),

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chaoslib import substitute
 import yaml
 from typer.testing import CliRunner
 
@@ -18,7 +19,14 @@ from compare.chaos.fields import parse_path
 from compare.cli import app
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
-from compare.run.experiments import CATALOGUE, TARGETS, load_experiments, load_spec
+from compare.run.experiments import (
+    CATALOGUE,
+    TARGETS,
+    configuration_defaults,
+    load_experiments,
+    load_spec,
+)
+from compare.run.workload import PART_KINDS
 
 CHAOS = str(Path(sys.executable).parent / "chaos")
 CONTRACT = ("webapp_namespace", "webapp_name", "webapp_approach", "webapp_app_file", "heal_window")
@@ -81,16 +89,20 @@ def test_every_experiment_states_its_fault_approaches_and_evidence(name: str) ->
     doc = spec.document
     assert spec.builtin and spec.name == name
     assert spec.fault and spec.title == doc["title"]
-    assert spec.target in TARGETS
-    assert f"target:{spec.target}" in doc["tags"]
+    # As `chaos run` resolves them with the file's own defaults (the WebApp's parts).
+    target, field = spec.evidence_for(configuration_defaults(doc["configuration"]))
+    assert target in TARGETS
+    assert f"target:{target}" in doc["tags"]
     assert {f"approach:{a}" for a in spec.approaches} <= set(doc["tags"])
-    if spec.field is not None:
-        parse_path(spec.field)
+    if field is not None:
+        parse_path(field)
     # Deletions track the object itself (a new uid), drifts a field.
-    assert (spec.field is None) == (name in DELETIONS)
+    assert (field is None) == (name in DELETIONS)
     if name in ALLOWED:
         # The trial engine takes the action's report of an annotation for no fault.
-        assert spec.field is not None and ".annotations[" in spec.field
+        assert field is not None and ".annotations[" in field
+    # It says which kinds of the app's parts it applies to.
+    assert spec.kinds and set(spec.kinds) <= set(PART_KINDS)
     method = doc["method"]
     injection = next(a for a in method if a["name"] == spec.injection)
     assert injection["type"] == "action"
@@ -146,16 +158,20 @@ def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> 
     ext = _compare(doc)
     action = next(a for a in doc["method"] if a["name"] == ext["injection"])
     assert action["provider"]["module"] == "compare.chaos.actions"
-    args = action["provider"]["arguments"]
+    raw = action["provider"]["arguments"]
+    # As chaoslib substitutes them with the file's defaults (the WebApp's parts).
+    defaults = configuration_defaults(doc["configuration"])
+    args = substitute(raw, defaults, {})
     # The same checks the action makes before it sends anything.
     kind, _ = _patch_arguments(args["kind"], args["patch"], args["field"], args["patch_type"])
     # The object is named through the app's parts (compare.run.workload), never the WebApp's.
     part = "${webapp_workload}" if kind == "deployment" else "${webapp_service}"
-    assert args["name"] == part and args["ns"] == "${webapp_namespace}"
+    assert raw["name"] == part and raw["ns"] == "${webapp_namespace}"
+    assert '"webapp"' not in json.dumps(raw["patch"])  # the container by its variable
     assert f"target:{kind}" in doc["tags"]
     assert ext["approaches"] == ["helm", "operator", "flux"]
-    # The action reports the value of the very field the evidence tracks.
-    assert ext["evidence"] == {"target": kind, "field": args["field"]}
+    # The action reports the value of the very field the evidence tracks, for any app.
+    assert ext["evidence"] == {"target": raw["kind"], "field": raw["field"]}
     # Not a copy of another experiment's words.
     others = [_doc(n) for n in FILES if n != name]
     assert doc["title"] not in {o["title"] for o in others}
@@ -223,7 +239,6 @@ def test_chaosk8s_activities_are_used_where_they_fit() -> None:
         for name in (
             "pod-delete-one",
             "pod-delete-all",
-            "deployment-scale-zero",
             "deployment-delete",
             "service-delete",
             "replicaset-delete",

@@ -62,7 +62,7 @@ def test_a_deleted_object_reads_as_none() -> None:
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("spec.replicas", "must start with one of deployment, service, replicaset, pods"),
+        ("spec.replicas", "must start with one of deployment, statefulset, daemonset, service"),
         ("deployment..spec", "cannot parse at '..spec'"),
         ("deployment.spec[", "cannot parse at '['"),
         (".deployment", "cannot parse"),

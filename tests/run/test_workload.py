@@ -79,11 +79,18 @@ def test_the_builtin_webapp_keeps_the_names_the_experiments_used() -> None:
     webapp = load_webapp()
     expected = {
         "webapp_workload": "webapp-demo",
+        "webapp_workload_kind": "deployment",
         "webapp_pod_selector": (
             "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
         ),
         "webapp_container": "webapp",
         "webapp_service": "webapp-demo",
+        "webapp_service_port": "http",
+        # The WebApp has no ConfigMap, Secret or RBAC binding: faults on them are skipped.
+        "webapp_configmap": "",
+        "webapp_secret": "",
+        "webapp_rbac_binding": "",
+        "webapp_rbac_binding_kind": "rolebinding",
     }
     assert builtin_workload(webapp).configuration() == expected
     # The same parts the chart renders: the general derivation agrees with the built-in one.
@@ -97,13 +104,23 @@ def test_a_target_chart_gives_its_first_deployment_selector_container_and_servic
     target = load_target(path)
     assert target.helm is not None
     workload = workload_of(render_target(target, target.helm, "shop"))
-    assert workload.configuration() == {
+    configuration = workload.configuration()
+    assert configuration == {
         "webapp_workload": "shop-webapp-operator",
+        "webapp_workload_kind": "deployment",
         "webapp_pod_selector": "app.kubernetes.io/name=webapp-operator,"
         "app.kubernetes.io/instance=shop,app.kubernetes.io/component=manager",
         "webapp_container": "manager",
         "webapp_service": "shop-webapp-operator-webhook",
+        "webapp_service_port": configuration["webapp_service_port"],
+        "webapp_configmap": "",
+        "webapp_secret": configuration["webapp_secret"],
+        "webapp_rbac_binding": configuration["webapp_rbac_binding"],
+        "webapp_rbac_binding_kind": configuration["webapp_rbac_binding_kind"],
     }
+    # Its webhook Secret and its RBAC binding are parts faults can act on too.
+    assert configuration["webapp_secret"] and configuration["webapp_rbac_binding"]
+    assert configuration["webapp_service_port"]
     assert workload.has("workload") and workload.has("service")
 
 
@@ -230,6 +247,7 @@ def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
         "ns": "ns",
         "image": "myapp:chaos",
         "container": "work",
+        "kind": "deployment",
     }
     # The probes judge the trial's release: their app file is the target file.
     assert document["configuration"]["webapp_app_file"] == str(target.source.resolve())
