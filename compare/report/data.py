@@ -127,6 +127,10 @@ class ReportData:
             " were recorded (interrupted or partial); 'not run' cells have no data."
         )
 
+    def skipped_lines(self) -> list[str]:
+        """One line per experiment left out of the run: what the app or cluster lacks."""
+        return [f"{s.name}: {s.reason}" for s in self.results.skipped or []]
+
     def error_lines(self) -> list[str]:
         """One line per cell with error trials: the first message says what went wrong."""
         lines = []

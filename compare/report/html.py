@@ -155,6 +155,7 @@ def _verdicts(data: ReportData) -> list[str]:
         ("No fault seen (not counted as healed)", "disagrees", data.no_fault_lines()),
         ("chaostoolkit disagrees", "disagrees", data.chaos_lines()),
         ("Watch cross-check disagreements", "disagrees", data.cross_check_lines()),
+        ("Skipped (not run against this app or cluster)", "skipped", data.skipped_lines()),
     ):
         if lines:
             out.append(f'<h3>{escape(title)}</h3><ul class="{css}-list">')

@@ -44,6 +44,7 @@ def _sections(data: ReportData) -> list[tuple[str, list[str]]]:
             ("chaostoolkit disagrees", data.chaos_lines()),
             ("Watch cross-check disagreements", data.cross_check_lines()),
             ("Errors", data.error_lines()),
+            ("Skipped (not run against this app or cluster)", data.skipped_lines()),
         )
         if lines
     ]

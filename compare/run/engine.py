@@ -237,6 +237,8 @@ class Run:
             self.results.target = TargetInfo(
                 name=self.request.target.name, file=str(self.request.target.source)
             )
+        if self.request.target is not None or self.skipped:
+            # The report lists them with the reason (a fault on a ConfigMap the WebApp has not).
             self.results.skipped = [
                 SkippedExperiment(name=name, reason=reason) for name, reason in self.skipped.items()
             ]

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chaoslib import substitute
 import yaml
+from chaoslib import substitute
 from typer.testing import CliRunner
 
 from compare.chaos import discover
@@ -31,7 +31,14 @@ from compare.run.workload import PART_KINDS
 CHAOS = str(Path(sys.executable).parent / "chaos")
 CONTRACT = ("webapp_namespace", "webapp_name", "webapp_approach", "webapp_app_file", "heal_window")
 OWN = ("compare.chaos.actions", "compare.chaos.control_plane", "compare.chaos.probes")
-DELETIONS = ("deployment-delete", "service-delete", "replicaset-delete")
+DELETIONS = (
+    "deployment-delete",
+    "service-delete",
+    "replicaset-delete",
+    "configmap-delete",
+    "secret-delete",
+    "rbac-binding-delete",
+)
 # Allowed changes: the judge sees no drift (expected: no-fault); the field still tracks them.
 ALLOWED = ("annotation-add",)
 # Every file in experiments/ (the catalogue must list exactly these, see below).
@@ -229,6 +236,7 @@ def test_the_policy_states_an_expectation_for_every_fault_and_approach() -> None
                 "pod-delete-one",
                 "pod-delete-all",
                 "replicaset-delete",
+                "statefulset-pod-delete",
             ):
                 assert matching == ["does-not-heal"], (name, approach)
 
