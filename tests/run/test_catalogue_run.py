@@ -31,12 +31,22 @@ from compare.cluster.embedded import COMPONENTS
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.results import RunResults, TrialResult, latest_run, load_results
-from compare.run.experiments import CATALOGUE
+from compare.run.experiments import CATALOGUE as EVERY_FAULT
+from compare.run.experiments import load_experiments
 from compare.run.runner import epoch
 from compare.run.trial import RUN_LABEL
+from compare.run.workload import builtin_workload
+from compare.webapp import load_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
+# Faults on parts the WebApp has not (a StatefulSet, a ConfigMap, ...): skipped with the reason.
+SKIPPED = {
+    spec.name: spec.unmet(embedded=True, workload=builtin_workload(load_webapp()))
+    for spec in load_experiments()
+    if spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is not None
+}
+CATALOGUE = [name for name in EVERY_FAULT if name not in SKIPPED]
 HEAL_WINDOW = 10.0  # a pod-template heal is two rollouts; operator-down-drift a restart
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
 NO_FAULT = {"annotation-add"}
@@ -121,6 +131,9 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
         (t.label, t.error) for t in r.trials if t.status == "error"
     ]
     assert [e.name for e in r.experiments] == list(CATALOGUE)
+    # Left out before anything ran, each with its reason (listed by every report).
+    assert {s.name: s.reason for s in r.skipped or []} == SKIPPED
+    assert "Skipped (not run against this app or cluster)" in outcome.output
     assert all(e.builtin and e.path == f"experiments/{e.name}.json" for e in r.experiments)
 
 
