@@ -28,8 +28,14 @@ from compare.target import load_target
 runner = CliRunner()
 CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "stateful-app"
 TOKEN = "a-token-nobody-may-see"
-HEALED = ("statefulset-pod-delete",)
-KEPT = ("configmap-data-change", "secret-data-change", "rbac-binding-delete")
+HEALED = ("statefulset-pod-delete", "pod-delete-one")
+KEPT = (
+    "configmap-data-change",
+    "secret-data-change",
+    "rbac-binding-delete",
+    "image-change",
+    "service-port-change",
+)
 # Faults on a Deployment only: this app's workload is a StatefulSet.
 DEPLOYMENT_ONLY = ("deployment-paused", "replicaset-delete")
 
@@ -126,6 +132,19 @@ def test_a_stateful_app_heals_a_deleted_pod_and_keeps_changed_config_secret_and_
     assert len(before.pods) == len(after.pods) == 2
     assert len(set(after.pods) - set(before.pods)) == 1  # one new pod, the other kept
     assert deleted.evidence.ready_pods == 2 and "pod" in deleted.evidence.recreated
+
+    # Faults written for any workload act on the StatefulSet, its container and the Service's
+    # own port (named `peer`), and their evidence names them.
+    assert trials["pod-delete-one"].status == "healed", trials["pod-delete-one"].error
+    image = trials["image-change"].evidence
+    assert image.target == "statefulset"
+    assert image.field == "statefulset.spec.template.spec.containers[server].image"
+    assert (image.before, image.during) == ("stateful-app:1.0", "myapp:chaos")
+    port = trials["service-port-change"].evidence
+    assert port.field == "service.spec.ports[peer].port" and (port.before, port.during) == (
+        7000,
+        9999,
+    )
 
     # Not healed: each fault seen and still there at the end of the window.
     for name in KEPT:
