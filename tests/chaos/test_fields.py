@@ -22,7 +22,15 @@ DEPLOYMENT = {
     }
 }
 SERVICE = {"spec": {"ports": [{"name": "http", "port": 8080}], "selector": {"a": "b"}}}
-OBJECTS = {"deployment": DEPLOYMENT, "service": SERVICE, "pods": {"ready": 2}}
+# A headless Service's only port, unnamed: read by its index.
+HEADLESS = {"spec": {"clusterIP": "None", "ports": [{"port": 7000}]}}
+OBJECTS = {
+    "deployment": DEPLOYMENT,
+    "service": SERVICE,
+    "statefulset": {"spec": {"replicas": 2}},
+    "configmap": {"data": {"app.properties": "a=1"}},
+    "pods": {"ready": 2},
+}
 
 
 @pytest.mark.parametrize(
@@ -36,6 +44,9 @@ OBJECTS = {"deployment": DEPLOYMENT, "service": SERVICE, "pods": {"ready": 2}}
         ("service.spec.ports[http].port", 8080),
         ("service.spec.selector", {"a": "b"}),
         ("pods.ready", 2),
+        ("statefulset.spec.replicas", 2),
+        ("configmap.data[app.properties]", "a=1"),
+        ("service.spec.ports[0].port", 8080),  # no port named `0`: the first
     ],
 )
 def test_reads_the_value_at_a_path(path: str, value: object) -> None:
@@ -53,6 +64,11 @@ def test_reads_the_value_at_a_path(path: str, value: object) -> None:
 )
 def test_missing_parts_read_as_none(path: str) -> None:
     assert read_path(path, OBJECTS) is None
+
+
+def test_an_unnamed_list_item_is_read_by_its_index() -> None:
+    assert read_path("service.spec.ports[0].port", {"service": HEADLESS}) == 7000
+    assert read_path("service.spec.ports[1].port", {"service": HEADLESS}) is None
 
 
 def test_a_deleted_object_reads_as_none() -> None:

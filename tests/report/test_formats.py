@@ -212,3 +212,25 @@ def test_a_run_interrupted_before_any_trial_renders_every_format(tmp_path: Path)
         assert render(fmt, report)
     assert "helm healed 0/12 faults; 12 not run" in render(ReportFormat.table, report)
     assert "run is complete" in render(ReportFormat.junit, report)
+
+
+def test_the_experiments_left_out_are_listed_with_their_reason_in_every_text_format(
+    tmp_path: Path,
+) -> None:
+    # A run against the built-in WebApp leaves out the faults on parts it has not.
+    data = fixture_json("full-run")
+    reason = "needs a ConfigMap (the app's manifest has none)"
+    data["skipped"] = [{"name": "configmap-delete", "reason": reason}]
+    results = RunResults.from_json(data)
+    report = ReportData(summarize(results), fixture("full-run"), None, None, tmp_path)
+    line = f"configmap-delete: {reason}"
+    table = render(ReportFormat.table, report)
+    assert f"Skipped (not run against this app or cluster)\n  {line}" in table
+    assert "configmap-delete: needs a ConfigMap (the app's manifest has none)" in render(
+        ReportFormat.md, report
+    ).replace("\\", "")
+    assert "configmap-delete: needs a ConfigMap (the app&#x27;s manifest has none)" in render(
+        ReportFormat.html, report
+    )
+    # Without skips nothing is said.
+    assert "Skipped" not in render(ReportFormat.table, _data("full-run"))

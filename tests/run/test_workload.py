@@ -5,6 +5,7 @@ without a Service leaves the experiments that act on one out of the run, with th
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.target_helm import release_in, render_target
 from compare.errors import EXIT_USAGE, CompareError
-from compare.paths import CHARTS_DIR
+from compare.paths import CHARTS_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
 from compare.run.engine import runnable
@@ -251,3 +252,94 @@ def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
     }
     # The probes judge the trial's release: their app file is the target file.
     assert document["configuration"]["webapp_app_file"] == str(target.source.resolve())
+
+
+def _object(kind: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {"kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _pod_set(kind: str, name: str) -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": f"{name}-main", "image": "x:1"}]}}
+    return _object(kind, name, selector={"matchLabels": {"app": name}}, template=template)
+
+
+def test_the_workload_is_the_first_deployment_else_statefulset_else_daemonset() -> None:
+    agent, db, web = _pod_set("DaemonSet", "agent"), _pod_set("StatefulSet", "db"), None
+    web = _pod_set("Deployment", "web")
+    assert (workload_of([agent, db, web]).kind, workload_of([agent, db, web]).name) == (
+        "Deployment",
+        "web",
+    )
+    only_sets = workload_of([agent, db])
+    assert (only_sets.kind, only_sets.name, only_sets.container) == ("StatefulSet", "db", "db-main")
+    assert only_sets.configuration()["webapp_workload_kind"] == "statefulset"
+    assert workload_of([agent]).configuration()["webapp_pod_selector"] == "app=agent"
+    # An unnamed Service port is named by its index; a ClusterRoleBinding when no RoleBinding.
+    service = _object("Service", "svc", ports=[{"port": 80}])
+    binding = _object("ClusterRoleBinding", "crb")
+    parts = workload_of([service, binding]).configuration()
+    assert parts["webapp_service_port"] == "0"
+    assert (parts["webapp_rbac_binding"], parts["webapp_rbac_binding_kind"]) == (
+        "crb",
+        "clusterrolebinding",
+    )
+
+
+def test_a_fault_for_other_kinds_is_left_out_with_the_reason(tmp_path: Path) -> None:
+    db = workload_of([_pod_set("StatefulSet", "db"), _object("Service", "db")])
+    specs = load_experiments(
+        ["pod-delete-one", "image-change", "deployment-paused", "replicaset-delete"]
+    )
+    request = RunRequest(
+        approaches=("helm",),
+        experiments=tuple(specs),
+        webapp=load_webapp(),
+        app_path=Path("unused"),
+        output_dir=tmp_path,
+        workload=db,
+    )
+    kept, skipped = runnable(request, embedded=True)
+    assert [s.name for s in kept.experiments] == ["pod-delete-one", "image-change"]
+    assert skipped == dict.fromkeys(
+        ["deployment-paused", "replicaset-delete"],
+        "applies to a Deployment only (the app's is StatefulSet db)",
+    )
+
+
+def _experiment_with(tmp_path: Path, **extension: Any) -> Path:
+    data = json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
+    data["extensions"][0].update(extension)
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kinds", "message"),
+    [
+        (["Pod"], "extensions[compare].kinds: unknown kind 'Pod' (known: Deployment, "),
+        (["Service"], "extensions[compare].kinds: lists no kind of the workload its activities"),
+        ("Deployment", "extensions[compare].kinds: must be a list, got a string 'Deployment'"),
+    ],
+)
+def test_a_bad_kinds_list_is_one_line_naming_the_file_and_key(
+    tmp_path: Path, kinds: Any, message: str
+) -> None:
+    path = _experiment_with(tmp_path, kinds=kinds)
+    with pytest.raises(CompareError) as caught:
+        load_experiments([str(path)])
+    assert caught.value.message.startswith(f"{path}: {message}")
+    assert "\n" not in caught.value.message
+
+
+def test_an_experiment_without_kinds_acts_on_a_deployment_as_before(tmp_path: Path) -> None:
+    data = json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
+    del data["extensions"][0]["kinds"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    spec = load_experiments([str(path)])[0]
+    db = workload_of([_pod_set("StatefulSet", "db")])
+    assert spec.unmet(embedded=True, workload=db) == (
+        "applies to a Deployment only (the app's is StatefulSet db)"
+    )
+    assert spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is None
