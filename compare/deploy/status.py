@@ -25,10 +25,10 @@ from compare.judge import (
     judged_objects,
     problems,
     read,
-    ready_pods,
     with_api_defaults,
     workload,
 )
+from compare.judge.verdict import current_ready
 from compare.target import HelmInstall, Target
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
@@ -48,10 +48,11 @@ class DeployedApp:
 
 
 def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
-    """Desired replicas and the first container's image, for the table."""
-    if desired.deployment is None:
+    """Desired replicas and the first container's image, for the table (of the workload: the
+    first Deployment, else StatefulSet, else DaemonSet)."""
+    if desired.workload is None:
         return None, None
-    spec = desired.deployment.defaulted.get("spec") or {}
+    spec = desired.workload.defaulted.get("spec") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
     return desired.replicas, containers[0].get("image")
 
@@ -59,9 +60,10 @@ def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
 def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
     """Ready pods of the current template, and "holds" or the first thing that differs."""
     reading = read(api, namespace, desired.kinds)
-    _, replicaset, pods = workload(desired, reading)
+    live, replicaset, pods = workload(desired, reading)
     found = problems(desired, reading)
-    return len(ready_pods(replicaset, pods)), "holds" if not found else f"drifted: {found[0]}"
+    ready = current_ready(live, replicaset, pods)
+    return len(ready), "holds" if not found else f"drifted: {found[0]}"
 
 
 def judged_app(
