@@ -23,7 +23,7 @@ from chaoslib.exceptions import ChaosException
 from chaoslib.experiment import ensure_experiment_is_valid
 from chaoslib.loader import load_experiment
 
-from compare.chaos.fields import parse_path
+from compare.chaos.fields import parse_path, read_path
 from compare.errors import CompareError, first_line
 from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
@@ -125,6 +125,9 @@ class ExperimentSpec:
     needs: tuple[str, ...] = ()
     # The kinds of those parts it applies to (`kinds` of its block; [] = each part's default).
     kinds: tuple[str, ...] = ()
+    # A field the app's object must have for the fault to make sense (`requires-field`: a
+    # probe to change or remove), `${key}` resolved with the app's parts.
+    requires_field: str | None = None
 
     @property
     def cluster_wide(self) -> bool:
@@ -136,9 +139,19 @@ class ExperimentSpec:
         `workload` (None: it can)."""
         if "embedded-cluster" in self.requires and not embedded:
             return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
-        if workload is not None:
-            return unmet_by(self.needs, workload, self.kinds)
-        return None
+        if workload is None:
+            return None
+        unmet = unmet_by(self.needs, workload, self.kinds)
+        if unmet is None and self.requires_field and workload.objects:
+            # Only a target's parts carry its objects; the WebApp has every field it changes.
+            values = {
+                **configuration_defaults(self.document.get("configuration")),
+                **workload.configuration(),
+            }
+            path = str(_substituted(self.requires_field, values))
+            if read_path(path, dict(workload.objects)) is None:
+                return f"needs {path} (the app's manifest has none to change)"
+        return unmet
 
     def evidence_for(self, configuration: Mapping[str, Any]) -> tuple[str | None, str | None]:
         """The evidence's target and field with this trial's configuration values in place of
@@ -243,6 +256,12 @@ def load_spec(ref: str) -> ExperimentSpec:
                 f"{path}: {where('kinds')}: lists no kind of the {need} its activities act on"
                 f" (one of {', '.join(PARTS[need].kinds)})"
             )
+    required = ext.get("requires-field")
+    if required is not None:
+        try:
+            parse_path(str(_substituted(required, defaults)))
+        except CompareError as exc:
+            raise CompareError(f"{path}: {where('requires-field')}: {exc}") from exc
     title = str(document["title"])
     return ExperimentSpec(
         name=name,
@@ -260,6 +279,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         requires=tuple(requires),
         needs=needs,
         kinds=tuple(kinds),
+        requires_field=required,
     )
 
 

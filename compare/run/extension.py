@@ -26,6 +26,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "scope": ((str,), "a string"),
     "requires": ((list,), "a list"),
     "kinds": ((list,), "a list"),
+    "requires-field": ((str,), "a field path (a string)"),
 }
 _EVIDENCE_KEYS = ("target", "field")
 

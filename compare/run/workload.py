@@ -84,6 +84,9 @@ class Workload:
     service: str | None
     service_port: str | None = None  # the Service's first port: its name, else its index
     others: Mapping[str, Ref] = field(default_factory=dict)  # configmap, secret, rbac-binding
+    # A target's parts as rendered, by field-path root (`statefulset`, `service`, ...): what
+    # an experiment's `requires-field` is read from. Empty for the built-in WebApp.
+    objects: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def ref(self, need: str) -> Ref | None:
         if need == "workload":
@@ -161,6 +164,9 @@ def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
         if ports:
             port = str(ports[0].get("name") or 0)
     others = {}
+    rendered: dict[str, Mapping[str, Any]] = {}
+    for obj in reversed(objects):  # the first of each kind wins its root
+        rendered[str(obj.get("kind")).lower()] = obj
     for need in ("configmap", "secret", "rbac-binding"):
         found = _first(objects, PARTS[need].kinds)
         if found is not None:
@@ -173,6 +179,7 @@ def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
         service=None if service is None else _name(service),
         service_port=port,
         others=others,
+        objects=rendered,
     )
 
 

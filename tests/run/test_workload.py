@@ -332,6 +332,15 @@ def test_a_bad_kinds_list_is_one_line_naming_the_file_and_key(
     assert "\n" not in caught.value.message
 
 
+def test_a_bad_required_field_is_one_line_naming_the_file_and_key(tmp_path: Path) -> None:
+    path = _experiment_with(tmp_path, **{"requires-field": "spec.template"})
+    with pytest.raises(CompareError) as caught:
+        load_experiments([str(path)])
+    assert caught.value.message.startswith(
+        f"{path}: extensions[compare].requires-field: field path 'spec.template': must start"
+    )
+
+
 def test_an_experiment_without_kinds_acts_on_a_deployment_as_before(tmp_path: Path) -> None:
     data = json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
     del data["extensions"][0]["kinds"]

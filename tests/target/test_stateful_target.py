@@ -22,8 +22,11 @@ from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.target_helm import render_target
 from compare.results import latest_run, load_results
+from compare.run import RunRequest, load_experiments
+from compare.run.engine import runnable
 from compare.run.workload import workload_of
 from compare.target import load_target
+from compare.webapp import load_webapp
 
 runner = CliRunner()
 CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "stateful-app"
@@ -180,3 +183,32 @@ def test_a_stateful_app_heals_a_deleted_pod_and_keeps_changed_config_secret_and_
         if path.is_file():
             text = path.read_text(errors="replace")
             assert not [s for s in secrets if s in text], path
+
+
+def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    # The chart's container has no probes: changing or removing one makes no sense for it.
+    target = load_target(_target(tmp_path))
+    assert target.helm is not None
+    workload = workload_of(render_target(target, target.helm, "ns"))
+    names = ["probe-change", "probe-remove", "image-change", "deployment-paused"]
+    request = RunRequest(
+        approaches=("helm",),
+        experiments=tuple(load_experiments(names)),
+        webapp=load_webapp(),
+        app_path=Path("unused"),
+        output_dir=tmp_path,
+        target=target,
+        workload=workload,
+    )
+    kept, skipped = runnable(request, embedded=True)
+    assert [s.name for s in kept.experiments] == ["image-change"]
+    container = "statefulset.spec.template.spec.containers[server]"
+    assert skipped == {
+        "probe-change": f"needs {container}.readinessProbe (the app's manifest has none to change)",
+        "probe-remove": f"needs {container}.livenessProbe (the app's manifest has none to change)",
+        "deployment-paused": (
+            "applies to a Deployment only (the app's is StatefulSet sapp-stateful-app)"
+        ),
+    }
