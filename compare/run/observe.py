@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kubernetes import client
 
 from compare.errors import first_line
 from compare.judge import NamespaceWatch, Reading, read
+from compare.judge.kinds import WATCHED
 from compare.run.evidence import Observation, TrialJudge, healing_since
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
@@ -47,6 +48,7 @@ class Observer(threading.Thread):
         settle: float,
         recheck: float,
         cancel: threading.Event,
+        kinds: Sequence[str] = WATCHED,
     ) -> None:
         super().__init__(name=f"observe-{namespace}", daemon=True)
         self.api = api
@@ -61,7 +63,10 @@ class Observer(threading.Thread):
         self.rereads = 0
         self.disagreements: list[str] = []
         self.observed_until = 0.0
-        self._watch = NamespaceWatch(api, namespace, on_change=self._changed)
+        # Every kind the desired state holds (a chart's ServiceAccounts, ClusterRoles, ...),
+        # plus what the rollout rule reads: an unwatched kind would read as missing.
+        self.kinds = tuple(kinds)
+        self._watch = NamespaceWatch(api, namespace, on_change=self._changed, kinds=self.kinds)
         self._cond = threading.Condition()
         self._injection_started: float | None = None
         self._injected: float | None = None
@@ -168,7 +173,7 @@ class Observer(threading.Thread):
     def _reread(self, failures: int) -> int:
         """One full re-read: liveness and the cross-check of the watch cache."""
         try:
-            listed = read(self.api, self.namespace)
+            listed = read(self.api, self.namespace, self.kinds)
         except Exception as exc:
             if self._counted(time.time()) is None:
                 return 0  # before the injection: the experiment's own outage
@@ -184,7 +189,7 @@ class Observer(threading.Thread):
         # The end of the trial is always cross-checked once against a full read, which is
         # also the last reading (a trial in which nothing happened has no event after it).
         try:
-            listed = read(self.api, self.namespace)
+            listed = read(self.api, self.namespace, self.kinds)
         except Exception:
             return  # the verdict stands on the events; a dead cluster was caught above
         self.rereads += 1

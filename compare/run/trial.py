@@ -182,6 +182,7 @@ def _carry_out(
         settle=ctx.settle,
         recheck=ctx.recheck,
         cancel=ctx.cancel,
+        kinds=desired.kinds,
     )
     judge = observer.begin(lambda baseline: TrialJudge(desired, spec.target, spec.field, baseline))
     if judge.baseline_problems:
