@@ -22,7 +22,7 @@ from compare.chaos.cluster import api_client, cluster_target
 from compare.deploy.desired import desired_objects
 from compare.deploy.target_helm import helm_arm, is_target_file, release_desired, release_in
 from compare.errors import CompareError, first_line
-from compare.judge import DesiredObjects, problems, read, wait_until_holds
+from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
 from compare.target import load_target
 from compare.webapp import load_webapp
 
@@ -114,24 +114,50 @@ def wait_for_desired_state(
     interval: float = 0.5,
     approach: str = "",
     secrets: Any = None,
+    configuration: Any = None,
 ) -> bool:
-    """Wait until the desired state holds (True) or `timeout` seconds pass (False).
+    """Wait until the desired state holds and has held for the settle period (True), or
+    `timeout` seconds pass (False).
 
     The method's last step: it gives the system its heal window before chaostoolkit checks the
-    steady-state hypothesis again, and returns once the state is back. It watches the
-    namespace (`interval` is kept for compatibility: the wait wakes on every change).
+    steady-state hypothesis again, and returns once the state is back *and settled*: returning
+    at the first instant it holds let the hypothesis read a rollout still finishing (an old pod
+    still there) and call a settled heal deviated. The settle period is the configuration's
+    `settle` (seconds; `compare run` sets its `--settle`), else 1 s, the judge's default. It
+    watches the namespace (`interval` is kept for compatibility: the wait wakes on every
+    change).
     """
     api = api_client(secrets)
     try:
         desired = _desired(api, name, ns, app_file, approach, secrets)
         try:
             with _reading(ns):
-                found = wait_until_holds(api, ns, desired, timeout=float(timeout), cancel=cancelled)
+                found = wait_until_holds(
+                    api,
+                    ns,
+                    desired,
+                    timeout=float(timeout),
+                    settle=_settle(configuration),
+                    cancel=cancelled,
+                )
         except InterruptedError:
             return False
         return not found
     finally:
         api.close()
+
+
+def _settle(configuration: Any) -> float:
+    value = (configuration or {}).get("settle", DEFAULT_SETTLE_S)
+    try:
+        settle = float(value)
+    except (TypeError, ValueError):
+        raise ActivityFailed(
+            f"configuration settle: {value!r} is not a number of seconds"
+        ) from None
+    if settle < 0:
+        raise ActivityFailed(f"configuration settle: {value!r} is negative")
+    return settle
 
 
 def embedded_control_plane_runs(secrets: Any = None) -> bool:

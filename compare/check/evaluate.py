@@ -73,6 +73,7 @@ def evaluate(policy: Policy, summary: RunSummary) -> CheckResult:
             cell = summary.cell(fault, rule.approach)
             verdicts.append(_judge(index, rule, fault, cell, summary))
 
+    run_problems += _contradictions(policy, verdicts)
     covered = {(v.fault, v.approach) for v in verdicts}
     notes = _uncovered_notes(summary, covered)
     return CheckResult(verdicts, run_problems, notes)
@@ -81,8 +82,32 @@ def evaluate(policy: Policy, summary: RunSummary) -> CheckResult:
 def _faults_of(rule: Expectation, summary: RunSummary) -> list[str]:
     if isinstance(rule.faults, list):
         return list(rule.faults)
-    # `all`: every fault of this run that applies to the approach.
-    return [f.name for f in summary.faults if rule.approach in f.approaches and rule.covers(f.name)]
+    # `all`: every fault of this run that applies to the approach (and, with `kinds`, whose
+    # trials acted on an object of those kinds).
+    faults: list[str] = []
+    for f in summary.faults:
+        if rule.approach not in f.approaches:
+            continue
+        cell = summary.cell(f.name, rule.approach)
+        if rule.covers(f.name, cell.kind if cell is not None else None):
+            faults.append(f.name)
+    return faults
+
+
+def _contradictions(policy: Policy, verdicts: list[Verdict]) -> list[str]:
+    """Rules that demand different outcomes of one cell (possible only through `kinds`, whose
+    faults are known from the run; the policy file refuses every other overlap)."""
+    demands: dict[tuple[str, str], Verdict] = {}
+    problems: list[str] = []
+    for v in (v for v in verdicts if v.cell is not None):
+        first = demands.setdefault((v.approach, v.fault), v)
+        if first.expectation.expect != v.expectation.expect:
+            problems.append(
+                f"expectations[{first.index}] and expectations[{v.index}] contradict each other"
+                f" on {v.approach}/{v.fault} ({first.expectation.expect} and"
+                f" {v.expectation.expect})"
+            )
+    return problems
 
 
 def _judge(

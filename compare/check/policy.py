@@ -6,6 +6,8 @@ expectations:
   - approach: operator
     faults: all                  # or a list of fault (experiment) names
     except: [operator-down-drift]   # only with `faults: all`
+    kinds: [StatefulSet, ConfigMap] # optional, only with `faults: all`: the faults that act
+                                 # on an object of these kinds (what the trials record)
     expect: heals                # or does-not-heal, or no-fault
     within: 5                    # seconds, optional, heals only
     statistic: max               # max (default) | p95 | p50 of the healed trials' times
@@ -30,6 +32,7 @@ from pydantic.alias_generators import to_camel
 
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
+from compare.judge.kinds import KINDS
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import APPROACHES, Statistic, format_validation_error
 
@@ -61,6 +64,7 @@ class Expectation(_Model):
     approach: Name
     faults: Literal["all"] | Annotated[list[Name], Field(min_length=1)]
     except_: list[Name] = Field(default_factory=list, alias="except")
+    kinds: Annotated[list[Name], Field(min_length=1)] | None = None
     expect: Expect
     within: float | None = Field(default=None, gt=0)
     statistic: Statistic = "max"
@@ -73,6 +77,15 @@ class Expectation(_Model):
         # An approach the toolkit does not have is a bad policy (exit 2), not a violation.
         if value not in APPROACHES:
             raise ValueError(f"unknown approach {value!r} (known: {', '.join(APPROACHES)})")
+        return value
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, value: list[str] | None) -> list[str] | None:
+        # The kinds the judge knows are the kinds a fault can act on; a typo is a bad policy.
+        for name in value or ():
+            if name not in KINDS:
+                raise ValueError(f"unknown kind {name!r} (known: {', '.join(sorted(KINDS))})")
         return value
 
     @field_validator("faults", mode="before")
@@ -89,15 +102,25 @@ class Expectation(_Model):
             raise ValueError("`within` only applies to `expect: heals`")
         if self.except_ and self.faults != "all":
             raise ValueError("`except` only applies to `faults: all`")
+        if self.kinds is not None and self.faults != "all":
+            raise ValueError("`kinds` only applies to `faults: all`")
         if isinstance(self.faults, list) and len(set(self.faults)) != len(self.faults):
             raise ValueError("`faults` lists a fault twice")
         return self
 
-    def covers(self, fault: str) -> bool:
-        """Whether this rule names the fault (`all` covers every fault not in `except`)."""
+    def covers(self, fault: str, kind: str | None = None) -> bool:
+        """Whether this rule names the fault (`all` covers every fault not in `except`, and
+        with `kinds` only a fault acting on an object of one of them; `kind` None: unknown)."""
         if self.faults == "all":
-            return fault not in self.except_
+            return fault not in self.except_ and self.covers_kind(kind)
         return fault in self.faults
+
+    def covers_kind(self, kind: str | None) -> bool:
+        """Whether a fault acting on a `kind` object is this rule's (kinds are matched without
+        regard to case: trials record `pod`, `deployment`, ...)."""
+        if self.kinds is None:
+            return True
+        return kind is not None and kind.lower() in {k.lower() for k in self.kinds}
 
     @property
     def wording(self) -> str:
@@ -137,7 +160,15 @@ class Policy(_Model):
 
 
 def _overlap(a: Expectation, b: Expectation) -> str | None:
-    """A fault both rules cover, or 'every fault' when both say `all`; None when disjoint."""
+    """A fault both rules cover, or 'every fault' when both say `all`; None when disjoint.
+
+    A rule with `kinds` overlaps another only through the kinds: which kind a listed fault acts
+    on is known from a run, so those contradictions are found when a run is checked."""
+    if a.kinds is not None or b.kinds is not None:
+        if a.kinds is None or b.kinds is None or a.faults != "all" or b.faults != "all":
+            return None
+        common = sorted({k.lower() for k in a.kinds} & {k.lower() for k in b.kinds})
+        return f"faults on {common[0]} objects" if common else None
     if a.faults == "all" and b.faults == "all":
         return "every fault"
     listed = a.faults if isinstance(a.faults, list) else b.faults

@@ -32,11 +32,12 @@ from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
 from compare.judge.reading import Reading, read
 from compare.judge.rollout import current_replicaset, ready_pods, selected, terminating, uid
 from compare.judge.verdict import mismatches, only_pending, problems, workload
-from compare.judge.wait import wait_until_holds
+from compare.judge.wait import DEFAULT_SETTLE_S, wait_until_holds
 from compare.judge.watch import NamespaceWatch
 
 __all__ = [
     "ALLOW_LIST",
+    "DEFAULT_SETTLE_S",
     "REQUEST_TIMEOUT",
     "WATCHED",
     "Allowed",

@@ -75,6 +75,12 @@ class Cell:
         return sum(1 for t in self.trials if t.status == status)
 
     @property
+    def kind(self) -> str | None:
+        """The kind of object the fault acts on, as its trials record it (`pod`, `deployment`,
+        ...); None when no trial recorded one."""
+        return next((t.evidence.target for t in self.trials if t.evidence.target), None)
+
+    @property
     def recorded(self) -> int:
         return len(self.trials)
 

@@ -8,11 +8,11 @@ schedules the trials and saves results.json. Nothing here prints: the CLI render
 and the summary.
 """
 
+from compare.judge import DEFAULT_SETTLE_S
 from compare.run.engine import (
     DEFAULT_HEAL_WINDOW_S,
     DEFAULT_PARALLEL,
     DEFAULT_RECHECK_S,
-    DEFAULT_SETTLE_S,
     Run,
     RunInterrupted,
     RunRequest,

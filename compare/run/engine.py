@@ -38,6 +38,7 @@ from compare.chaos.cluster import pointed_at, recognised
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.errors import EXIT_USAGE, CompareError
+from compare.judge import DEFAULT_SETTLE_S
 from compare.results import (
     AppInfo,
     ClusterInfo,
@@ -65,7 +66,6 @@ from compare.target import Target
 from compare.webapp import WebApp
 
 DEFAULT_HEAL_WINDOW_S = 10.0
-DEFAULT_SETTLE_S = 1.0
 DEFAULT_RECHECK_S = 2.0
 # 12 at a time: with the three approaches on 2 cores, 24 at once was slower (349 s against 321 s
 # for the default run) and pushed pod-template heals past the 10 s window (bench/run_catalogue.py).

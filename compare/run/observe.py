@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from kubernetes import client
 
 from compare.errors import first_line
-from compare.judge import WATCHED, NamespaceWatch, Reading, read
+from compare.judge import NamespaceWatch, Reading, read
+from compare.judge.kinds import WATCHED
 from compare.run.evidence import Observation, TrialJudge, healing_since
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
@@ -63,9 +64,10 @@ class Observer(threading.Thread):
         self.rereads = 0
         self.disagreements: list[str] = []
         self.observed_until = 0.0
-        # Every kind the judge reads for the desired objects (a target's ConfigMaps, RBAC, ...).
-        self._watch = NamespaceWatch(api, namespace, on_change=self._changed, kinds=kinds)
+        # Every kind the desired state holds (a chart's ServiceAccounts, ClusterRoles, ...),
+        # plus what the rollout rule reads: an unwatched kind would read as missing.
         self.kinds = tuple(kinds)
+        self._watch = NamespaceWatch(api, namespace, on_change=self._changed, kinds=self.kinds)
         self._cond = threading.Condition()
         self._injection_started: float | None = None
         self._injected: float | None = None

@@ -312,6 +312,9 @@ def experiment_for(
             "webapp_approach": approach,
             "webapp_app_file": str(app_file.resolve()),
             "heal_window": ctx.heal_window,
+            # The wait step's settle period: the judge's, so chaostoolkit's after-probe reads
+            # the state the judge calls healed, not a rollout still finishing.
+            "settle": ctx.settle,
             **workload.configuration(),
         }
     )

@@ -91,6 +91,43 @@ def test_all_with_except_covers_the_run_faults_of_the_approach() -> None:
     assert len(result.violations) == 9
 
 
+def test_kinds_narrow_all_to_the_faults_acting_on_those_objects() -> None:
+    # In full-run the helm faults act on pods, Deployments, Services and ReplicaSets.
+    summary = summarize(load_results(fixture("full-run")))
+    by_kind: dict[str | None, set[str]] = {}
+    for (fault, approach), cell in summary.cells.items():
+        if approach == "helm" and cell.trials:
+            by_kind.setdefault(cell.kind, set()).add(fault)
+    assert {"pod", "deployment", "service"} <= set(by_kind)
+    rule = {"approach": "helm", "faults": "all", "kinds": ["Service"], "expect": "heals"}
+    result = evaluate(_policy(rule), summary)
+    assert {v.fault for v in result.verdicts} == by_kind["service"]
+    # Matched without regard to case; several kinds add up.
+    two = {**rule, "kinds": ["Service", "Pod"]}
+    result = evaluate(_policy(two), summary)
+    assert {v.fault for v in result.verdicts} == by_kind["service"] | by_kind["pod"]
+    # A kind no fault of the run acts on covers nothing: no verdict, every cell a note.
+    none = {**rule, "kinds": ["ConfigMap"]}
+    result = evaluate(_policy(none), summary)
+    assert result.verdicts == [] and result.holds
+    assert "not covered by the policy" in result.notes[0]
+
+
+def test_kinds_rules_of_different_kinds_may_demand_different_outcomes() -> None:
+    summary = summarize(load_results(fixture("full-run")))
+    pods = {"approach": "helm", "faults": "all", "kinds": ["Pod"], "expect": "heals"}
+    services = {**pods, "kinds": ["Service"], "expect": "does-not-heal"}
+    result = evaluate(_policy(pods, services), summary)
+    assert not any("contradict" in line for line in result.violations)
+    # Which kind a listed fault acts on is known from the run: a clash is a run problem there.
+    listed = {"approach": "helm", "faults": ["service-delete"], "expect": "heals"}
+    result = evaluate(_policy(listed, services), summary)
+    assert any(
+        "contradict each other on helm/service-delete (heals and does-not-heal)" in problem
+        for problem in result.run_problems
+    ), result.run_problems
+
+
 def test_missing_fault_and_approach_are_violations_unless_optional() -> None:
     rule = {"approach": "helm", "faults": ["pod-delete-all"], "expect": "heals"}
     (line,) = _violations(_policy(rule), "single-trial")
@@ -302,6 +339,42 @@ BAD: list[tuple[str, Any, str]] = [
             ],
         },
         "expectations[0] and expectations[1] contradict each other (helm: image-change",
+    ),
+    (
+        "kinds-with-list",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": ["a"], "kinds": ["Pod"], "expect": "heals"}
+            ],
+        },
+        "expectations[0]: `kinds` only applies to `faults: all`",
+    ),
+    (
+        "unknown-kind",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "kinds": ["Deploymnet"], "expect": "heals"}
+            ],
+        },
+        "expectations[0].kinds: unknown kind 'Deploymnet' (known: ClusterRole",
+    ),
+    (
+        "kinds-contradiction",
+        {
+            "version": 1,
+            "expectations": [
+                {"approach": "helm", "faults": "all", "kinds": ["Pod"], "expect": "heals"},
+                {
+                    "approach": "helm",
+                    "faults": "all",
+                    "kinds": ["Pod", "Service"],
+                    "expect": "does-not-heal",
+                },
+            ],
+        },
+        "expectations[0] and expectations[1] contradict each other (helm: faults on pod objects",
     ),
     (
         "statistic",

@@ -100,6 +100,44 @@ def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(
     assert problems(desired, read(api, namespace)) == []
 
 
+def test_a_wait_with_settle_returns_only_once_the_state_kept_holding(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    desired = desired_objects(api, "helm", make_webapp(replicas=2), namespace)
+    core = client.CoreV1Api(api)
+    label = "app.kubernetes.io/name"
+    value = core.read_namespaced_service("shop", namespace).metadata.labels[label]
+
+    restored: list[float] = []
+
+    def flap() -> None:
+        # Breaks the state for half a second, then puts it back: a heal that did not settle yet.
+        time.sleep(0.3)
+        core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: "x"}}})
+        time.sleep(0.5)
+        core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: value}}})
+        restored.append(time.monotonic())
+
+    assert wait_until_holds(api, namespace, desired, timeout=30) == []
+    flapper = threading.Thread(target=flap)
+    flapper.start()
+    assert wait_until_holds(api, namespace, desired, timeout=30, settle=1.0) == []
+    returned = time.monotonic()
+    flapper.join()
+    # It held at once, but the wait outlasted the break and one settle period after it (lower
+    # bounds only: a loaded machine makes everything later, never earlier).
+    assert restored and returned >= restored[0] + 1.0, (returned, restored)
+    # A settle period that began before the timeout may end after it.
+    started = time.monotonic()
+    assert wait_until_holds(api, namespace, desired, timeout=0.2, settle=1.0) == []
+    assert time.monotonic() - started >= 1.0
+    # A state that does not hold at the timeout: what differs.
+    core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: "x"}}})
+    found = wait_until_holds(api, namespace, desired, timeout=0.5, settle=1.0)
+    assert found == [f"service.metadata.labels[{label}]: want {value!r}, got 'x'"], found
+
+
 def test_the_watch_follows_changes_and_stops_at_once(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
