@@ -28,7 +28,7 @@ from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
-from compare.run.experiments import ExperimentSpec
+from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
 from compare.run.workload import Workload, builtin_workload, workload_of
@@ -177,7 +177,7 @@ def _carry_out(
         workload = builtin_workload(ctx.webapp)
     document = experiment_for(spec, ctx, plan.approach, namespace, workload)
     # The evidence names the trial's own parts (`${webapp_container}`, the workload's kind).
-    target, tracked = spec.evidence_for(document["configuration"])
+    target, tracked = spec.evidence_for(configuration_defaults(document["configuration"]))
     observer = Observer(
         api,
         namespace,

@@ -23,6 +23,7 @@ from compare.paths import CHARTS_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
 from compare.run.engine import runnable
+from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
 from compare.run.workload import builtin_workload, needs_of, workload_of
 from compare.target import load_target
@@ -252,6 +253,12 @@ def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
     }
     # The probes judge the trial's release: their app file is the target file.
     assert document["configuration"]["webapp_app_file"] == str(target.source.resolve())
+    # The evidence tracks the chart's own container, resolved as chaoslib resolves arguments.
+    values = configuration_defaults(document["configuration"])
+    assert spec.evidence_for(values) == (
+        "deployment",
+        "deployment.spec.template.spec.containers[work].image",
+    )
 
 
 def _object(kind: str, name: str, **spec: Any) -> dict[str, Any]:
