@@ -458,6 +458,9 @@ def test_discover_lists_the_extension_activities() -> None:
     listed = {(a["mod"], a["name"], a["type"]) for a in found["activities"]}
     assert ("compare.chaos.actions", "set_container_image", "action") in listed
     assert ("compare.chaos.actions", "stop_operator", "action") in listed
+    # The faults beyond the WebApp (ConfigMap, Secret, StatefulSet pod, RBAC binding).
+    for name in ("change_data", "delete_object", "delete_statefulset_pod"):
+        assert ("compare.chaos.actions", name, "action") in listed
     assert ("compare.chaos.control_plane", "restart_control_plane_component", "action") in listed
     assert ("compare.chaos.control_plane", "start_control_plane", "action") in listed
     assert ("compare.chaos.probes", "desired_state_holds", "probe") in listed
