@@ -4,7 +4,8 @@ The desired state is the complete set of objects the approach deploys for the We
 (`app_file`, default examples/webapp.yaml; `approach` "helm" or "operator", default "helm"),
 judged closed-world by `compare.judge` exactly as the trial engine judges it. When `app_file`
 is a target file (`compare run --target`), it is every object of the manifest of the release
-the run installed in the namespace (`compare.deploy.target_helm.release_in`).
+the run installed in the namespace (`compare.deploy.target_helm.release_in`), by Helm or, for
+`approach` "flux", by helm-controller.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kubernetes import client
 
 from compare.chaos.cluster import api_client, cluster_target
 from compare.deploy.desired import desired_objects
+from compare.deploy.target_flux import flux_arm, flux_release_desired
 from compare.deploy.target_helm import helm_arm, is_target_file, release_desired, release_in
 from compare.errors import CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
@@ -41,6 +43,11 @@ def _desired(
     api: client.ApiClient, name: str, ns: str, app_file: str, approach: str, secrets: Any = None
 ) -> DesiredObjects:
     try:
+        if app_file and is_target_file(Path(app_file)) and approach == "flux":
+            # `compare run --target -a flux`: the release of the trial's HelmRelease.
+            target = load_target(Path(app_file))
+            install = release_in(flux_arm(target), ns)
+            return flux_release_desired(cluster_target(secrets), api, target, install, ns)
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: the release the trial installed in `ns` (Helm arm).
             target = load_target(Path(app_file))

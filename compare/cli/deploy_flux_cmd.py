@@ -1,5 +1,6 @@
 """`compare deploy flux` and `compare undeploy flux`: the WebApp as a Flux HelmRelease of
-charts/webapp, reconciled by the real source-controller and helm-controller."""
+charts/webapp, reconciled by the real source-controller and helm-controller (or, with
+`--target FILE`, a target file's chart: `compare.cli.target_flux_cmd`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from compare.cli.common import (
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
-from compare.cli.target_cmd import TargetOpt, unsupported_arm
+from compare.cli.target_cmd import TargetOpt, refuse_with_target
+from compare.cli.target_flux_cmd import deploy_target_flux_command, undeploy_target_flux_command
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
@@ -78,7 +80,23 @@ def deploy_flux_command(
     """Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm
     repository, starting source-controller and helm-controller when needed."""
     if target_file is not None:
-        raise unsupported_arm(target_file, "flux")
+        refuse_with_target(
+            {
+                "--app": app is not None,
+                "--release": release is not None,
+                "--values": values is not None,
+            }
+        )
+        deploy_target_flux_command(
+            ctx,
+            target_file,
+            namespace,
+            interval=interval,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+        return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     ensure_flux_binaries()
     target = target_from(ctx, kubeconfig, context)
@@ -147,7 +165,17 @@ def undeploy_flux_command(
     """Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait
     until the release's objects are gone."""
     if target_file is not None:
-        raise unsupported_arm(target_file, "flux")
+        refuse_with_target({"--app": app is not None, "--release": release is not None})
+        undeploy_target_flux_command(
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            stop_flux=stop_flux,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+        return
     release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)
     started = time.monotonic()

@@ -32,6 +32,7 @@ from compare.cli.common import (
 from compare.cli.target_cmd import TargetOpt, refuse_with_target, unsupported_arm
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.flux import check_interval
+from compare.deploy.target_flux import flux_arm
 from compare.deploy.target_helm import helm_arm, render_target
 from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
@@ -57,6 +58,8 @@ from compare.webapp import DEFAULT_APP, load_webapp
 EXIT_INTERRUPTED = 130
 # Where `--target`'s chart is rendered before the run: a trial namespace's shape.
 TRIAL_NAMESPACE = "cmp-helm-target"
+# The arms of a target file `compare run --target` deploys.
+TARGET_ARMS = ("helm", "flux")
 # An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
 MAX_HEAL_WINDOW_S = 3600.0
 
@@ -156,15 +159,20 @@ def run(
     app_target = workload = None
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        # Only the Helm arm of a target runs so far: `-a helm` must be given, alone.
-        other = next((a for a in approaches if a != "helm"), None)
+        # The helm and flux arms of a target run so far: `-a helm` and/or `-a flux`.
+        other = next((a for a in approaches if a not in TARGET_ARMS), None)
         if other is not None or approach is None:
             raise unsupported_arm(target_file, other or "operator")
         app_target = load_target(target_file)
-        install = helm_arm(app_target)
-        # `helm template` before the cluster is touched, into a namespace like a trial's (each
-        # trial installs it into its own); its parts decide which faults apply.
-        workload = workload_of(render_target(app_target, install, TRIAL_NAMESPACE))
+        arms = {"helm": helm_arm, "flux": flux_arm}
+        # Every arm asked for is in the file (one line naming it otherwise) and its chart
+        # renders (`helm template`) before the cluster is touched, into a namespace like a
+        # trial's (each trial installs it into its own); the first one's parts decide which
+        # faults apply.
+        rendered = [
+            render_target(app_target, arms[a](app_target), TRIAL_NAMESPACE) for a in approaches
+        ]
+        workload = workload_of(rendered[0])
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
     request = RunRequest(

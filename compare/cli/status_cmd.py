@@ -10,9 +10,11 @@ from rich.table import Table
 
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
 from compare.cli.target_cmd import TargetOpt, target_status
+from compare.cli.target_flux_cmd import target_flux_status
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
 from compare.deploy.status import DeployedApp, deployed_apps
 from compare.errors import EXIT_USAGE, CompareError
+from compare.target import load_target
 
 
 def _count(value: int | None) -> str:
@@ -55,8 +57,8 @@ def status(
     status, or the CR's status.phase; STATE compares the live Deployment and Service with what
     the approach asked for (the release's applied manifest, or the CR's spec).
 
-    With --target FILE: one row, the target's Helm release, judged closed-world on every
-    object of its manifest.
+    With --target FILE: the target's Helm release and its Flux HelmRelease (for each arm the
+    file has), judged closed-world on every object of the release's manifest.
     """
     if target_file is not None:
         if all_namespaces:
@@ -65,9 +67,23 @@ def status(
                 " in one namespace)",
                 exit_code=EXIT_USAGE,
             )
-        row = target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
-        if row is not None:
-            _print_table([row])
+        rows = []
+        # Flux arm: its HelmRelease's row, after the helm arm's (when the target has one).
+        loaded = load_target(target_file)
+        has_flux = loaded.flux is not None
+        if loaded.helm is not None or not has_flux:
+            rows.append(
+                target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
+            )
+        if has_flux:
+            rows.append(
+                target_flux_status(
+                    ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
+                )
+            )
+        found = [row for row in rows if row is not None]
+        if found:
+            _print_table(found)
         return
     if not all_namespaces:
         check_namespace_name(namespace)

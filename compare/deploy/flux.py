@@ -30,6 +30,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.cluster.apierror import delete_if_found, if_found
+from compare.deploy.flux_charts import package_repository
 from compare.deploy.flux_install import (
     CONTROLLERS,
     FLUX_NAMESPACE,
@@ -60,7 +61,7 @@ from compare.deploy.helm import (
     check_release_name,
     webapp_manifest,
 )
-from compare.deploy.install import apply_documents, run_tool
+from compare.deploy.install import apply_documents
 from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
@@ -160,17 +161,6 @@ def _chart_version() -> str:
     return str(data["version"])
 
 
-def _package_repository(repo: Path, url: str) -> None:
-    """`helm package` + `helm repo index`: a Helm repository directory for charts/webapp."""
-    tmp = repo.with_name(repo.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    run_tool("helm", "package", str(CHART_DIR), "--destination", str(tmp))
-    run_tool("helm", "repo", "index", str(tmp), "--url", url)
-    shutil.rmtree(repo, ignore_errors=True)
-    tmp.replace(repo)
-
-
 def start_flux(
     target: ClusterTarget,
     *,
@@ -198,7 +188,7 @@ def start_flux(
                 old = settings.get("chart_port")
                 port = free_port(old if isinstance(old, int) else None)
                 url = f"http://127.0.0.1:{port}"
-                _package_repository(directory / "repo", url)
+                package_repository([CHART_DIR], directory / "repo", url)
                 info = spawn(
                     directory,
                     CHART_SERVER,

@@ -205,9 +205,24 @@ def apply_flux_objects(target: ClusterTarget) -> None:
     kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
 
 
+# The ClusterRoles (and bindings) a target's chart gets helm-controller granted
+# (`compare.deploy.target_flux`) carry this label.
+CHART_ROLE_LABEL = "compare.example.com/flux-chart-role"
+
+
 def delete_flux_objects(target: ClusterTarget) -> None:
-    """Remove the identities (namespace, ClusterRoles, bindings); the CRDs stay (deleting a CRD
-    deletes every object of it, the user's included)."""
+    """Remove the identities (namespace, ClusterRoles, bindings, those granted for target
+    charts too); the CRDs stay (deleting a CRD deletes every object of it, the user's
+    included)."""
+    kubectl(
+        target,
+        "delete",
+        "--ignore-not-found",
+        "--wait=false",
+        "clusterrolebinding,clusterrole",
+        "-l",
+        CHART_ROLE_LABEL,
+    )
     roles = [f"clusterrole/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
     bindings = [f"clusterrolebinding/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
     kubectl(

@@ -43,13 +43,20 @@ def _drift_text(api: client.ApiClient, namespace: str, name: str) -> str:
     return f"last drift {stamp}: {what[:120]}"
 
 
+def flux_detail(api: client.ApiClient, obj: dict[str, Any]) -> str:
+    """A HelmRelease's Ready condition and helm-controller's last drift Event on it."""
+    meta = obj.get("metadata") or {}
+    name, ns = str(meta.get("name")), str(meta.get("namespace"))
+    return f"{_ready_text(obj)}; {_drift_text(api, ns, name)}"
+
+
 def flux_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]:
     apps = []
     for obj in list_helm_releases(api, namespace):
         meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
         name, ns = str(meta.get("name")), str(meta.get("namespace"))
         release = str(spec.get("releaseName") or name)
-        detail = f"{_ready_text(obj)}; {_drift_text(api, ns, name)}"
+        detail = flux_detail(api, obj)
         try:
             rendered = render(spec.get("values") or {}, release=release, namespace=ns)
             objects = with_origin_labels(judged_objects(rendered), name=name, namespace=ns)

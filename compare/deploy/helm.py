@@ -127,6 +127,14 @@ def get_chart(ref: str, *, repo: str | None = None, version: str | None = None) 
         raise helm_failure(f"helm show chart {ref}", exc) from exc
 
 
+def chart_crds(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
+    """The CustomResourceDefinitions of a chart's crds/ directory (`helm show crds`)."""
+    try:
+        return [dict(crd) for crd in _run(chart.crds()) if crd]
+    except helm_errors.Error as exc:
+        raise helm_failure(f"helm show crds {chart.ref}", exc) from exc
+
+
 def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
     return HelmRelease(
         release=revision.release.name,

@@ -47,7 +47,7 @@ class DeployedApp:
     state: str  # "holds", or what differs
 
 
-def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
+def summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
     """Desired replicas and the first container's image, for the table (of the workload: the
     first Deployment, else StatefulSet, else DaemonSet)."""
     if desired.workload is None:
@@ -57,7 +57,7 @@ def _summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
     return desired.replicas, containers[0].get("image")
 
 
-def _state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
+def judged_state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
     """Ready pods of the current template, and "holds" or the first thing that differs."""
     reading = read(api, namespace, desired.kinds)
     live, replicaset, pods = workload(desired, reading)
@@ -77,8 +77,8 @@ def judged_app(
 ) -> DeployedApp:
     """The row of a WebApp whose desired state is `objects`, judged closed-world."""
     desired = with_api_defaults(api, namespace, objects)
-    replicas, image = _summary(desired)
-    ready, state = _state(api, namespace, desired)
+    replicas, image = summary(desired)
+    ready, state = judged_state(api, namespace, desired)
     return DeployedApp(
         approach=approach,
         name=name,
@@ -134,8 +134,8 @@ def target_app(
     api = cluster.api_client()
     try:
         desired = release_desired(cluster, api, target, install, namespace)
-        replicas, image = _summary(desired)
-        ready, state = _state(api, namespace, desired)
+        replicas, image = summary(desired)
+        ready, state = judged_state(api, namespace, desired)
     finally:
         api.close()
     return DeployedApp(

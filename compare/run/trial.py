@@ -22,10 +22,12 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
+from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
 from compare.deploy.target_helm import deploy_target, helm_arm, release_in, uninstall_target
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
+from compare.run.approaches import flux_interval
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
@@ -109,7 +111,8 @@ class TrialContext:
     ledger: Ledger
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
-    # `--target`: deployed instead of the WebApp (its Helm arm, a release per trial namespace).
+    # `--target`: deployed instead of the WebApp (its helm or flux arm, per the trial's
+    # approach: a release / a HelmRelease per trial namespace).
     app_target: Target | None = None
 
 
@@ -164,7 +167,23 @@ def _carry_out(
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
     workload: Workload
-    if ctx.app_target is not None:
+    events_on = ctx.webapp.name
+    if ctx.app_target is not None and plan.approach == "flux":
+        # Flux arm: a HelmRelease per trial namespace; its release's manifest is the desired
+        # state, helm-controller posts its drift Events on the HelmRelease.
+        install = release_in(flux_arm(ctx.app_target), namespace)
+        desired = deploy_target_flux(
+            ctx.target,
+            ctx.app_target,
+            install,
+            namespace,
+            interval=flux_interval(),
+            cancel=ctx.cancel,
+        )
+        workload = workload_of([item.raw for item in desired.items])
+        events_on = install.release
+        _check(ctx)
+    elif ctx.app_target is not None:
         # The release's own manifest is the desired state; the faults act on its parts.
         install = release_in(helm_arm(ctx.app_target), namespace)
         desired = deploy_target(ctx.target, ctx.app_target, install, namespace, cancel=ctx.cancel)
@@ -247,7 +266,9 @@ def _carry_out(
     if approach_of(plan.approach).posts_events:
         # The operator may correct the fault before the delete/patch call has even returned
         # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
-        detection = _detect(api, namespace, ctx, injection_started, measurement.status == "healed")
+        detection = _detect(
+            api, namespace, ctx, events_on, injection_started, measurement.status == "healed"
+        )
     chaos = _verdict(journal)
     evidence = build_evidence(
         judge,
@@ -340,7 +361,9 @@ def remove_namespace(
 
     The namespace is deleted in the background: nothing later depends on it being gone.
     """
-    if app_target is not None:
+    if app_target is not None and approach == "flux":
+        undeploy_target_flux(target, release_in(flux_arm(app_target), namespace), namespace)
+    elif app_target is not None:
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
         approach_of(approach).remove(target, webapp, namespace)
@@ -355,13 +378,14 @@ def _detect(
     api: client.ApiClient,
     namespace: str,
     ctx: TrialContext,
+    name: str,
     since: float,
     healed: bool,
 ) -> Detection | None:
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        found = first_detection(read_events(api, namespace, ctx.webapp.name), since)
+        found = first_detection(read_events(api, namespace, name), since)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
