@@ -1,0 +1,379 @@
+"""`--target FILE`, Flux arm: a target's chart as a HelmRelease the real helm-controller installs
+and keeps (`compare.deploy.target_flux`).
+
+Without a cluster: the source object follows the chart's form (a local chart published in the
+toolkit's own repository, a repository URL, an OCI reference as an OCIRepository), helm-
+controller is granted exactly the chart's kinds and roles, and every bad input is one line
+before the cluster is touched. Against the real API server, with the real source-controller
+and helm-controller: charts/webapp-operator (Deployments, ServiceAccounts, RBAC, a webhook
+configuration, a Secret, a CRD) deploys through Flux, holds, is corrected by helm-controller
+after drift, goes away with its cluster-scoped objects; and `compare run --target -a flux`
+measures a healed and an unhealed fault, reported and checked against a policy.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+from typer.testing import CliRunner
+
+from compare.cli import app
+from compare.cluster import ClusterTarget
+from compare.deploy.flux import read_helm_release
+from compare.deploy.flux_charts import publish_chart
+from compare.deploy.helm import get_release
+from compare.deploy.install import kubectl
+from compare.deploy.target_flux import (
+    ChartServer,
+    chart_rules,
+    resource_of,
+    target_flux_objects,
+    undeploy_target_flux,
+)
+from compare.deploy.target_helm import render_target
+from compare.judge.kinds import KINDS
+from compare.paths import CHARTS_DIR
+from compare.results import latest_run, load_results
+from compare.target import load_target, parse_target
+
+runner = CliRunner()
+NO_CLUSTER = ["--kubeconfig", "/nonexistent/kubeconfig"]
+HEAD = {"apiVersion": "compare.example.com/v1alpha1", "kind": "Target", "name": "app"}
+INTERVAL = "2"
+
+
+def _one_error_line(result: Any) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    return str(lines[0]).removeprefix("error: ")
+
+
+def _operator_chart(folder: Path, *, release: str, namespace: str | None = None) -> Path:
+    """charts/webapp-operator as the Flux arm: one pod each, a webhook that never blocks
+    anything else on the cluster, its roles in its own namespace when one is given."""
+    values: dict[str, Any] = {
+        "manager": {"replicas": 1},
+        "webhook": {"replicas": 1, "failurePolicy": "Ignore"},
+    }
+    data: dict[str, Any] = {
+        **HEAD,
+        "name": "webapp-operator",
+        "flux": {
+            "chart": {"path": str(CHARTS_DIR / "webapp-operator")},
+            "release": release,
+            "values": values,
+        },
+    }
+    if namespace is not None:
+        data["namespace"] = namespace
+        values["watchNamespaces"] = [namespace]
+    path = folder / "compare.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+# -- without a cluster ---------------------------------------------------------------------
+
+
+def test_a_local_chart_is_published_once_per_content(tmp_path: Path) -> None:
+    chart = tmp_path / "mine"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mine\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+    )
+    root, base = tmp_path / "repo", "http://127.0.0.1:1"
+    first = publish_chart(root, base, chart)
+    assert publish_chart(root, base, chart) == first
+    assert first.startswith(f"{base}/targets/")
+    index = yaml.safe_load((root / first.removeprefix(base + "/") / "index.yaml").read_text())
+    (entry,) = index["entries"]["mine"]
+    assert entry["version"] == "0.1.0"
+    assert entry["urls"] == [f"{first}/mine-0.1.0.tgz"]
+    # The same name and version with other content is another repository, never the old one.
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+    )
+    assert publish_chart(root, base, chart) != first
+
+
+def _objects(flux: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
+    target = parse_target({**HEAD, "flux": flux}, tmp_path / "compare.yaml")
+    assert target.flux is not None
+    server = ChartServer(tmp_path / "repo", "http://127.0.0.1:1")
+    return target_flux_objects(target, target.flux, "ns", server=server, interval=2.5)
+
+
+def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
+    values = {"replicaCount": 2}
+    local = {"chart": {"path": str(CHARTS_DIR / "webapp")}, "values": values}
+    source, release = _objects(local, tmp_path)
+    assert source["kind"] == "HelmRepository" and source["metadata"]["name"] == "app-chart"
+    assert source["spec"]["url"].startswith("http://127.0.0.1:1/targets/")
+    assert release["spec"]["chart"]["spec"]["chart"] == "webapp"
+    assert release["spec"]["chart"]["spec"]["sourceRef"] == {
+        "kind": "HelmRepository",
+        "name": "app-chart",
+    }
+    assert release["spec"]["values"] == values
+    assert release["spec"]["interval"] == "2500ms"
+    assert release["spec"]["driftDetection"] == {"mode": "enabled"}
+    assert release["spec"]["releaseName"] == "app"
+
+    remote = {"chart": {"repo": "https://charts.example/", "name": "c", "version": "1.2.3"}}
+    source, release = _objects(remote, tmp_path)
+    assert source["spec"]["url"] == "https://charts.example/"
+    assert release["spec"]["chart"]["spec"]["chart"] == "c"
+    assert release["spec"]["chart"]["spec"]["version"] == "1.2.3"
+    assert "values" not in release["spec"]
+
+    oci = {"chart": {"oci": "oci://registry.example/charts/c", "version": "1.2.3"}}
+    source, release = _objects(oci, tmp_path)
+    assert source["apiVersion"] == "source.toolkit.fluxcd.io/v1"
+    assert source["kind"] == "OCIRepository"
+    assert source["spec"]["url"] == "oci://registry.example/charts/c"
+    assert source["spec"]["ref"] == {"tag": "1.2.3"}
+    assert source["spec"]["layerSelector"]["operation"] == "copy"
+    assert release["spec"]["chartRef"] == {"kind": "OCIRepository", "name": "app-chart"}
+    assert "chart" not in release["spec"]
+    # No version: the highest semver tag, as helm picks the newest version.
+    source, _ = _objects({"chart": {"oci": "oci://registry.example/charts/c"}}, tmp_path)
+    assert source["spec"]["ref"] == {"semver": "*"}
+
+
+def test_helm_controller_is_granted_the_charts_kinds_and_roles(tmp_path: Path) -> None:
+    target = load_target(_operator_chart(tmp_path, release="wop"))
+    assert target.flux is not None
+    rendered = render_target(target, target.flux, "ns")
+    rules = chart_rules(rendered)
+    granted = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
+    for obj in rendered:
+        group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+        assert (group, resource_of(obj["kind"])) in granted
+    # Every rule of the chart's own roles, so that helm-controller may create them.
+    for obj in rendered:
+        if obj["kind"] in ("Role", "ClusterRole"):
+            assert all(rule in rules for rule in obj["rules"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["deploy", "flux", "--app", "x.yaml"], "--target and --app are mutually exclusive"),
+        (["deploy", "flux", "--release", "r"], "--target and --release are mutually exclusive"),
+        (["deploy", "flux", "-f", "v.yaml"], "--target and --values are mutually exclusive"),
+        (["undeploy", "flux", "--app", "x.yaml"], "--target and --app are mutually exclusive"),
+        (["undeploy", "flux", "--release", "r"], "--target and --release are mutually exclusive"),
+    ],
+)
+def test_flags_the_target_file_decides_are_usage_errors(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    path = _operator_chart(tmp_path, release="wop")
+    result = runner.invoke(app, [*args, "--target", str(path), *NO_CLUSTER])
+    assert _one_error_line(result).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["deploy", "flux"], ["undeploy", "flux"], ["run", "-a", "flux", "-e", "pod-delete-one"]],
+    ids=lambda a: a[0],
+)
+def test_a_target_without_a_flux_key_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    path = tmp_path / "compare.yaml"
+    path.write_text(
+        yaml.safe_dump({**HEAD, "helm": {"chart": {"path": str(CHARTS_DIR / "webapp")}}})
+    )
+    result = runner.invoke(app, [*args, "--target", str(path), *NO_CLUSTER])
+    assert _one_error_line(result) == f"{path}: flux: not given (this target has no flux key)"
+
+
+@pytest.mark.parametrize(
+    "args", [["deploy", "flux"], ["run", "-a", "helm", "-a", "flux"]], ids=lambda a: a[0]
+)
+def test_a_flux_chart_that_does_not_render_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    chart = tmp_path / "broken"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text('{{ fail "no way" }}\n')
+    path = tmp_path / "compare.yaml"
+    data = {
+        **HEAD,
+        "helm": {"chart": {"path": str(CHARTS_DIR / "webapp")}},
+        "flux": {"chart": {"path": str(chart)}},
+    }
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, [*args, "--target", str(path), *NO_CLUSTER])
+    line = _one_error_line(result)
+    assert line.startswith(f"{path}: flux: helm template app failed: execution error at ")
+    assert line.endswith(": no way")
+
+
+# -- against the cluster --------------------------------------------------------------------
+
+
+def wait_for(check: Any, timeout: float) -> float | None:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if check():
+            return time.monotonic() - started
+        time.sleep(0.2)
+    return None
+
+
+def _flux_row(result: Any) -> str:
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("flux ")]
+    assert len(rows) == 2, result.stdout  # the heading and the HelmRelease's row
+    return str(rows[1])
+
+
+@pytest.mark.cluster
+def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
+    release = f"wopf-{uuid.uuid4().hex[:6]}"
+    path = _operator_chart(tmp_path, release=release, namespace=namespace)
+    install = load_target(path).flux
+    assert install is not None
+    try:
+        deployed = runner.invoke(
+            app,
+            [
+                *("deploy", "flux", "--target", str(path)),
+                *("--flux-interval", INTERVAL, "--timeout", "150", *kubeconfig),
+            ],
+        )
+        assert deployed.exit_code == 0, deployed.output
+        assert f"HelmRelease {namespace}/{release} (chart {CHARTS_DIR / 'webapp-operator'}" in (
+            deployed.output
+        )
+        assert "Ready, desired state holds" in deployed.output
+        obj = read_helm_release(api, namespace, release)
+        assert obj is not None and obj["spec"]["driftDetection"] == {"mode": "enabled"}
+        # helm-controller installed it: a Helm release of its own, in the namespace.
+        assert get_release(cluster, namespace, release) is not None
+
+        row = _flux_row(runner.invoke(app, ["status", "--target", str(path), *kubeconfig]))
+        assert row.split()[:3] == ["flux", release, namespace]
+        assert "Ready True" in row and row.rstrip().endswith(" holds"), row
+
+        # One rule of the release's Role changed: helm-controller's drift detection sees it
+        # and puts the chart's rule back at a next interval.
+        leader_role = f"{release}-webapp-operator-leader-election"
+        rbac = client.RbacAuthorizationV1Api(api)
+        role = rbac.read_namespaced_role(leader_role, namespace)
+        wanted = list(role.rules[0].verbs)
+        role.rules[0].verbs = [*wanted, "deletecollection"]
+        rbac.replace_namespaced_role(leader_role, namespace, role)
+
+        def reverted() -> bool:
+            live = rbac.read_namespaced_role(leader_role, namespace)
+            return list(live.rules[0].verbs) == wanted
+
+        assert wait_for(reverted, timeout=30) is not None, "helm-controller kept the drift"
+        row = _flux_row(runner.invoke(app, ["status", "--target", str(path), *kubeconfig]))
+        assert "last drift" in row and row.rstrip().endswith(" holds"), row
+
+        removed = runner.invoke(app, ["undeploy", "flux", "--target", str(path), *kubeconfig])
+        assert removed.exit_code == 0, removed.output
+        assert f"HelmRelease {namespace}/{release} removed" in removed.output
+        assert read_helm_release(api, namespace, release) is None
+        assert get_release(cluster, namespace, release) is None
+        apps = client.AppsV1Api(api).list_namespaced_deployment(namespace).items
+        assert apps == []
+        again = runner.invoke(app, ["status", "--target", str(path), *kubeconfig])
+        assert again.exit_code == 0, again.output
+        assert f"flux HelmRelease {release}: not deployed" in again.stdout
+    finally:
+        undeploy_target_flux(cluster, install, namespace, timeout=60)
+    # helm-controller's uninstall took the release's cluster-scoped objects too.
+    names = [r.metadata.name for r in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
+    assert not [name for name in names if name.startswith(release)]
+
+
+@pytest.mark.cluster
+def test_the_grants_name_real_resources(cluster: ClusterTarget) -> None:
+    # Every kind the judge knows, as its API resource: what the server's discovery serves.
+    served = {
+        name.split(".")[0] for name in kubectl(cluster, "api-resources", "-o", "name").split()
+    }
+    assert {resource_of(name) for name in KINDS} <= served
+
+
+POLICY = """\
+version: 1
+requireComplete: true
+expectations:
+  - approach: flux
+    faults: [pod-delete-one, deployment-delete]
+    expect: heals
+    reason: the ReplicaSet controller makes new pods; helm-controller recreates the Deployment
+  - approach: flux
+    faults: [env-add]
+    expect: does-not-heal
+    reason: an added field is not drift to helm-controller
+"""
+
+
+@pytest.mark.cluster
+def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    target = _operator_chart(tmp_path, release="wopf")
+    out = tmp_path / "reports"
+    kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
+    result = runner.invoke(
+        app,
+        [
+            *("run", "--target", str(target), "-a", "flux"),
+            *("-e", "pod-delete-one", "-e", "deployment-delete", "-e", "env-add"),
+            *("--heal-window", "20", "--flux-interval", INTERVAL),
+            *kubeconfig,
+            *("--output", str(out)),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    run_dir = latest_run(out)
+    results = load_results(run_dir)
+    assert results.complete and results.skipped == []
+    assert results.target is not None and results.target.name == "webapp-operator"
+    assert os.path.samefile(results.target.file, target)
+    assert results.settings.flux_interval_seconds == float(INTERVAL)
+    trials = {t.experiment: t for t in results.trials}
+    assert {t.approach for t in results.trials} == {"flux"}
+    deleted, gone, added = trials["pod-delete-one"], trials["deployment-delete"], trials["env-add"]
+    assert deleted.status == "healed", deleted.error
+    before, after = deleted.evidence.uids_before, deleted.evidence.uids_after
+    assert before is not None and after is not None
+    assert before.pods and after.pods and not set(before.pods) & set(after.pods)
+    # helm-controller's correction: the chart's Deployment made again, a new object.
+    assert gone.status == "healed", gone.error
+    assert gone.evidence.detected_by == "Event DriftDetected"
+    assert added.status == "not-healed", added.error
+    assert added.evidence.fault_seen is not None
+    assert any("containers[manager].env" in m for m in added.evidence.mismatches_at_end), (
+        added.evidence.mismatches_at_end
+    )
+
+    report = runner.invoke(app, ["report", str(run_dir), "--format", "markdown"])
+    assert report.exit_code == 0, report.output
+    assert "webapp-operator" in report.stdout and "flux" in report.stdout
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    check = runner.invoke(app, ["check", str(run_dir), "--policy", str(policy)])
+    assert check.exit_code == 0, check.output
+    assert "policy holds: 3 checks passed" in check.stdout
+    # Each trial removed its HelmRelease and helm-controller its release's cluster objects.
+    roles = client.RbacAuthorizationV1Api(api).list_cluster_role().items
+    assert not [r.metadata.name for r in roles if r.metadata.name.startswith("wopf-")]
