@@ -78,16 +78,15 @@ def test_flags_the_target_file_decides_are_usage_errors(args: list[str], message
     assert _one_error_line(result).startswith(message)
 
 
+# The flux arm: tests/target/test_target_flux.py.
 @pytest.mark.parametrize(
     ("args", "arm"),
     [
         (["deploy", "operator"], "operator"),
         (["undeploy", "operator"], "operator"),
-        (["deploy", "flux"], "flux"),
-        (["undeploy", "flux"], "flux"),
     ],
 )
-def test_the_operator_and_flux_arms_are_not_supported_yet(args: list[str], arm: str) -> None:
+def test_the_operator_arm_is_not_supported_yet(args: list[str], arm: str) -> None:
     result = runner.invoke(app, [*args, "--target", str(EXAMPLE), *NO_CLUSTER])
     assert _one_error_line(result) == (
         f"target {EXAMPLE}: the {arm} arm of --target is not supported yet"

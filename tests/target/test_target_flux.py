@@ -330,7 +330,8 @@ expectations:
 def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
     cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
 ) -> None:
-    target = _operator_chart(tmp_path, release="wopf")
+    release = f"wopr{uuid.uuid4().hex[:4]}"
+    target = _operator_chart(tmp_path, release=release)
     out = tmp_path / "reports"
     kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
     result = runner.invoke(
@@ -366,7 +367,7 @@ def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
         added.evidence.mismatches_at_end
     )
 
-    report = runner.invoke(app, ["report", str(run_dir), "--format", "markdown"])
+    report = runner.invoke(app, ["report", str(run_dir), "--format", "md"])
     assert report.exit_code == 0, report.output
     assert "webapp-operator" in report.stdout and "flux" in report.stdout
     policy = tmp_path / "policy.yaml"
@@ -376,4 +377,4 @@ def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
     assert "policy holds: 3 checks passed" in check.stdout
     # Each trial removed its HelmRelease and helm-controller its release's cluster objects.
     roles = client.RbacAuthorizationV1Api(api).list_cluster_role().items
-    assert not [r.metadata.name for r in roles if r.metadata.name.startswith("wopf-")]
+    assert not [r.metadata.name for r in roles if r.metadata.name.startswith(release)]
