@@ -39,7 +39,7 @@ from compare.deploy.target_flux import (
 )
 from compare.deploy.target_helm import render_target
 from compare.judge.kinds import KINDS
-from compare.paths import CHARTS_DIR
+from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results
 from compare.target import load_target, parse_target
 
@@ -148,6 +148,14 @@ def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
     # No version: the highest semver tag, as helm picks the newest version.
     source, _ = _objects({"chart": {"oci": "oci://registry.example/charts/c"}}, tmp_path)
     assert source["spec"]["ref"] == {"semver": "*"}
+
+
+def test_the_example_is_the_operator_chart_through_flux() -> None:
+    target = load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml")
+    assert target.flux is not None and target.helm is None and target.operator is None
+    assert target.flux.chart.path == CHARTS_DIR / "webapp-operator"
+    kinds = {obj["kind"] for obj in render_target(target, target.flux, "webapp-flux")}
+    assert {"Deployment", "ServiceAccount", "Role", "ClusterRole", "Secret"} <= kinds
 
 
 def test_helm_controller_is_granted_the_charts_kinds_and_roles(tmp_path: Path) -> None:
