@@ -1,9 +1,10 @@
 """`--target FILE`: your own chart instead of the built-in WebApp, for deploy, undeploy, status.
 
-Only the Helm arm of a target file is wired to the CLI so far; `deploy operator/flux --target`
-is a one-line error. Everything a command can check without a cluster - the target file, its
-namespace, `helm template` of its chart - is checked before the cluster is touched, so a bad
-target file is one line and nothing is created. Without `--target` no command comes here.
+The Helm arm is here, the Flux arm in `compare.cli.target_flux_cmd`; `deploy operator
+--target` is a one-line error so far. Everything a command can check without a cluster - the
+target file, its namespace, `helm template` of its chart - is checked before the cluster is
+touched, so a bad target file is one line and nothing is created. Without `--target` no
+command comes here.
 """
 
 from __future__ import annotations

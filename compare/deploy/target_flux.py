@@ -202,14 +202,14 @@ def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rules + granted
 
 
-def chart_role(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A ClusterRole and its binding to helm-controller, named by a digest of the rules (the
     same chart in every trial applies the same role)."""
     rules = chart_rules(objects)
     digest = hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:10]
     name = f"{ROLE_PREFIX}{HELM_CONTROLLER}-chart-{digest}"
     meta = {"name": name, "labels": {CHART_ROLE_LABEL: "true"}}
-    return [
+    return (
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
@@ -229,7 +229,7 @@ def chart_role(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {"kind": "ServiceAccount", "name": HELM_CONTROLLER, "namespace": FLUX_NAMESPACE}
             ],
         },
-    ]
+    )
 
 
 def _wait_granted(api: client.ApiClient, rules: list[dict[str, Any]], namespace: str) -> None:
@@ -325,7 +325,7 @@ def deploy_target_flux(
         target, install, namespace, server=chart_server(cluster, handle), interval=interval
     )
     # helm-controller installs the chart's crds/ too (its default `install.crds: Create`).
-    role = chart_role([*rendered, *chart_crds(target_chart(target, install))])
+    role, binding = chart_role([*rendered, *chart_crds(target_chart(target, install))])
     api = cluster.api_client()
     try:
         found = if_found(
@@ -334,12 +334,13 @@ def deploy_target_flux(
             namespace,
             _request_timeout=REQUEST_TIMEOUT,
         )
+        first = [role, binding]
         if found is None:
-            role.insert(
+            first.insert(
                 0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
             )
-        apply_documents(cluster, role, field_manager=FIELD_MANAGER)
-        _wait_granted(api, role[-2]["rules"], namespace)
+        apply_documents(cluster, first, field_manager=FIELD_MANAGER)
+        _wait_granted(api, role["rules"], namespace)
         apply_documents(cluster, docs, field_manager=FIELD_MANAGER)
         wait_helm_release_ready(
             api, namespace, install.release, timeout=timeout, started=started, cancel=cancel

@@ -7,8 +7,9 @@ controller is granted exactly the chart's kinds and roles, and every bad input i
 before the cluster is touched. Against the real API server, with the real source-controller
 and helm-controller: charts/webapp-operator (Deployments, ServiceAccounts, RBAC, a webhook
 configuration, a Secret, a CRD) deploys through Flux, holds, is corrected by helm-controller
-after drift, goes away with its cluster-scoped objects; and `compare run --target -a flux`
-measures a healed and an unhealed fault, reported and checked against a policy.
+after drift, goes away with its cluster-scoped objects; and `compare run --target -a helm
+-a flux` measures healed and unhealed faults side by side (a deleted Deployment: Flux heals it,
+Helm does not), reported and checked against a policy.
 """
 
 from __future__ import annotations
@@ -331,21 +332,29 @@ expectations:
     faults: [env-add]
     expect: does-not-heal
     reason: an added field is not drift to helm-controller
+  - approach: helm
+    faults: [deployment-delete, env-add]
+    expect: does-not-heal
+    reason: Helm applies once and watches nothing
 """
 
 
 @pytest.mark.cluster
-def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
+def test_a_target_chart_run_through_flux_and_helm_heals_and_keeps_what_it_should(
     cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
 ) -> None:
     release = f"wopr{uuid.uuid4().hex[:4]}"
     target = _operator_chart(tmp_path, release=release)
+    # The same chart for Helm too, under a release name of its own: the two side by side.
+    data = yaml.safe_load(target.read_text())
+    data["helm"] = {**data["flux"], "release": f"{release}h"}
+    target.write_text(yaml.safe_dump(data))
     out = tmp_path / "reports"
     kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
     result = runner.invoke(
         app,
         [
-            *("run", "--target", str(target), "-a", "flux"),
+            *("run", "--target", str(target), "-a", "helm", "-a", "flux"),
             *("-e", "pod-delete-one", "-e", "deployment-delete", "-e", "env-add"),
             *("--heal-window", "20", "--flux-interval", INTERVAL),
             *kubeconfig,
@@ -359,8 +368,13 @@ def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
     assert results.target is not None and results.target.name == "webapp-operator"
     assert os.path.samefile(results.target.file, target)
     assert results.settings.flux_interval_seconds == float(INTERVAL)
-    trials = {t.experiment: t for t in results.trials}
-    assert {t.approach for t in results.trials} == {"flux"}
+    assert len(results.trials) == 6
+    helm = {t.experiment: t for t in results.trials if t.approach == "helm"}
+    # Helm installed it once and watches nothing: a deleted Deployment stays deleted.
+    assert helm["pod-delete-one"].status == "healed", helm["pod-delete-one"].error
+    assert helm["deployment-delete"].status == "not-healed", helm["deployment-delete"].error
+    assert helm["env-add"].status == "not-healed", helm["env-add"].error
+    trials = {t.experiment: t for t in results.trials if t.approach == "flux"}
     deleted, gone, added = trials["pod-delete-one"], trials["deployment-delete"], trials["env-add"]
     assert deleted.status == "healed", deleted.error
     before, after = deleted.evidence.uids_before, deleted.evidence.uids_after
@@ -377,12 +391,14 @@ def test_a_target_chart_run_through_flux_heals_and_keeps_what_it_should(
 
     report = runner.invoke(app, ["report", str(run_dir), "--format", "md"])
     assert report.exit_code == 0, report.output
-    assert "webapp-operator" in report.stdout and "flux" in report.stdout
+    assert "webapp-operator" in report.stdout
+    assert "helm" in report.stdout and "flux" in report.stdout
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     check = runner.invoke(app, ["check", str(run_dir), "--policy", str(policy)])
     assert check.exit_code == 0, check.output
-    assert "policy holds: 3 checks passed" in check.stdout
-    # Each trial removed its HelmRelease and helm-controller its release's cluster objects.
+    assert "policy holds: 5 checks passed" in check.stdout
+    # Each trial removed its release (the flux ones: helm-controller's uninstall), with its
+    # cluster-scoped objects.
     roles = client.RbacAuthorizationV1Api(api).list_cluster_role().items
     assert not [r.metadata.name for r in roles if r.metadata.name.startswith(release)]
