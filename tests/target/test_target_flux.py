@@ -27,8 +27,10 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.flux import read_helm_release
+from compare.deploy.flux import flux_status, read_helm_release
 from compare.deploy.flux_charts import publish_chart
+from compare.deploy.flux_install import CHART_ROLE_LABEL, FLUX_NAMESPACE
+from compare.deploy.flux_process import alive
 from compare.deploy.helm import get_release
 from compare.deploy.install import kubectl
 from compare.deploy.target_flux import (
@@ -155,7 +157,8 @@ def test_the_example_is_the_operator_chart_through_flux() -> None:
     target = load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml")
     assert target.flux is not None and target.helm is None and target.operator is None
     assert target.flux.chart.path == CHARTS_DIR / "webapp-operator"
-    kinds = {obj["kind"] for obj in render_target(target, target.flux, "webapp-flux")}
+    # Into any namespace: `compare run` installs it in each trial's.
+    kinds = {obj["kind"] for obj in render_target(target, target.flux, "cmp-flux-any")}
     assert {"Deployment", "ServiceAccount", "Role", "ClusterRole", "Secret"} <= kinds
 
 
@@ -294,9 +297,18 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
         row = _flux_row(runner.invoke(app, ["status", "--target", str(path), *kubeconfig]))
         assert "last drift" in row and row.rstrip().endswith(" holds"), row
 
-        removed = runner.invoke(app, ["undeploy", "flux", "--target", str(path), *kubeconfig])
+        # The chart's grant to helm-controller, labelled: it goes with Flux's own identities.
+        rbac_api = client.RbacAuthorizationV1Api(api)
+        assert rbac_api.list_cluster_role(label_selector=CHART_ROLE_LABEL).items
+        removed = runner.invoke(
+            app, ["undeploy", "flux", "--target", str(path), "--stop-flux", *kubeconfig]
+        )
         assert removed.exit_code == 0, removed.output
         assert f"HelmRelease {namespace}/{release} removed" in removed.output
+        assert "Flux controllers and chart server stopped" in removed.output
+        assert not any(alive(p) for p in flux_status(cluster).processes.values())
+        assert rbac_api.list_cluster_role(label_selector=CHART_ROLE_LABEL).items == []
+        assert rbac_api.list_cluster_role_binding(label_selector=CHART_ROLE_LABEL).items == []
         assert read_helm_release(api, namespace, release) is None
         assert get_release(cluster, namespace, release) is None
         apps = client.AppsV1Api(api).list_namespaced_deployment(namespace).items
@@ -309,6 +321,13 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
     # helm-controller's uninstall took the release's cluster-scoped objects too.
     names = [r.metadata.name for r in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
     assert not [name for name in names if name.startswith(release)]
+    # Flux's namespace is gone before the next test starts Flux again in it.
+    core = client.CoreV1Api(api)
+    assert wait_for(lambda: FLUX_NAMESPACE not in _namespaces(core), timeout=90) is not None
+
+
+def _namespaces(core: client.CoreV1Api) -> list[str]:
+    return [ns.metadata.name for ns in core.list_namespace().items]
 
 
 @pytest.mark.cluster
