@@ -55,8 +55,9 @@ def status(
     status, or the CR's status.phase; STATE compares the live Deployment and Service with what
     the approach asked for (the release's applied manifest, or the CR's spec).
 
-    With --target FILE: one row, the target's Helm release, judged closed-world on every
-    object of its manifest.
+    With --target FILE: a row per arm of the target - its Helm release, judged closed-world on
+    every object of its manifest, and its operator's custom resource, judged on the baseline
+    of owned objects its deploy took.
     """
     if target_file is not None:
         if all_namespaces:
@@ -65,9 +66,9 @@ def status(
                 " in one namespace)",
                 exit_code=EXIT_USAGE,
             )
-        row = target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
-        if row is not None:
-            _print_table([row])
+        rows = target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
+        if rows:
+            _print_table(rows)
         return
     if not all_namespaces:
         check_namespace_name(namespace)
