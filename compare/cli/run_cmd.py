@@ -6,6 +6,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from types import FrameType
@@ -32,7 +33,9 @@ from compare.cli.common import (
 from compare.cli.target_cmd import TargetOpt, refuse_with_target, unsupported_arm
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.flux import check_interval
+from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_helm import helm_arm, render_target
+from compare.deploy.target_operator import install_documents, operator_arm
 from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
@@ -50,6 +53,7 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
+from compare.run.preflight import INSTALL_NAMESPACE, preflight_operator
 from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -156,15 +160,23 @@ def run(
     app_target = workload = None
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        # Only the Helm arm of a target runs so far: `-a helm` must be given, alone.
-        other = next((a for a in approaches if a != "helm"), None)
-        if other is not None or approach is None:
-            raise unsupported_arm(target_file, other or "operator")
         app_target = load_target(target_file)
-        install = helm_arm(app_target)
-        # `helm template` before the cluster is touched, into a namespace like a trial's (each
-        # trial installs it into its own); its parts decide which faults apply.
-        workload = workload_of(render_target(app_target, install, TRIAL_NAMESPACE))
+        if approach is None:
+            # The arms the target file names (flux among them is refused below).
+            given = {"helm": app_target.helm, "operator": app_target.operator}
+            given["flux"] = app_target.flux
+            approaches = tuple(name for name, arm in given.items() if arm is not None)
+        if "flux" in approaches:
+            raise unsupported_arm(target_file, "flux")
+        if "helm" in approaches:
+            install = helm_arm(app_target)
+            # `helm template` before the cluster is touched, into a namespace like a trial's
+            # (each trial installs it into its own); its parts decide which faults apply.
+            workload = workload_of(render_target(app_target, install, TRIAL_NAMESPACE))
+        if "operator" in approaches:
+            # The kustomize build / chart rendering of the operator's install, no cluster.
+            operator = operator_arm(app_target)
+            install_documents(app_target, operator, app_target.namespace or INSTALL_NAMESPACE)
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
     request = RunRequest(
@@ -193,8 +205,20 @@ def run(
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
     target = target_from(ctx, kubeconfig, context)
-
-    engine = Run(target, request)
+    if app_target is not None and "operator" in approaches:
+        with console.status("preflight: installing the target's operator, deploying it once"):
+            installed, owned = preflight_operator(target, app_target, timeout=DEFAULT_TIMEOUT_S)
+        request = replace(request, operator_workload=owned, operator_install=installed)
+        console.print(
+            f"preflight: the target's custom resources own {owned.describe('workload')}"
+            + (f" and Service {owned.service}" if owned.service else "")
+        )
+    try:
+        engine = Run(target, request)
+    except BaseException:
+        # Nothing will run: what the preflight installed goes again.
+        Run.uninstall_operator(target, request)
+        raise
     if app_target is not None:
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans

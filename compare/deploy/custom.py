@@ -37,16 +37,30 @@ class Served:
         return f"{base}{scope}/{self.plural}{tail}"
 
 
-def _call(api: client.ApiClient, method: str, path: str, **kwargs: Any) -> Any:
-    response = api.call_api(
-        path,
+def _call(
+    api: client.ApiClient,
+    method: str,
+    path: str,
+    *,
+    query_params: list[tuple[str, str]] | None = None,
+    header_params: dict[str, str] | None = None,
+    body: Any = None,
+) -> Any:
+    """One request to a path, as the typed client makes it (auth, timeouts); ApiException on
+    an error status, as the typed calls raise it."""
+    serialized = api.param_serialize(
         method,
+        path,
+        query_params=query_params,
+        header_params={"Accept": "application/json", **(header_params or {})},
+        body=body,
         auth_settings=["BearerToken"],
-        _preload_content=False,
-        _request_timeout=REQUEST_TIMEOUT,
-        **kwargs,
     )
-    return json.loads(response[0].data or b"{}")
+    response = api.call_api(*serialized, _request_timeout=REQUEST_TIMEOUT)
+    response.read()
+    if not 200 <= response.status <= 299:
+        raise client.ApiException(http_resp=response)
+    return json.loads(response.data or b"{}")
 
 
 def api_message(exc: client.ApiException) -> str:
@@ -58,7 +72,7 @@ def served(api: client.ApiClient, api_version: str, kind: str) -> Served | None:
     not established yet)."""
     path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     try:
-        listing = _call(api, "GET", path, header_params={"Accept": "application/json"})
+        listing = _call(api, "GET", path)
     except client.ApiException as exc:
         if exc.status == 404:
             return None
@@ -77,19 +91,14 @@ def apply(api: client.ApiClient, what: Served, namespace: str, body: dict[str, A
         "PATCH",
         what.path(namespace, name),
         query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
-        header_params={
-            "Content-Type": "application/apply-patch+yaml",
-            "Accept": "application/json",
-        },
+        header_params={"Content-Type": "application/apply-patch+yaml"},
         body=body,
     )
 
 
 def read(api: client.ApiClient, what: Served, namespace: str, name: str) -> dict[str, Any] | None:
     try:
-        found: dict[str, Any] = _call(
-            api, "GET", what.path(namespace, name), header_params={"Accept": "application/json"}
-        )
+        found: dict[str, Any] = _call(api, "GET", what.path(namespace, name))
     except client.ApiException as exc:
         if exc.status == 404:
             return None
@@ -104,7 +113,6 @@ def delete(api: client.ApiClient, what: Served, namespace: str, name: str) -> bo
             api,
             "DELETE",
             what.path(namespace, name),
-            header_params={"Accept": "application/json"},
             body={"propagationPolicy": "Background"},
         )
     except client.ApiException as exc:
@@ -117,7 +125,7 @@ def delete(api: client.ApiClient, what: Served, namespace: str, name: str) -> bo
 def count(api: client.ApiClient, what: Served) -> int:
     """Objects of the kind in the whole cluster."""
     try:
-        body = _call(api, "GET", what.path(None), header_params={"Accept": "application/json"})
+        body = _call(api, "GET", what.path(None))
     except client.ApiException as exc:
         if exc.status == 404:
             return 0

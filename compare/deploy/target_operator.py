@@ -83,6 +83,8 @@ class Install:
     documents: list[dict[str, Any]] = field(default_factory=list)
     existed: bool = True
     created: list[dict[str, Any]] = field(default_factory=list)
+    # The install's namespace was created for it (by a run's preflight): removed with it.
+    namespace_created: bool = False
 
 
 # -- before the cluster ------------------------------------------------------------------------
@@ -301,6 +303,12 @@ def uninstall(
     # Reverse order: what a kustomization lists first (namespaces, CRDs) goes last.
     docs = done.created if created_only else done.documents
     _delete_documents(cluster, done.namespace, list(reversed(docs)))
+    if created_only and done.namespace_created:
+        _delete_documents(
+            cluster,
+            done.namespace,
+            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}],
+        )
 
 
 # -- the custom resources ----------------------------------------------------------------------

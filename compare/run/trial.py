@@ -22,7 +22,14 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
+from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_helm import deploy_target, helm_arm, release_in, uninstall_target
+from compare.deploy.target_operator import (
+    REMOVE_TIMEOUT_S,
+    deploy_resources,
+    operator_arm,
+    remove_resources,
+)
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
@@ -31,7 +38,7 @@ from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
-from compare.run.workload import Workload, builtin_workload, workload_of
+from compare.run.workload import OWNED, Workload, builtin_workload, workload_of
 from compare.target import Target
 from compare.webapp import WebApp
 
@@ -164,7 +171,20 @@ def _carry_out(
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
     workload: Workload
-    if ctx.app_target is not None:
+    if ctx.app_target is not None and plan.approach == "operator":
+        # The custom resources applied here; once ready, what they own is the baseline (the
+        # desired state) and the faults act on its parts.
+        desired = deploy_resources(
+            ctx.target,
+            ctx.app_target,
+            operator_arm(ctx.app_target),
+            namespace,
+            timeout=DEFAULT_TIMEOUT_S,
+            cancel=ctx.cancel,
+        )
+        workload = workload_of([item.raw for item in desired.items], source=OWNED)
+        _check(ctx)
+    elif ctx.app_target is not None:
         # The release's own manifest is the desired state; the faults act on its parts.
         install = release_in(helm_arm(ctx.app_target), namespace)
         desired = deploy_target(ctx.target, ctx.app_target, install, namespace, cancel=ctx.cancel)
@@ -340,7 +360,11 @@ def remove_namespace(
 
     The namespace is deleted in the background: nothing later depends on it being gone.
     """
-    if app_target is not None:
+    if app_target is not None and approach == "operator":
+        # Its finalizers run while the namespace is still there.
+        operator = operator_arm(app_target)
+        remove_resources(target, app_target, operator, namespace, timeout=REMOVE_TIMEOUT_S)
+    elif app_target is not None:
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
         approach_of(approach).remove(target, webapp, namespace)
@@ -361,10 +385,18 @@ def _detect(
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        found = first_detection(read_events(api, namespace, ctx.webapp.name), since)
+        found = first_detection(read_events(api, namespace, _announcer(ctx)), since)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
+
+
+def _announcer(ctx: TrialContext) -> str:
+    """The object whose Events announce a correction: the WebApp, or a target's (first)
+    custom resource."""
+    if ctx.app_target is not None and ctx.app_target.operator is not None:
+        return str(ctx.app_target.operator.resources[0]["metadata"]["name"])
+    return ctx.webapp.name
 
 
 def _check(ctx: TrialContext) -> None:
