@@ -406,9 +406,7 @@ def wait_ready(
         if why is None:
             return [api_of.read(api, r.served, namespace, r.name) or {} for r in resources]
         if time.monotonic() > deadline:
-            raise CompareError(
-                f"{what} not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED
-            )
+            raise CompareError(f"not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED)
         sleep_unless_cancelled(cancel, POLL_S, what)
 
 

@@ -1,0 +1,156 @@
+"""Target files for the operator arm: the WebApp operator (the toolkit's own local process,
+so `alreadyInstalled: true`) under a non-default custom resource, and a kustomize-installed
+operator that never gets ready (on kwok its pods "run" but nothing executes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.operator import install_operator
+from compare.paths import CHARTS_DIR
+from compare.webapp import API_GROUP, API_VERSION, PLURAL
+from tests.operator.helpers import eventually
+
+# Not the example WebApp: five replicas, several env vars, requests and limits.
+ENV = [
+    {"name": "LOG_LEVEL", "value": "debug"},
+    {"name": "FEATURE_FLAGS", "value": "checkout,search"},
+    {"name": "REGION", "value": "eu-west-1"},
+]
+RESOURCES = {"requests": {"cpu": "100m", "memory": "96Mi"}, "limits": {"memory": "192Mi"}}
+SHOP = {
+    "apiVersion": "example.com/v1",
+    "kind": "WebApp",
+    "metadata": {"name": "shop"},
+    "spec": {
+        "replicas": 5,
+        "image": "shop:v2",
+        "port": 8080,
+        "env": ENV,
+        "resources": RESOURCES,
+    },
+}
+
+
+def shop_target(folder: Path, *, namespace: str | None = None, helm: bool = False) -> Path:
+    """The shop WebApp as an operator target (and, with `helm`, the same app as a chart)."""
+    data: dict[str, Any] = {
+        "apiVersion": "compare.example.com/v1alpha1",
+        "kind": "Target",
+        "name": "shop",
+        "operator": {
+            "install": {"alreadyInstalled": True},
+            "resources": ["shop.yaml"],
+            "ready": {"condition": "Available"},
+        },
+    }
+    if namespace is not None:
+        data["namespace"] = namespace
+    if helm:
+        data["helm"] = {
+            "chart": {"path": str(CHARTS_DIR / "webapp")},
+            "values": {
+                "fullnameOverride": "shop",
+                "replicaCount": 5,
+                "image": "shop:v2",
+                "port": 8080,
+                "env": ENV,
+                "resources": RESOURCES,
+            },
+        }
+    (folder / "shop.yaml").write_text(yaml.safe_dump(SHOP))
+    path = folder / "compare.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.stuck.example.com"},
+    "spec": {
+        "group": "stuck.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+MANAGER = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "gadget-operator"},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "gadget-operator"}},
+        "template": {
+            "metadata": {"labels": {"app": "gadget-operator"}},
+            "spec": {"containers": [{"name": "manager", "image": "gadget-operator:v1"}]},
+        },
+    },
+}
+
+
+def stuck_target(folder: Path, namespace: str) -> Path:
+    """A kustomize-installed operator (its CRD and manager Deployment) whose Gadget never
+    gets its Ready condition: nothing executes on kwok."""
+    install = folder / "install"
+    install.mkdir()
+    (install / "crd.yaml").write_text(yaml.safe_dump(CRD))
+    (install / "manager.yaml").write_text(yaml.safe_dump(MANAGER))
+    (install / "kustomization.yaml").write_text("resources:\n  - crd.yaml\n  - manager.yaml\n")
+    data = {
+        "apiVersion": "compare.example.com/v1alpha1",
+        "kind": "Target",
+        "name": "gadget",
+        "namespace": namespace,
+        "operator": {
+            "install": {"kustomize": "install"},
+            "resources": [
+                {
+                    "apiVersion": "stuck.example.com/v1",
+                    "kind": "Gadget",
+                    "metadata": {"name": "one"},
+                    "spec": {"size": 3},
+                }
+            ],
+            "ready": {"condition": "Ready"},
+        },
+    }
+    path = folder / "compare.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def webapp_operator(cluster: ClusterTarget, api: client.ApiClient) -> Iterator[None]:
+    """The toolkit's own operator, running: the target's `alreadyInstalled` operator. It
+    outlives the tests' WebApps (their finalizer needs it)."""
+    install_operator(cluster)
+    yield
+    custom = client.CustomObjectsApi(api)
+
+    def none_left() -> bool:
+        items = custom.list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)["items"]
+        return not [i for i in items if i["metadata"]["namespace"].startswith(("t-", "cmp-"))]
+
+    eventually(none_left, timeout=60, what="the tests' WebApps to be gone")
