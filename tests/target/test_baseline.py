@@ -80,7 +80,7 @@ def test_the_judge_holds_a_baseline_as_a_heal_leaves_it() -> None:
     del drifted["metadata"]["annotations"]["team"]
     found = [str(m) for m in diff_object("deployment", deployment.defaulted, drifted)]
     assert sorted(found) == [
-        "deployment.metadata.annotations[team]: removed (want 'web')",
+        "deployment.metadata.annotations.team: removed (want 'web')",
         "deployment.spec.replicas: want 5, got 2",
     ]
 

@@ -94,7 +94,7 @@ def test_an_operator_target_deploys_takes_its_baseline_and_goes(
 
     status = runner.invoke(app, ["status", "--target", str(path), *_kubeconfig(cluster)])
     assert status.exit_code == 0, status.output
-    row = next(line for line in status.stdout.splitlines() if line.startswith("operator "))
+    row = next(line for line in status.stdout.splitlines() if "WebApp/shop" in line)
     assert row.split()[:5] == ["operator", "WebApp/shop", namespace, "5/5", "shop:v2"]
     assert row.rstrip().endswith(" holds"), row
 
@@ -126,7 +126,8 @@ def test_a_custom_resource_of_a_kind_nobody_serves_is_one_line_before_anything(
     (tmp_path / "shop.yaml").write_text(
         "apiVersion: nowhere.example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {}\n"
     )
-    for args in (["deploy", "operator"], ["run", "-a", "operator", "-e", "pod-delete-one"]):
+    run = ["run", "-a", "operator", "-e", "pod-delete-one", "--output", str(tmp_path / "out")]
+    for args in (["deploy", "operator"], run):
         result = runner.invoke(app, [*args, "--target", str(path), *_kubeconfig(cluster)])
         assert _one_error_line(result, 2) == (
             f"{path}: operator.resources: Widget w: no API serves Widget in"
