@@ -14,58 +14,33 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.operator import install_operator
-from compare.paths import CHARTS_DIR
+from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.operator.helpers import eventually
 
-# Not the example WebApp: five replicas, several env vars, requests and limits.
+EXAMPLE = EXAMPLES_DIR / "target-shop.yaml"
+# The example's non-default spec: five replicas, several env vars, requests and limits.
 ENV = [
     {"name": "LOG_LEVEL", "value": "debug"},
     {"name": "FEATURE_FLAGS", "value": "checkout,search"},
     {"name": "REGION", "value": "eu-west-1"},
 ]
 RESOURCES = {"requests": {"cpu": "100m", "memory": "96Mi"}, "limits": {"memory": "192Mi"}}
-SHOP = {
-    "apiVersion": "example.com/v1",
-    "kind": "WebApp",
-    "metadata": {"name": "shop"},
-    "spec": {
-        "replicas": 5,
-        "image": "shop:v2",
-        "port": 8080,
-        "env": ENV,
-        "resources": RESOURCES,
-    },
-}
 
 
 def shop_target(folder: Path, *, namespace: str | None = None, helm: bool = False) -> Path:
-    """The shop WebApp as an operator target (and, with `helm`, the same app as a chart)."""
-    data: dict[str, Any] = {
-        "apiVersion": "compare.example.com/v1alpha1",
-        "kind": "Target",
-        "name": "shop",
-        "operator": {
-            "install": {"alreadyInstalled": True},
-            "resources": ["shop.yaml"],
-            "ready": {"condition": "Available"},
-        },
-    }
+    """examples/target-shop.yaml in `folder` (the test's namespace; its helm arm only with
+    `helm`), its custom resource moved to a file of its own as a target may name it."""
+    data: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
+    data.pop("namespace")
     if namespace is not None:
         data["namespace"] = namespace
     if helm:
-        data["helm"] = {
-            "chart": {"path": str(CHARTS_DIR / "webapp")},
-            "values": {
-                "fullnameOverride": "shop",
-                "replicaCount": 5,
-                "image": "shop:v2",
-                "port": 8080,
-                "env": ENV,
-                "resources": RESOURCES,
-            },
-        }
-    (folder / "shop.yaml").write_text(yaml.safe_dump(SHOP))
+        data["helm"]["chart"]["path"] = str(CHARTS_DIR / "webapp")
+    else:
+        del data["helm"]
+    (folder / "shop.yaml").write_text(yaml.safe_dump(data["operator"]["resources"][0]))
+    data["operator"]["resources"] = ["shop.yaml"]
     path = folder / "compare.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

@@ -117,7 +117,7 @@ def test_one_app_by_its_chart_and_by_its_operator_healed_and_not_reported_and_ch
     # The fault hit the operator's own container, and the operator took the image back.
     changed = cells[("image-change", "operator")].evidence
     assert changed.fault_seen is not None
-    assert changed.field == "containers[webapp].image"
+    assert changed.field == "deployment.spec.template.spec.containers[webapp].image"
     assert changed.before == changed.after == "shop:v2" != changed.during
     for approach in ("helm", "operator"):
         down = cells[("controller-manager-down", approach)]
