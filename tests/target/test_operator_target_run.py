@@ -132,7 +132,7 @@ def test_one_app_by_its_chart_and_by_its_operator_healed_and_not_reported_and_ch
     assert report.exit_code == 0, report.output
     row = next(line for line in report.stdout.splitlines() if "(`deployment-delete`)" in line)
     helm_cell, operator_cell = (cell.strip() for cell in row.strip("| ").split("|")[1:3])
-    assert helm_cell.startswith("NOT healed") and operator_cell.startswith("healed in"), row
+    assert helm_cell.startswith("**NOT healed") and operator_cell.startswith("healed in"), row
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     checked = runner.invoke(app, ["check", str(run_dir), "--policy", str(policy)])
