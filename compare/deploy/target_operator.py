@@ -120,9 +120,9 @@ def install_documents(target: Target, operator: Operator, namespace: str) -> lis
     return []
 
 
-def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
-    """(apiVersion, kind) of every version of the CRDs among the install's objects."""
-    found = set()
+def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], bool]:
+    """(apiVersion, kind) -> namespaced, for every served version of the install's CRDs."""
+    found = {}
     for doc in documents:
         if doc.get("kind") != "CustomResourceDefinition":
             continue
@@ -130,7 +130,8 @@ def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> set[tuple[str, str
         kind_name = str((spec.get("names") or {}).get("kind"))
         for version in spec.get("versions") or []:
             if version.get("served", True):
-                found.add((f"{spec.get('group')}/{version.get('name')}", kind_name))
+                key = (f"{spec.get('group')}/{version.get('name')}", kind_name)
+                found[key] = spec.get("scope", "Namespaced") == "Namespaced"
     return found
 
 
@@ -139,35 +140,27 @@ def check_resources(
     target: Target,
     operator: Operator,
     documents: Sequence[Mapping[str, Any]],
-) -> list[Resource] | None:
-    """Each custom resource's kind as served; None when some kind is only defined by the
-    install's CRDs (served once installed). A kind nobody serves or defines is one line."""
+) -> None:
+    """Every custom resource is of a namespaced kind the API server serves, or one a CRD of
+    the install (`documents`) defines: else one line naming the resource (exit 2)."""
     defined = _defined_kinds(documents)
-    found: list[Resource] = []
-    pending = False
     for body in operator.resources:
         api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
-        what = served_or_none(api, api_version, kind_name)
-        if what is None:
-            if (api_version, kind_name) in defined:
-                pending = True
-                continue
+        what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
+        served = api_of.served(api, api_version, kind_name)
+        namespaced = (
+            served.namespaced if served is not None else defined.get((api_version, kind_name))
+        )
+        if namespaced is None:
             raise CompareError(
-                f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}:"
-                f" no API serves {kind_name} in {api_version} (no established CRD defines it,"
-                " and the install does not)"
+                f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
+                " defines it, and the install does not)"
             )
-        if not what.namespaced:
+        if not namespaced:
             raise CompareError(
-                f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}:"
-                f" {kind_name} is cluster-scoped (only namespaced custom resources are judged)"
+                f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources are"
+                " judged)"
             )
-        found.append(Resource(body, what))
-    return None if pending else found
-
-
-def served_or_none(api: client.ApiClient, api_version: str, kind_name: str) -> Served | None:
-    return api_of.served(api, api_version, kind_name)
 
 
 def served_resources(
@@ -180,7 +173,7 @@ def served_resources(
         resources: list[Resource] = []
         missing = None
         for body in operator.resources:
-            what = served_or_none(api, str(body["apiVersion"]), str(body["kind"]))
+            what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
             if what is None:
                 missing = f"{body['kind']} ({body['apiVersion']})"
                 break
@@ -478,7 +471,7 @@ def remove_resources(
     try:
         removed = []
         for body in operator.resources:
-            what = served_or_none(api, str(body["apiVersion"]), str(body["kind"]))
+            what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
             if what is not None and api_of.delete(api, what, namespace, body["metadata"]["name"]):
                 removed.append((what, str(body["metadata"]["name"])))
         baseline.delete(api, namespace, target.name)
@@ -505,7 +498,7 @@ def remaining(cluster: ClusterTarget, operator: Operator) -> int:
         kinds = {(str(b["apiVersion"]), str(b["kind"])) for b in operator.resources}
         total = 0
         for api_version, kind_name in sorted(kinds):
-            what = served_or_none(api, api_version, kind_name)
+            what = api_of.served(api, api_version, kind_name)
             total += api_of.count(api, what) if what is not None else 0
         return total
     finally:
@@ -514,7 +507,7 @@ def remaining(cluster: ClusterTarget, operator: Operator) -> int:
 
 def served_now(api: client.ApiClient, body: Mapping[str, Any], namespace: str) -> bool:
     """Whether this custom resource exists in the namespace now (False: its kind not served)."""
-    what = served_or_none(api, str(body["apiVersion"]), str(body["kind"]))
+    what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
     return (
         what is not None and api_of.read(api, what, namespace, body["metadata"]["name"]) is not None
     )
