@@ -85,21 +85,32 @@ MANAGER = {
 }
 
 
-def stuck_target(folder: Path, namespace: str) -> Path:
-    """A kustomize-installed operator (its CRD and manager Deployment) whose Gadget never
-    gets its Ready condition: nothing executes on kwok."""
-    install = folder / "install"
-    install.mkdir()
-    (install / "crd.yaml").write_text(yaml.safe_dump(CRD))
-    (install / "manager.yaml").write_text(yaml.safe_dump(MANAGER))
-    (install / "kustomization.yaml").write_text("resources:\n  - crd.yaml\n  - manager.yaml\n")
+def stuck_target(folder: Path, namespace: str, *, form: str = "kustomize") -> Path:
+    """An operator (its CRD and manager Deployment) installed by kustomize or as a chart,
+    whose Gadget never gets its Ready condition: nothing executes on kwok."""
+    if form == "kustomize":
+        directory = folder / "install"
+        directory.mkdir()
+        (directory / "kustomization.yaml").write_text(
+            "resources:\n  - crd.yaml\n  - manager.yaml\n"
+        )
+        install: dict[str, Any] = {"kustomize": "install"}
+    else:
+        directory = folder / "chart" / "templates"
+        directory.mkdir(parents=True)
+        (folder / "chart" / "Chart.yaml").write_text(
+            "apiVersion: v2\nname: gadget-operator\nversion: 0.1.0\n"
+        )
+        install = {"chart": {"chart": {"path": "chart"}, "release": "gadget-operator"}}
+    (directory / "crd.yaml").write_text(yaml.safe_dump(CRD))
+    (directory / "manager.yaml").write_text(yaml.safe_dump(MANAGER))
     data = {
         "apiVersion": "compare.example.com/v1alpha1",
         "kind": "Target",
         "name": "gadget",
         "namespace": namespace,
         "operator": {
-            "install": {"kustomize": "install"},
+            "install": install,
             "resources": [
                 {
                     "apiVersion": "stuck.example.com/v1",

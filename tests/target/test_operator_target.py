@@ -1,8 +1,8 @@
 """`--target FILE`, operator arm, on the real API server: `compare deploy operator`, `compare
 status` and `compare undeploy operator` with the WebApp operator (already installed: the
 toolkit's own local process) under a non-default custom resource, and bad input - a custom
-resource of a kind nobody serves, an operator that never gets ready - as one line, with the
-cluster left as it was."""
+resource of a kind nobody serves, an operator (kustomize or chart) that never gets ready - as
+one line, with the cluster left as it was."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.baseline import baseline_name
+from compare.deploy.helm import get_release
 
 from .operator_targets import ENV, shop_target, stuck_target, webapp_operator
 
@@ -136,11 +137,12 @@ def test_a_custom_resource_of_a_kind_nobody_serves_is_one_line_before_anything(
     assert fresh not in _namespaces(api)
 
 
+@pytest.mark.parametrize("form", ["kustomize", "chart"])
 def test_an_operator_that_never_gets_ready_is_one_line_and_the_cluster_is_left_as_it_was(
-    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path, form: str
 ) -> None:
     fresh = f"t-stuck-{uuid.uuid4().hex[:6]}"
-    path = stuck_target(tmp_path, fresh)
+    path = stuck_target(tmp_path, fresh, form=form)
     crds = client.ApiextensionsV1Api(api)
     result = runner.invoke(
         app, ["deploy", "operator", "--target", str(path), "--timeout", "8", *_kubeconfig(cluster)]
@@ -153,3 +155,5 @@ def test_an_operator_that_never_gets_ready_is_one_line_and_the_cluster_is_left_a
     names = [crd.metadata.name for crd in crds.list_custom_resource_definition().items]
     assert "gadgets.stuck.example.com" not in names
     assert fresh not in _namespaces(api)
+    if form == "chart":
+        assert get_release(cluster, fresh, "gadget-operator") is None
