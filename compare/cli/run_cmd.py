@@ -209,9 +209,10 @@ def run(
         with console.status("preflight: installing the target's operator, deploying it once"):
             installed, owned = preflight_operator(target, app_target, timeout=DEFAULT_TIMEOUT_S)
         request = replace(request, operator_workload=owned, operator_install=installed)
+        parts = [owned.describe(need) for need in ("workload", "service") if owned.has(need)]
         console.print(
-            f"preflight: the target's custom resources own {owned.describe('workload')}"
-            + (f" and Service {owned.service}" if owned.service else "")
+            "preflight: the target's custom resources own "
+            + (" and ".join(parts) or "no Deployment or Service (the faults on them are left out)")
         )
     try:
         engine = Run(target, request)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -157,3 +158,28 @@ def test_an_operator_that_never_gets_ready_is_one_line_and_the_cluster_is_left_a
     assert fresh not in _namespaces(api)
     if form == "chart":
         assert get_release(cluster, fresh, "gadget-operator") is None
+
+
+def test_ready_when_its_children_are(
+    cluster: ClusterTarget,
+    api: client.ApiClient,
+    namespace: str,
+    tmp_path: Path,
+    webapp_operator: None,
+) -> None:
+    # `ready: {children: true}`: no condition read, every owned workload ready (5/5 pods).
+    path = shop_target(tmp_path, namespace=namespace)
+    data = yaml.safe_load(path.read_text())
+    data["operator"]["ready"] = {"children": True}
+    path.write_text(yaml.safe_dump(data))
+    deployed = runner.invoke(
+        app, ["deploy", "operator", "--target", str(path), *_kubeconfig(cluster)]
+    )
+    assert deployed.exit_code == 0, deployed.output
+    assert f"WebApp shop in namespace {namespace}: ready (children)" in deployed.output
+    deployment = client.AppsV1Api(api).read_namespaced_deployment("shop", namespace)
+    assert deployment.status.ready_replicas == 5
+    removed = runner.invoke(
+        app, ["undeploy", "operator", "--target", str(path), *_kubeconfig(cluster)]
+    )
+    assert removed.exit_code == 0, removed.output
