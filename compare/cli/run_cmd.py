@@ -36,7 +36,7 @@ from compare.deploy.flux import check_interval
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_helm import helm_arm, render_target
 from compare.deploy.target_operator import install_documents, operator_arm
-from compare.errors import EXIT_FAILED, CompareError
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -150,6 +150,15 @@ def run(
         ),
     ] = DEFAULT_FLUX_INTERVAL_S,
     target_file: TargetOpt = None,
+    deploy_timeout: Annotated[
+        float,
+        typer.Option(
+            "--deploy-timeout",
+            callback=finite(1.0, MAX_HEAL_WINDOW_S),
+            help="Seconds a --target deploy may take to be ready (each trial's, and the"
+            " operator arm's preflight); past it the trial (the run) is an error.",
+        ),
+    ] = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -158,6 +167,12 @@ def run(
     app_path = app or DEFAULT_APP
     approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
     app_target = workload = None
+    if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
+        raise CompareError(
+            "--deploy-timeout applies only with --target (the built-in WebApp's deploys have"
+            " their own)",
+            exit_code=EXIT_USAGE,
+        )
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
         app_target = load_target(target_file)
@@ -193,6 +208,7 @@ def run(
         keep=keep,
         flux_interval=flux_interval,
         target=app_target,
+        deploy_timeout=deploy_timeout,
         workload=workload,
     )
     plans = plan_trials(request)
@@ -207,7 +223,7 @@ def run(
     target = target_from(ctx, kubeconfig, context)
     if app_target is not None and "operator" in approaches:
         with console.status("preflight: installing the target's operator, deploying it once"):
-            installed, owned = preflight_operator(target, app_target, timeout=DEFAULT_TIMEOUT_S)
+            installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
         request = replace(request, operator_workload=owned, operator_install=installed)
         parts = [owned.describe(need) for need in ("workload", "service") if owned.has(need)]
         console.print(

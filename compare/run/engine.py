@@ -37,6 +37,7 @@ from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
+from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
 from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DEFAULT_SETTLE_S
@@ -94,6 +95,8 @@ class RunRequest:
     # rendered manifest shows them (Helm arm) and as its operator's owned objects do (taken
     # by a preflight deploy): what decides which experiments apply.
     target: Target | None = None
+    # How long a target's deploy may take (`--deploy-timeout`).
+    deploy_timeout: float = DEFAULT_DEPLOY_TIMEOUT_S
     workload: Workload | None = None
     operator_workload: Workload | None = None
     # The target operator's install as the run made it (removed at its end when created).
@@ -277,6 +280,7 @@ class Run:
             ledger=Ledger(),
             listener=self.listener,
             app_target=self.request.target,
+            deploy_timeout=self.request.deploy_timeout,
         )
         # Before anything is deployed: an unwritable --output is one line, not a lost run.
         try:

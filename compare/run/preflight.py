@@ -71,10 +71,15 @@ def preflight_operator(
                 remove_resources(cluster, target, operator, scratch, timeout=timeout)
             finally:
                 _delete(cluster, scratch)
-    except BaseException:
+    except BaseException as exc:
         # The first error is the one to tell.
         with contextlib.suppress(CompareError):
             uninstall(cluster, target, operator, plan, created_only=True)
+        if isinstance(exc, CompareError):
+            raise CompareError(
+                f"preflight of the operator arm: {exc.message}; removed what it installed",
+                exit_code=exc.exit_code,
+            ) from None
         raise
     return plan, workload_of([item.raw for item in desired.items], source=OWNED)
 

@@ -116,8 +116,10 @@ class TrialContext:
     ledger: Ledger
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
-    # `--target`: deployed instead of the WebApp (its Helm arm, a release per trial namespace).
+    # `--target`: deployed instead of the WebApp (a release, or its custom resources, per trial
+    # namespace), each deploy within `deploy_timeout`.
     app_target: Target | None = None
+    deploy_timeout: float = DEFAULT_TIMEOUT_S
 
 
 def namespace_for(run_id: str, plan: TrialPlan) -> str:
@@ -179,7 +181,7 @@ def _carry_out(
             ctx.app_target,
             operator_arm(ctx.app_target),
             namespace,
-            timeout=DEFAULT_TIMEOUT_S,
+            timeout=ctx.deploy_timeout,
             cancel=ctx.cancel,
         )
         workload = workload_of([item.raw for item in desired.items], source=OWNED)
@@ -187,7 +189,14 @@ def _carry_out(
     elif ctx.app_target is not None:
         # The release's own manifest is the desired state; the faults act on its parts.
         install = release_in(helm_arm(ctx.app_target), namespace)
-        desired = deploy_target(ctx.target, ctx.app_target, install, namespace, cancel=ctx.cancel)
+        desired = deploy_target(
+            ctx.target,
+            ctx.app_target,
+            install,
+            namespace,
+            timeout=ctx.deploy_timeout,
+            cancel=ctx.cancel,
+        )
         workload = workload_of([item.raw for item in desired.items])
         _check(ctx)
     else:

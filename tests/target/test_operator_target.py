@@ -183,3 +183,30 @@ def test_ready_when_its_children_are(
         app, ["undeploy", "operator", "--target", str(path), *_kubeconfig(cluster)]
     )
     assert removed.exit_code == 0, removed.output
+
+
+def test_a_run_whose_operator_never_gets_ready_is_one_line_and_runs_no_trial(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # The run's preflight deploys the custom resources once: within --deploy-timeout, or the
+    # run is one line, no trial starts, and what the preflight installed is removed again.
+    fresh = f"t-stuck-run-{uuid.uuid4().hex[:6]}"
+    path = stuck_target(tmp_path, fresh)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            *("run", "--target", str(path), "-a", "operator", "-e", "pod-delete-one"),
+            *("--deploy-timeout", "6", "--output", str(out), *_kubeconfig(cluster)),
+        ],
+    )
+    line = _one_error_line(result, 1)
+    assert line.startswith("preflight of the operator arm: not ready within ")
+    assert ": no Ready condition yet; removed what it installed" in line
+    assert not list(out.iterdir())  # no run directory: nothing ran
+    names = [
+        c.metadata.name
+        for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items
+    ]
+    assert "gadgets.stuck.example.com" not in names
+    assert fresh not in _namespaces(api)

@@ -60,6 +60,11 @@ def test_a_flux_arm_or_a_missing_operator_key_is_one_line_before_the_cluster(
     )
 
 
+def test_deploy_timeout_is_only_for_a_target() -> None:
+    result = runner.invoke(app, ["run", "--deploy-timeout", "5", *NO_CLUSTER])
+    assert _one_error_line(result).startswith("--deploy-timeout applies only with --target")
+
+
 POLICY = """\
 version: 1
 requireComplete: true
