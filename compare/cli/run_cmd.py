@@ -225,10 +225,14 @@ def run(
         with console.status("preflight: installing the target's operator, deploying it once"):
             installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
         request = replace(request, operator_workload=owned, operator_install=installed)
-        parts = [owned.describe(need) for need in ("workload", "service") if owned.has(need)]
+        parts = [
+            f"{ref.kind} {ref.name}"
+            for need in ("workload", "service")
+            if (ref := owned.ref(need)) is not None
+        ]
         console.print(
             "preflight: the target's custom resources own "
-            + (" and ".join(parts) or "no Deployment or Service (the faults on them are left out)")
+            + (" and ".join(parts) or "no workload or Service (the faults on them are left out)")
         )
     try:
         engine = Run(target, request)
