@@ -13,7 +13,7 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import install_operator
+from compare.deploy.operator import install_operator, operator_status, stop_operator
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.operator.helpers import eventually
@@ -130,7 +130,9 @@ def stuck_target(folder: Path, namespace: str, *, form: str = "kustomize") -> Pa
 @pytest.fixture(scope="module")
 def webapp_operator(cluster: ClusterTarget, api: client.ApiClient) -> Iterator[None]:
     """The toolkit's own operator, running: the target's `alreadyInstalled` operator. It
-    outlives the tests' WebApps (their finalizer needs it)."""
+    outlives the tests' WebApps (their finalizer needs it), and is stopped again when these
+    tests started it."""
+    before = operator_status(cluster)
     install_operator(cluster)
     yield
     custom = client.CustomObjectsApi(api)
@@ -140,3 +142,5 @@ def webapp_operator(cluster: ClusterTarget, api: client.ApiClient) -> Iterator[N
         return not [i for i in items if i["metadata"]["namespace"].startswith(("t-", "cmp-"))]
 
     eventually(none_left, timeout=60, what="the tests' WebApps to be gone")
+    if before is None or not before.running:
+        stop_operator(cluster)
