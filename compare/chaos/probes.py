@@ -5,7 +5,8 @@ The desired state is the complete set of objects the approach deploys for the We
 judged closed-world by `compare.judge` exactly as the trial engine judges it. When `app_file`
 is a target file (`compare run --target`), it is every object of the manifest of the release
 the run installed in the namespace (`compare.deploy.target_helm.release_in`), by Helm or, for
-`approach` "flux", by helm-controller.
+`approach` "flux", by helm-controller; or - approach "operator" - the baseline of objects the
+custom resources own, stored in the namespace by the deploy (`compare.deploy.baseline`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
 from compare.chaos.cluster import api_client, cluster_target
+from compare.deploy import baseline
 from compare.deploy.desired import desired_objects
 from compare.deploy.target_flux import flux_arm, flux_release_desired
 from compare.deploy.target_helm import helm_arm, is_target_file, release_desired, release_in
@@ -49,8 +51,11 @@ def _desired(
             install = release_in(flux_arm(target), ns)
             return flux_release_desired(cluster_target(secrets), api, target, install, ns)
         if app_file and is_target_file(Path(app_file)):
-            # `compare run --target`: the release the trial installed in `ns` (Helm arm).
             target = load_target(Path(app_file))
+            if approach == "operator":
+                # The operator arm: the baseline of owned objects the trial's deploy stored.
+                return baseline.load_desired(api, ns, target.name)
+            # `compare run --target`: the release the trial installed in `ns` (Helm arm).
             install = release_in(helm_arm(target), ns)
             return release_desired(cluster_target(secrets), api, target, install, ns)
         webapp = load_webapp(Path(app_file) if app_file else None)

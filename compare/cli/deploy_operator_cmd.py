@@ -27,7 +27,12 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
-from compare.cli.target_cmd import TargetOpt, unsupported_arm
+from compare.cli.target_cmd import (
+    TargetOpt,
+    deploy_target_operator,
+    refuse_with_target,
+    undeploy_target_operator,
+)
 from compare.deploy.operator import (
     check_namespace,
     count_webapps,
@@ -84,7 +89,11 @@ def deploy_operator_command(
 ) -> None:
     """Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."""
     if target_file is not None:
-        raise unsupported_arm(target_file, "operator")
+        refuse_with_target({"--app": app is not None, "--webhook-host": webhook_host is not None})
+        deploy_target_operator(
+            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        )
+        return
     # Pre-flight: every input is checked before the cluster is touched (nothing is installed
     # for a bad file, namespace or flag).
     webapp = load_webapp(app)
@@ -159,12 +168,24 @@ def undeploy_operator_command(
 ) -> None:
     """Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is
     left in the cluster, or with --stop-operator."""
-    if target_file is not None:
-        raise unsupported_arm(target_file, "operator")
     if stop and keep_operator:
         raise CompareError(
             "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
         )
+    if target_file is not None:
+        refuse_with_target(
+            {"--app": app is not None, "--name": name is not None, "--stop-operator": stop}
+        )
+        undeploy_target_operator(
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            keep_operator=keep_operator,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+        return
     if name is None:
         webapp = load_webapp(app)
         webapp_name = webapp.name

@@ -6,6 +6,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from types import FrameType
@@ -29,12 +30,14 @@ from compare.cli.common import (
     finite,
     target_from,
 )
-from compare.cli.target_cmd import TargetOpt, refuse_with_target, unsupported_arm
+from compare.cli.target_cmd import TargetOpt, refuse_with_target
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.flux import check_interval
+from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_flux import flux_arm
 from compare.deploy.target_helm import helm_arm, render_target
-from compare.errors import EXIT_FAILED, CompareError
+from compare.deploy.target_operator import install_documents, operator_arm
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -51,6 +54,7 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
+from compare.run.preflight import INSTALL_NAMESPACE, preflight_operator
 from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -59,7 +63,6 @@ EXIT_INTERRUPTED = 130
 # Where `--target`'s chart is rendered before the run: a trial namespace's shape.
 TRIAL_NAMESPACE = "cmp-helm-target"
 # The arms of a target file `compare run --target` deploys.
-TARGET_ARMS = ("helm", "flux")
 # An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
 MAX_HEAL_WINDOW_S = 3600.0
 
@@ -149,6 +152,15 @@ def run(
         ),
     ] = DEFAULT_FLUX_INTERVAL_S,
     target_file: TargetOpt = None,
+    deploy_timeout: Annotated[
+        float,
+        typer.Option(
+            "--deploy-timeout",
+            callback=finite(1.0, MAX_HEAL_WINDOW_S),
+            help="Seconds a --target deploy may take to be ready (each trial's, and the"
+            " operator arm's preflight); past it the trial (the run) is an error.",
+        ),
+    ] = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -157,22 +169,35 @@ def run(
     app_path = app or DEFAULT_APP
     approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
     app_target = workload = None
+    if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
+        raise CompareError(
+            "--deploy-timeout applies only with --target (the built-in WebApp's deploys have"
+            " their own)",
+            exit_code=EXIT_USAGE,
+        )
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        # The helm and flux arms of a target run so far: `-a helm` and/or `-a flux`.
-        other = next((a for a in approaches if a not in TARGET_ARMS), None)
-        if other is not None or approach is None:
-            raise unsupported_arm(target_file, other or "operator")
         app_target = load_target(target_file)
-        arms = {"helm": helm_arm, "flux": flux_arm}
-        # Every arm asked for is in the file (one line naming it otherwise) and its chart
-        # renders (`helm template`) before the cluster is touched, into a namespace like a
-        # trial's (each trial installs it into its own); the first one's parts decide which
-        # faults apply.
+        if approach is None:
+            # The arms the target file names.
+            given = {"helm": app_target.helm, "operator": app_target.operator}
+            given["flux"] = app_target.flux
+            approaches = tuple(name for name, arm in given.items() if arm is not None)
+        charts = {"helm": helm_arm, "flux": flux_arm}
+        # Every chart arm asked for is in the file (one line naming it otherwise) and renders
+        # (`helm template`) before the cluster is touched, into a namespace like a trial's (each
+        # trial installs it into its own); the first one's parts decide which faults apply.
         rendered = [
-            render_target(app_target, arms[a](app_target), TRIAL_NAMESPACE) for a in approaches
+            render_target(app_target, charts[a](app_target), TRIAL_NAMESPACE)
+            for a in approaches
+            if a in charts
         ]
-        workload = workload_of(rendered[0])
+        if rendered:
+            workload = workload_of(rendered[0])
+        if "operator" in approaches:
+            # The kustomize build / chart rendering of the operator's install, no cluster.
+            operator = operator_arm(app_target)
+            install_documents(app_target, operator, app_target.namespace or INSTALL_NAMESPACE)
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
     request = RunRequest(
@@ -189,6 +214,7 @@ def run(
         keep=keep,
         flux_interval=flux_interval,
         target=app_target,
+        deploy_timeout=deploy_timeout,
         workload=workload,
     )
     plans = plan_trials(request)
@@ -201,8 +227,25 @@ def run(
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
     target = target_from(ctx, kubeconfig, context)
-
-    engine = Run(target, request)
+    if app_target is not None and "operator" in approaches:
+        with console.status("preflight: installing the target's operator, deploying it once"):
+            installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
+        request = replace(request, operator_workload=owned, operator_install=installed)
+        parts = [
+            f"{ref.kind} {ref.name}"
+            for need in ("workload", "service")
+            if (ref := owned.ref(need)) is not None
+        ]
+        console.print(
+            "preflight: the target's custom resources own "
+            + (" and ".join(parts) or "no workload or Service (the faults on them are left out)")
+        )
+    try:
+        engine = Run(target, request)
+    except BaseException:
+        # Nothing will run: what the preflight installed goes again.
+        Run.uninstall_operator(target, request)
+        raise
     if app_target is not None:
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans

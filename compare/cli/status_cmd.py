@@ -57,8 +57,9 @@ def status(
     status, or the CR's status.phase; STATE compares the live Deployment and Service with what
     the approach asked for (the release's applied manifest, or the CR's spec).
 
-    With --target FILE: the target's Helm release and its Flux HelmRelease (for each arm the
-    file has), judged closed-world on every object of the release's manifest.
+    With --target FILE: a row per arm of the target - its Helm release and its Flux
+    HelmRelease, judged closed-world on every object of the release's manifest, and its
+    operator's custom resource, judged on the baseline of owned objects its deploy took.
     """
     if target_file is not None:
         if all_namespaces:
@@ -67,23 +68,21 @@ def status(
                 " in one namespace)",
                 exit_code=EXIT_USAGE,
             )
-        rows = []
-        # Flux arm: its HelmRelease's row, after the helm arm's (when the target has one).
         loaded = load_target(target_file)
-        has_flux = loaded.flux is not None
-        if loaded.helm is not None or not has_flux:
-            rows.append(
-                target_status(ctx, target_file, namespace, kubeconfig=kubeconfig, context=context)
+        rows = []
+        if loaded.helm is not None or loaded.operator is not None or loaded.flux is None:
+            rows += target_status(
+                ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
             )
-        if has_flux:
-            rows.append(
-                target_flux_status(
-                    ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
-                )
+        if loaded.flux is not None:
+            # Flux arm: its HelmRelease's row, after the helm and operator arms' rows.
+            row = target_flux_status(
+                ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
             )
-        found = [row for row in rows if row is not None]
-        if found:
-            _print_table(found)
+            if row is not None:
+                rows.append(row)
+        if rows:
+            _print_table(rows)
         return
     if not all_namespaces:
         check_namespace_name(namespace)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from compare.cluster import ClusterTarget
 from compare.cluster.apierror import if_found
+from compare.deploy import baseline, custom
 from compare.deploy.helm import get_release, list_releases, release_objects
 from compare.deploy.operator import operator_manifest
 from compare.deploy.target_helm import release_desired
@@ -29,7 +30,7 @@ from compare.judge import (
     workload,
 )
 from compare.judge.verdict import current_ready
-from compare.target import HelmInstall, Target
+from compare.target import HelmInstall, Operator, Target
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
 
@@ -214,3 +215,44 @@ def deployed_apps(target: ClusterTarget, namespace: str | None) -> list[Deployed
         )
     finally:
         api.close()
+
+
+def target_operator_app(
+    cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
+) -> DeployedApp | None:
+    """The row of a target file's custom resource (its first; None when it is not there),
+    judged closed-world against the baseline its deploy stored (`compare.deploy.baseline`)."""
+    body = operator.resources[0]
+    api = cluster.api_client()
+    try:
+        served = custom.served(api, str(body["apiVersion"]), str(body["kind"]))
+        name = str(body["metadata"]["name"])
+        live = custom.read(api, served, namespace, name) if served is not None else None
+        if live is None:
+            return None
+        conditions = {
+            c.get("type"): c.get("status")
+            for c in (live.get("status") or {}).get("conditions") or []
+        }
+        ready = operator.ready_condition
+        detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
+        objects = baseline.load(api, namespace, target.name)
+        if objects is None:
+            replicas = image = ready_pods_count = None
+            state = "no baseline (compare deploy operator --target FILE takes it)"
+        else:
+            desired = baseline.desired_of(objects)
+            replicas, image = summary(desired)
+            ready_pods_count, state = judged_state(api, namespace, desired)
+    finally:
+        api.close()
+    return DeployedApp(
+        approach="operator",
+        name=f"{body['kind']}/{name}",
+        namespace=namespace,
+        detail=detail,
+        desired_replicas=replicas,
+        ready_replicas=ready_pods_count,
+        image=image,
+        state=state,
+    )

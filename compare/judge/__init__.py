@@ -23,6 +23,7 @@ from compare.judge.desired import (
     DesiredObject,
     DesiredObjects,
     as_given,
+    from_pairs,
     judged_objects,
     with_api_defaults,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "as_given",
     "current_replicaset",
     "diff_object",
+    "from_pairs",
     "judged_field",
     "judged_objects",
     "mismatches",

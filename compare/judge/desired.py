@@ -104,6 +104,12 @@ def as_given(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
     return _build([(obj, obj) for obj in judged_objects(objects)])
 
 
+def from_pairs(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
+    """Desired objects from (raw, defaulted) pairs made comparable elsewhere: a snapshot of
+    live objects (`compare.deploy.baseline`), whose raw form leaves allocated fields unset."""
+    return _build(pairs)
+
+
 # The dry-run is deterministic for a cluster, namespace and manifest: a deploy wait, its trial
 # and the trial's three chaostoolkit probes share one. Bounded: trial namespaces come and go.
 CACHE_SIZE = 256

@@ -37,6 +37,8 @@ from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
+from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
+from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DEFAULT_SETTLE_S
 from compare.results import (
@@ -89,10 +91,16 @@ class RunRequest:
     keep: bool = False
     # The flux approach's HelmRelease interval (`--flux-interval`).
     flux_interval: float = DEFAULT_FLUX_INTERVAL_S
-    # `--target`: the app under test instead of the built-in WebApp (Helm arm), and its parts
-    # as its rendered manifest shows them (what decides which experiments apply).
+    # `--target`: the app under test instead of the built-in WebApp, and its parts as its
+    # rendered manifest shows them (Helm arm) and as its operator's owned objects do (taken
+    # by a preflight deploy): what decides which experiments apply.
     target: Target | None = None
+    # How long a target's deploy may take (`--deploy-timeout`).
+    deploy_timeout: float = DEFAULT_DEPLOY_TIMEOUT_S
     workload: Workload | None = None
+    operator_workload: Workload | None = None
+    # The target operator's install as the run made it (removed at its end when created).
+    operator_install: Install | None = None
 
 
 class RunInterrupted(Exception):
@@ -172,14 +180,28 @@ def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[s
     """The request without the experiments this cluster (or the target app) cannot run, and
     why each was left out (experiment -> reason). Raises a one-line usage error when nothing
     is left."""
+    target_operator = request.target is not None and "operator" in request.approaches
+    # Each approach's app must have what the experiment acts on (a target's Helm manifest
+    # and its operator's owned objects may differ): else it is left out for the whole run.
     # The built-in WebApp has a Deployment and a Service: faults on other parts (a ConfigMap,
     # a StatefulSet's pods) are left out with their reason too.
-    workload = request.workload or builtin_workload(request.webapp)
-    skipped = {
-        s.name: reason
-        for s in request.experiments
-        if (reason := s.unmet(embedded=embedded, workload=workload)) is not None
-    }
+    workloads = [
+        workload
+        for approach, workload in (
+            ("helm", request.workload),
+            ("operator", request.operator_workload),
+        )
+        if approach in request.approaches and workload is not None
+    ] or [builtin_workload(request.webapp)]
+    skipped: dict[str, str] = {}
+    for spec in request.experiments:
+        for workload in workloads:
+            reason = spec.unmet(
+                embedded=embedded, workload=workload, own_operator=not target_operator
+            )
+            if reason is not None:
+                skipped[spec.name] = reason
+                break
     if not skipped:
         return request, {}
     kept = tuple(s for s in request.experiments if s.name not in skipped)
@@ -258,6 +280,7 @@ class Run:
             ledger=Ledger(),
             listener=self.listener,
             app_target=self.request.target,
+            deploy_timeout=self.request.deploy_timeout,
         )
         # Before anything is deployed: an unwritable --output is one line, not a lost run.
         try:
@@ -277,7 +300,9 @@ class Run:
             try:
                 configure_flux(self.request.flux_interval)
                 for name in self.request.approaches:
-                    approach_of(name).prepare(self.target)
+                    if self.request.target is None:
+                        # A target's operator was installed (or checked) by its preflight.
+                        approach_of(name).prepare(self.target)
                 with ThreadPoolExecutor(
                     max_workers=self.request.parallel, thread_name_prefix="trial"
                 ) as pool:
@@ -287,6 +312,7 @@ class Run:
                 raise RunInterrupted(self.results, self.run_dir) from None
             finally:
                 self._remove_leftovers()
+                self._uninstall_target_operator()
         with self._lock:
             self.results.complete = True
             self.results.finished_at = datetime.now(UTC)
@@ -368,7 +394,8 @@ class Run:
             control_plane.restore(control_plane.embedded_cluster())
 
     def _ensure_operator(self) -> None:
-        if "operator" in self.request.approaches:
+        # Only the toolkit's own operator is restarted: a target's is the target's business.
+        if "operator" in self.request.approaches and self.request.target is None:
             ensure_operator_running(self.target)
 
     def _remove_leftovers(self) -> None:
@@ -380,7 +407,7 @@ class Run:
         leftovers = self.ctx.ledger.items()
         if self.request.keep or not leftovers:
             return
-        if "operator" in self.request.approaches:
+        if "operator" in self.request.approaches and self.request.target is None:
             # A WebApp's finalizer needs the operator: never delete its namespace without it.
             ensure_operator_running(self.target)
         api = self.target.api_client()
@@ -400,6 +427,20 @@ class Run:
                     self.ctx.cleanup_errors.append(f"{namespace}: {exc}")
         finally:
             api.close()
+
+    def _uninstall_target_operator(self) -> None:
+        try:
+            Run.uninstall_operator(self.target, self.request)
+        except Exception as exc:
+            self.ctx.cleanup_errors.append(f"the target's operator install: {exc}")
+
+    @staticmethod
+    def uninstall_operator(cluster: ClusterTarget, request: RunRequest) -> None:
+        """What the run installed of a target's operator (nothing it found there)."""
+        done, target = request.operator_install, request.target
+        if done is None or target is None or target.operator is None or request.keep:
+            return
+        uninstall(cluster, target, target.operator, done, created_only=True)
 
     def _save(self) -> None:
         data = self.results.model_dump(mode="json", by_alias=True, exclude={"trials"})

@@ -134,11 +134,16 @@ class ExperimentSpec:
         """Exclusive of every trial of the run, not only of its approach's."""
         return self.exclusive and self.scope == "cluster"
 
-    def unmet(self, *, embedded: bool, workload: Workload | None = None) -> str | None:
+    def unmet(
+        self, *, embedded: bool, workload: Workload | None = None, own_operator: bool = True
+    ) -> str | None:
         """Why this experiment cannot run on the cluster, or against the app whose parts are
-        `workload` (None: it can)."""
+        `workload` (None: it can). Without `own_operator` (a target's operator) a fault of
+        the toolkit's own operator process acts on nothing of the app."""
         if "embedded-cluster" in self.requires and not embedded:
             return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
+        if self.target == "operator" and not own_operator:
+            return "acts on the toolkit's own operator process, not the target's operator"
         if workload is None:
             return None
         unmet = unmet_by(self.needs, workload, self.kinds)

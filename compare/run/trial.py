@@ -22,8 +22,15 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
+from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
 from compare.deploy.target_helm import deploy_target, helm_arm, release_in, uninstall_target
+from compare.deploy.target_operator import (
+    REMOVE_TIMEOUT_S,
+    deploy_resources,
+    operator_arm,
+    remove_resources,
+)
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.approaches import approach as approach_of
@@ -33,7 +40,7 @@ from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
-from compare.run.workload import Workload, builtin_workload, workload_of
+from compare.run.workload import OWNED, Workload, builtin_workload, workload_of
 from compare.target import Target
 from compare.webapp import WebApp
 
@@ -111,9 +118,11 @@ class TrialContext:
     ledger: Ledger
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
-    # `--target`: deployed instead of the WebApp (its helm or flux arm, per the trial's
-    # approach: a release / a HelmRelease per trial namespace).
+    # `--target`: deployed instead of the WebApp (its helm, flux or operator arm, per the
+    # trial's approach: a release, a HelmRelease or its custom resources per trial namespace),
+    # each deploy within `deploy_timeout`.
     app_target: Target | None = None
+    deploy_timeout: float = DEFAULT_TIMEOUT_S
 
 
 def namespace_for(run_id: str, plan: TrialPlan) -> str:
@@ -178,15 +187,37 @@ def _carry_out(
             install,
             namespace,
             interval=flux_interval(),
+            timeout=ctx.deploy_timeout,
             cancel=ctx.cancel,
         )
         workload = workload_of([item.raw for item in desired.items])
         events_on = install.release
         _check(ctx)
+    elif ctx.app_target is not None and plan.approach == "operator":
+        # The custom resources applied here; once ready, what they own is the baseline (the
+        # desired state) and the faults act on its parts.
+        desired = deploy_resources(
+            ctx.target,
+            ctx.app_target,
+            operator_arm(ctx.app_target),
+            namespace,
+            timeout=ctx.deploy_timeout,
+            cancel=ctx.cancel,
+        )
+        workload = workload_of([item.raw for item in desired.items], source=OWNED)
+        events_on = _announcer(ctx)
+        _check(ctx)
     elif ctx.app_target is not None:
         # The release's own manifest is the desired state; the faults act on its parts.
         install = release_in(helm_arm(ctx.app_target), namespace)
-        desired = deploy_target(ctx.target, ctx.app_target, install, namespace, cancel=ctx.cancel)
+        desired = deploy_target(
+            ctx.target,
+            ctx.app_target,
+            install,
+            namespace,
+            timeout=ctx.deploy_timeout,
+            cancel=ctx.cancel,
+        )
         workload = workload_of([item.raw for item in desired.items])
         _check(ctx)
     else:
@@ -363,6 +394,10 @@ def remove_namespace(
     """
     if app_target is not None and approach == "flux":
         undeploy_target_flux(target, release_in(flux_arm(app_target), namespace), namespace)
+    elif app_target is not None and approach == "operator":
+        # Its finalizers run while the namespace is still there.
+        operator = operator_arm(app_target)
+        remove_resources(target, app_target, operator, namespace, timeout=REMOVE_TIMEOUT_S)
     elif app_target is not None:
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
@@ -389,6 +424,13 @@ def _detect(
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
+
+
+def _announcer(ctx: TrialContext) -> str:
+    """The object whose Events announce an operator's correction: a target's (first) custom
+    resource."""
+    assert ctx.app_target is not None and ctx.app_target.operator is not None
+    return str(ctx.app_target.operator.resources[0]["metadata"]["name"])
 
 
 def _check(ctx: TrialContext) -> None:

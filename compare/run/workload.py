@@ -8,7 +8,8 @@ pods, a label selector), `webapp_container` (the container a pod-template fault 
 `webapp_service` and `webapp_service_port` (the Service and the port a port fault changes),
 `webapp_configmap`, `webapp_secret`, `webapp_rbac_binding` and `webapp_rbac_binding_kind`.
 For the built-in WebApp these are today's names; for a target (`compare run --target FILE`)
-they are derived from the app's manifest, in its order: the first Deployment (else the first
+they are derived from the app's manifest (or, operator arm, from the objects its custom
+resources own: the baseline), in its order: the first Deployment (else the first
 StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and first container,
 the first Service and its first port (by name, else by index), the first ConfigMap, Secret and
 RoleBinding (else ClusterRoleBinding).
@@ -30,6 +31,8 @@ from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, selector_labels
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 WORKLOAD_KIND = "Deployment"  # the WebApp's, and what an experiment without `kinds` acts on
+# Where an operator target's parts come from (the reason an experiment is left out).
+OWNED = "the operator's baseline of owned objects"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ class Workload:
     # A target's parts as rendered, by field-path root (`statefulset`, `service`, ...): what
     # an experiment's `requires-field` is read from. Empty for the built-in WebApp.
     objects: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Where the parts were taken from, for the reason an experiment is left out.
+    source: str = "the app's manifest"
 
     def ref(self, need: str) -> Ref | None:
         if need == "workload":
@@ -142,8 +147,11 @@ def _first(objects: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> Mappin
     return None
 
 
-def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
-    """An app's parts from its manifest (see the module docstring)."""
+def workload_of(
+    objects: Sequence[Mapping[str, Any]], *, source: str = "the app's manifest"
+) -> Workload:
+    """An app's parts from its manifest, or from an operator's baseline of owned objects (see
+    the module docstring)."""
     workload = _first(objects, WORKLOAD_KINDS)
     service = _first(objects, ("Service",))
     name = container = None
@@ -180,6 +188,7 @@ def workload_of(objects: Sequence[Mapping[str, Any]]) -> Workload:
         service_port=port,
         others=others,
         objects=rendered,
+        source=source,
     )
 
 
@@ -205,7 +214,7 @@ def unmet(needs: Sequence[str], workload: Workload, kinds: Sequence[str] = ()) -
         wanted = accepted(need, kinds)
         ref = workload.ref(need)
         if ref is None:
-            return f"needs a {_either(wanted)} (the app's manifest has none)"
+            return f"needs a {_either(wanted)} ({workload.source} has none)"
         if ref.kind not in wanted:
             return f"applies to a {_either(wanted)} only (the app's is {ref.kind} {ref.name})"
     return None

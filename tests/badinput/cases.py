@@ -494,6 +494,12 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
         ("parallel-zero", ["--parallel", "0"], "--parallel"),
         ("parallel-high", ["--parallel", "33"], "--parallel"),
         ("approach-unknown", ["--approach", "kustomize"], "'kustomize' is not one of"),
+        (
+            "deploy-timeout-zero",
+            ["--deploy-timeout", "0"],
+            "--deploy-timeout: 0 is not in the range",
+        ),
+        ("deploy-timeout-nan", ["--deploy-timeout", "nan"], "--deploy-timeout: nan is not in the"),
     ]
     for name, flags, fragment in run_flags:
         cases.append(Case(f"flags/run-{name}", [*run, *flags, *NO_CLUSTER], valid_app, fragment))

@@ -359,3 +359,46 @@ def test_an_experiment_without_kinds_acts_on_a_deployment_as_before(tmp_path: Pa
         "applies to a Deployment only (the app's is StatefulSet db)"
     )
     assert spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is None
+
+
+def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) -> None:
+    # The operator arm's parts come from its baseline (here: a Deployment, no Service); an
+    # experiment either arm cannot run is left out of the run, and a fault of the toolkit's
+    # own operator process acts on nothing of a target's operator.
+    from compare.paths import EXAMPLES_DIR
+    from compare.run.workload import OWNED
+
+    target = load_target(EXAMPLES_DIR / "target-shop.yaml")
+    assert target.helm is not None
+    owned = workload_of(
+        [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "shop"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "shop"}},
+                    "template": {"spec": {"containers": [{"name": "web", "image": "a"}]}},
+                },
+            }
+        ],
+        source=OWNED,
+    )
+    specs = load_experiments(["pod-delete-one", "service-delete", "operator-down-drift"])
+    request = RunRequest(
+        approaches=("helm", "operator"),
+        experiments=tuple(specs),
+        webapp=load_webapp(),
+        app_path=Path("unused"),
+        output_dir=tmp_path,
+        target=target,
+        workload=workload_of(render_target(target, target.helm, "shop")),
+        operator_workload=owned,
+    )
+    kept, skipped = runnable(request, embedded=True)
+    assert [s.name for s in kept.experiments] == ["pod-delete-one"]
+    assert skipped == {
+        "service-delete": "needs a Service (the operator's baseline of owned objects has none)",
+        "operator-down-drift": "acts on the toolkit's own operator process, not the target's"
+        " operator",
+    }

@@ -66,3 +66,22 @@ def test_the_operator_chart_example_names_the_operator_chart() -> None:
     assert target.helm.chart.path == CHARTS_DIR / "webapp-operator"
     assert target.namespace == "webapp-system"
     assert target.helm.values["watchNamespaces"] == ["webapp-system"]
+
+
+def test_the_shop_example_is_one_app_by_its_chart_and_by_its_operator() -> None:
+    target = load_target(EXAMPLES_DIR / "target-shop.yaml")
+    assert target.helm is not None and target.operator is not None and target.flux is None
+    assert target.operator.install.form == "alreadyInstalled"
+    (cr,) = target.operator.resources
+    spec, values = cr["spec"], target.helm.values
+    assert (
+        (spec["replicas"], spec["image"])
+        == (values["replicaCount"], values["image"])
+        == (
+            5,
+            "shop:v2",
+        )
+    )
+    assert spec["env"] == values["env"] and len(spec["env"]) == 3
+    assert spec["resources"] == values["resources"]
+    assert target.operator.ready_condition == "Available"

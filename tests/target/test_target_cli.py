@@ -71,6 +71,12 @@ def _target(folder: Path, chart: Path, *, namespace: str | None = None) -> Path:
         (["undeploy", "helm", "--app", "x.yaml"], "--target and --app are mutually exclusive"),
         (["undeploy", "helm", "--release", "r"], "--target and --release are mutually exclusive"),
         (["status", "-A"], "--target and --all-namespaces are mutually exclusive"),
+        (["deploy", "operator", "--app", "x.yaml"], "--target and --app are mutually exclusive"),
+        (
+            ["deploy", "operator", "--webhook-host", "h"],
+            "--target and --webhook-host are mutually exclusive",
+        ),
+        (["undeploy", "operator", "--name", "n"], "--target and --name are mutually exclusive"),
     ],
 )
 def test_flags_the_target_file_decides_are_usage_errors(args: list[str], message: str) -> None:
@@ -80,17 +86,22 @@ def test_flags_the_target_file_decides_are_usage_errors(args: list[str], message
 
 # The flux arm: tests/target/test_target_flux.py.
 @pytest.mark.parametrize(
-    ("args", "arm"),
+    ("args", "message"),
     [
-        (["deploy", "operator"], "operator"),
-        (["undeploy", "operator"], "operator"),
+        (
+            ["deploy", "operator"],
+            f"{EXAMPLE}: operator: not given (this target has no operator key)",
+        ),
+        (
+            ["undeploy", "operator"],
+            f"{EXAMPLE}: operator: not given (this target has no operator key)",
+        ),
     ],
 )
-def test_the_operator_arm_is_not_supported_yet(args: list[str], arm: str) -> None:
+def test_an_arm_the_target_lacks_is_one_line(args: list[str], message: str) -> None:
+    # The operator arm deploys a target's operator key (tests/target/test_operator_target.py).
     result = runner.invoke(app, [*args, "--target", str(EXAMPLE), *NO_CLUSTER])
-    assert _one_error_line(result) == (
-        f"target {EXAMPLE}: the {arm} arm of --target is not supported yet"
-    )
+    assert _one_error_line(result) == message
 
 
 @pytest.mark.parametrize(
@@ -101,20 +112,18 @@ def test_a_bad_target_file_is_one_line_before_the_cluster(tmp_path: Path, args: 
     path.write_text(yaml.safe_dump({**yaml.safe_load(EXAMPLE.read_text()), "colour": 1}))
     result = runner.invoke(app, [*args, "--target", str(path), *NO_CLUSTER])
     assert _one_error_line(result) == f"{path}: colour: unknown field"
-    # A target without a helm key has nothing for the Helm commands to deploy.
+    # A target without a helm key has nothing for the Helm commands to deploy, and one with
+    # neither helm nor operator key nothing for status to show.
     data = {
         "apiVersion": "compare.example.com/v1alpha1",
         "kind": "Target",
         "name": "app",
-        "operator": {
-            "install": {"alreadyInstalled": True},
-            "resources": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}],
-            "ready": {"children": True},
-        },
+        "flux": {"chart": {"path": str(CHARTS_DIR / "webapp")}},
     }
     path.write_text(yaml.safe_dump(data))
     result = runner.invoke(app, [*args, "--target", str(path), *NO_CLUSTER])
-    assert _one_error_line(result) == f"{path}: helm: not given (this target has no helm key)"
+    lacking = "helm or operator key" if args == ["status"] else "helm key"
+    assert _one_error_line(result) == f"{path}: helm: not given (this target has no {lacking})"
 
 
 def test_a_chart_that_does_not_render_is_one_line_before_the_cluster(tmp_path: Path) -> None:

@@ -1,0 +1,528 @@
+"""Any operator as the app under test: a target file's operator arm installed, applied, judged.
+
+  install       the operator: `kubectl kustomize DIR` server-side applied, a chart as a Helm
+                release, or - `alreadyInstalled` - nothing, only checked
+  check         every custom resource's kind is served (its CRD established), or defined by a
+                CRD of the install: else one line naming the resource, before anything is applied
+  deploy        the custom resources applied in a namespace, ready (the named status condition
+                True for the current generation, or every owned object ready), then the
+                baseline (`compare.deploy.baseline`) snapshotted once it holds, and stored
+  remove        the custom resources deleted (their finalizers run) and gone; the install is
+                removed only when asked and no resource of its kinds is left in the cluster
+
+Everything that can be checked without a cluster (the target file, the kustomize build, the
+chart's rendering) is checked first; what a failed deploy created is removed again by the
+caller's `Rollback`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy import baseline
+from compare.deploy import custom as api_of
+from compare.deploy.custom import Served
+from compare.deploy.helm import get_release
+from compare.deploy.install import kubectl, run_tool
+from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.target_helm import install_target, render_target, uninstall_target
+from compare.errors import EXIT_FAILED, CompareError
+from compare.judge import DesiredObjects
+from compare.target import Operator, Target
+
+FIELD_MANAGER = "compare-target"
+POLL_S = 0.25
+# How long a CRD the install just applied may take to be served.
+ESTABLISH_TIMEOUT_S = 30.0
+REMOVE_TIMEOUT_S = 60.0
+
+
+def operator_arm(target: Target) -> Operator:
+    """The target's `operator` key (a one-line error naming the file when it has none)."""
+    found = target.approach("operator")
+    if not isinstance(found, Operator):
+        raise CompareError(
+            f"{target.source}: operator: not given (this target has no operator key)"
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One custom resource of the target, as the API server serves its kind."""
+
+    body: Mapping[str, Any]
+    served: Served
+
+    @property
+    def name(self) -> str:
+        return str(self.body["metadata"]["name"])
+
+    def describe(self, namespace: str) -> str:
+        return f"{self.served.kind} {namespace}/{self.name}"
+
+    def in_namespace(self, namespace: str) -> dict[str, Any]:
+        meta = {**self.body["metadata"], "namespace": namespace}
+        return {**self.body, "metadata": meta}
+
+
+@dataclass
+class Install:
+    """The operator's install: what it is made of, and what this process created of it."""
+
+    form: str
+    namespace: str
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    existed: bool = True
+    created: list[dict[str, Any]] = field(default_factory=list)
+    # The install's namespace was created for it (by a run's preflight): removed with it.
+    namespace_created: bool = False
+
+
+# -- before the cluster ------------------------------------------------------------------------
+
+
+def _identity(doc: Mapping[str, Any]) -> str:
+    meta = doc.get("metadata") or {}
+    return f"{doc.get('kind')} {meta.get('name')}"
+
+
+def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
+    """`kubectl kustomize DIR`: the install's objects (no cluster); one line if it fails."""
+    directory = operator.install.kustomize
+    assert directory is not None
+    try:
+        text = run_tool("kubectl", "kustomize", str(directory))
+        docs = [doc for doc in yaml.safe_load_all(text) if doc]
+    except (CompareError, yaml.YAMLError) as exc:
+        message = exc.message if isinstance(exc, CompareError) else "not valid YAML"
+        raise CompareError(f"{target.source}: operator.install.kustomize: {message}") from None
+    return docs
+
+
+def install_documents(target: Target, operator: Operator, namespace: str) -> list[dict[str, Any]]:
+    """The objects the install applies (kustomize build, or the chart rendered); none when
+    it is already installed. Checked before the cluster is touched."""
+    if operator.install.form == "kustomize":
+        return kustomize_build(target, operator)
+    if operator.install.form == "chart":
+        assert operator.install.chart is not None
+        chart_ns = operator.install.chart.namespace or namespace
+        return render_target(target, operator.install.chart, chart_ns)
+    return []
+
+
+def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], bool]:
+    """(apiVersion, kind) -> namespaced, for every served version of the install's CRDs."""
+    found = {}
+    for doc in documents:
+        if doc.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = doc.get("spec") or {}
+        kind_name = str((spec.get("names") or {}).get("kind"))
+        for version in spec.get("versions") or []:
+            if version.get("served", True):
+                key = (f"{spec.get('group')}/{version.get('name')}", kind_name)
+                found[key] = spec.get("scope", "Namespaced") == "Namespaced"
+    return found
+
+
+def check_resources(
+    api: client.ApiClient,
+    target: Target,
+    operator: Operator,
+    documents: Sequence[Mapping[str, Any]],
+) -> None:
+    """Every custom resource is of a namespaced kind the API server serves, or one a CRD of
+    the install (`documents`) defines: else one line naming the resource (exit 2)."""
+    defined = _defined_kinds(documents)
+    for body in operator.resources:
+        api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
+        what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
+        served = api_of.served(api, api_version, kind_name)
+        namespaced = (
+            served.namespaced if served is not None else defined.get((api_version, kind_name))
+        )
+        if namespaced is None:
+            raise CompareError(
+                f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
+                " defines it, and the install does not)"
+            )
+        if not namespaced:
+            raise CompareError(
+                f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources are"
+                " judged)"
+            )
+
+
+def served_resources(
+    api: client.ApiClient, target: Target, operator: Operator, *, timeout: float
+) -> list[Resource]:
+    """The resources once every kind is served (an install's CRD just applied gets a while
+    to be established)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        resources: list[Resource] = []
+        missing = None
+        for body in operator.resources:
+            what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
+            if what is None:
+                missing = f"{body['kind']} ({body['apiVersion']})"
+                break
+            resources.append(Resource(body, what))
+        if missing is None:
+            return resources
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"{target.source}: operator.install: {missing} is not served {timeout:.0f}s"
+                " after the install (its CRD is not established)",
+                exit_code=EXIT_FAILED,
+            )
+        time.sleep(POLL_S)
+
+
+# -- the install -------------------------------------------------------------------------------
+
+
+def _existing(
+    cluster: ClusterTarget, namespace: str, docs: Sequence[Mapping[str, Any]]
+) -> set[str]:
+    """Which of the install's objects exist already (`kubectl get`, by kind and name)."""
+    if not docs:
+        return set()
+    out = kubectl(
+        cluster,
+        "get",
+        "-n",
+        namespace,
+        "--ignore-not-found",
+        "-o",
+        "yaml",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
+    )
+    listing = yaml.safe_load(out) or {}
+    items = listing.get("items") if listing.get("kind") == "List" else [listing]
+    return {_identity(item) for item in items or [] if item}
+
+
+def plan_install(
+    cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
+) -> Install:
+    """What installing the operator would create (read before anything is applied), so a
+    failed deploy removes exactly that."""
+    form = operator.install.form
+    if form == "alreadyInstalled":
+        return Install(form, namespace)
+    if form == "chart":
+        chart = operator.install.chart
+        assert chart is not None
+        chart_ns = chart.namespace or namespace
+        return Install(
+            form, chart_ns, existed=get_release(cluster, chart_ns, chart.release) is not None
+        )
+    docs = kustomize_build(target, operator)
+    existing = _existing(cluster, namespace, docs)
+    created = [doc for doc in docs if _identity(doc) not in existing]
+    return Install(form, namespace, docs, existed=not created, created=created)
+
+
+def install(
+    cluster: ClusterTarget, target: Target, operator: Operator, plan: Install, *, timeout: float
+) -> None:
+    """Install the operator as planned (kustomize or chart); `alreadyInstalled`: nothing."""
+    if plan.form == "chart":
+        assert operator.install.chart is not None
+        install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
+    elif plan.form == "kustomize":
+        try:
+            kubectl(
+                cluster,
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                f"--field-manager={FIELD_MANAGER}",
+                "-n",
+                plan.namespace,
+                "-f",
+                "-",
+                stdin=yaml.safe_dump_all(plan.documents, sort_keys=False),
+            )
+        except CompareError as exc:
+            raise CompareError(
+                f"{target.source}: operator.install.kustomize: {exc.message}",
+                exit_code=EXIT_FAILED,
+            ) from None
+
+
+def _delete_documents(cluster: ClusterTarget, namespace: str, docs: Sequence[Any]) -> None:
+    if docs:
+        kubectl(
+            cluster,
+            "delete",
+            "-n",
+            namespace,
+            "--ignore-not-found",
+            "--wait=true",
+            f"--timeout={int(REMOVE_TIMEOUT_S)}s",
+            "-f",
+            "-",
+            stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
+        )
+
+
+def uninstall(
+    cluster: ClusterTarget, target: Target, operator: Operator, done: Install, *, created_only: bool
+) -> None:
+    """Remove the install: what this process created of it (`created_only`, a rollback), or
+    all of it (`compare undeploy operator --target`). `alreadyInstalled` is never touched."""
+    if done.form == "alreadyInstalled":
+        return
+    if done.form == "chart":
+        chart = operator.install.chart
+        assert chart is not None
+        if not created_only or not done.existed:
+            uninstall_target(cluster, chart, done.namespace, timeout=REMOVE_TIMEOUT_S)
+        return
+    # Reverse order: what a kustomization lists first (namespaces, CRDs) goes last.
+    docs = done.created if created_only else done.documents
+    _delete_documents(cluster, done.namespace, list(reversed(docs)))
+    if created_only and done.namespace_created:
+        _delete_documents(
+            cluster,
+            done.namespace,
+            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}],
+        )
+
+
+# -- the custom resources ----------------------------------------------------------------------
+
+
+def apply_resources(
+    api: client.ApiClient, target: Target, resources: Sequence[Resource], namespace: str
+) -> list[dict[str, Any]]:
+    """Server-side apply each custom resource; a rejection is one line naming it."""
+    applied = []
+    for resource in resources:
+        try:
+            applied.append(
+                api_of.apply(api, resource.served, namespace, resource.in_namespace(namespace))
+            )
+        except client.ApiException as exc:
+            raise CompareError(
+                f"{target.source}: operator.resources: {resource.describe(namespace)} rejected:"
+                f" {api_of.api_message(exc)}",
+                exit_code=EXIT_FAILED,
+            ) from None
+    return applied
+
+
+def _condition(body: Mapping[str, Any], condition: str) -> str | None:
+    """Why the condition does not hold yet (None: True, for the current generation)."""
+    status = body.get("status") or {}
+    generation = (body.get("metadata") or {}).get("generation")
+    found = next((c for c in status.get("conditions") or [] if c.get("type") == condition), None)
+    if found is None:
+        return f"no {condition} condition yet"
+    observed = found.get("observedGeneration", status.get("observedGeneration"))
+    if observed is not None and generation is not None and observed < generation:
+        return f"{condition} is for generation {observed}, not {generation}"
+    if found.get("status") != "True":
+        reason = f" ({found.get('reason')})" if found.get("reason") else ""
+        return f"{condition} is {found.get('status')}{reason}"
+    return None
+
+
+def _workload_ready(obj: Mapping[str, Any]) -> str | None:
+    """Why an owned workload is not ready (None: ready, or not a workload)."""
+    kind_name = obj.get("kind")
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    meta = obj.get("metadata") or {}
+    what = f"{kind_name} {meta.get('name')}"
+    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
+        return f"{what}: not observed yet"
+    if kind_name in ("Deployment", "StatefulSet"):
+        want = spec.get("replicas", 1)
+        got = min(status.get("readyReplicas") or 0, status.get("updatedReplicas") or 0)
+        return None if got >= want else f"{what}: {got}/{want} ready"
+    if kind_name == "DaemonSet":
+        want, got = status.get("desiredNumberScheduled") or 0, status.get("numberReady") or 0
+        return None if got >= want else f"{what}: {got}/{want} ready"
+    return None
+
+
+def not_ready(
+    api: client.ApiClient, resources: Sequence[Resource], operator: Operator, namespace: str
+) -> str | None:
+    """Why the resources are not ready yet (None: they are)."""
+    bodies = []
+    for resource in resources:
+        body = api_of.read(api, resource.served, namespace, resource.name)
+        if body is None:
+            return f"{resource.describe(namespace)} is gone"
+        bodies.append(body)
+        if operator.ready_condition is not None:
+            why = _condition(body, operator.ready_condition)
+            if why is not None:
+                return f"{resource.describe(namespace)}: {why}"
+    if operator.ready_condition is not None:
+        return None
+    owned = baseline.owned_objects(api, namespace, bodies)
+    if not owned:
+        return "it owns no object yet"
+    return next((why for obj in owned if (why := _workload_ready(obj)) is not None), None)
+
+
+def wait_ready(
+    api: client.ApiClient,
+    resources: Sequence[Resource],
+    operator: Operator,
+    namespace: str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> list[dict[str, Any]]:
+    """Until ready; the live resources then. Past `timeout`: one line saying what is missing."""
+    deadline = time.monotonic() + timeout
+    what = ", ".join(r.describe(namespace) for r in resources)
+    while True:
+        why = not_ready(api, resources, operator, namespace)
+        if why is None:
+            return [api_of.read(api, r.served, namespace, r.name) or {} for r in resources]
+        if time.monotonic() > deadline:
+            raise CompareError(f"not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED)
+        sleep_unless_cancelled(cancel, POLL_S, what)
+
+
+def take_baseline(
+    api: client.ApiClient,
+    target: Target,
+    owners: Sequence[Mapping[str, Any]],
+    namespace: str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> DesiredObjects:
+    """Snapshot the owned objects, wait until that state holds (rollouts complete), snapshot
+    again: once two agree, the operator is done and that is the baseline (stored)."""
+    deadline = time.monotonic() + timeout
+    objects = baseline.snapshot(api, namespace, owners)
+    while True:
+        if not objects:
+            raise CompareError(
+                f"{target.source}: operator: the custom resources own no object the judge"
+                " knows (nothing to hold the operator to)",
+                exit_code=EXIT_FAILED,
+            )
+        desired = baseline.desired_of(objects)
+        wait_for_desired_state(
+            api,
+            namespace,
+            desired,
+            timeout=max(deadline - time.monotonic(), 1.0),
+            what=f"operator target {target.name}",
+            cancel=cancel,
+        )
+        again = baseline.snapshot(api, namespace, owners)
+        if again == objects:
+            baseline.save(api, namespace, target.name, owners, objects)
+            return desired
+        objects = again
+
+
+def deploy_resources(
+    cluster: ClusterTarget,
+    target: Target,
+    operator: Operator,
+    namespace: str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> DesiredObjects:
+    """Apply the custom resources in `namespace` (which exists), wait until ready, take and
+    store the baseline; returns it as the judge's desired objects."""
+    started = time.monotonic()
+    api = cluster.api_client()
+    try:
+        resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
+        apply_resources(api, target, resources, namespace)
+        owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
+        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        return take_baseline(api, target, owners, namespace, timeout=remaining, cancel=cancel)
+    finally:
+        api.close()
+
+
+def remove_resources(
+    cluster: ClusterTarget, target: Target, operator: Operator, namespace: str, *, timeout: float
+) -> bool:
+    """Delete the custom resources and wait until they are gone (their finalizers, run by the
+    operator, included); the baseline goes with them. False: none was there."""
+    api = cluster.api_client()
+    try:
+        removed = []
+        for body in operator.resources:
+            what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
+            if what is not None and api_of.delete(api, what, namespace, body["metadata"]["name"]):
+                removed.append((what, str(body["metadata"]["name"])))
+        baseline.delete(api, namespace, target.name)
+        deadline = time.monotonic() + timeout
+        while left := [
+            f"{w.kind} {namespace}/{n}" for w, n in removed if api_of.read(api, w, namespace, n)
+        ]:
+            if time.monotonic() > deadline:
+                raise CompareError(
+                    f"{', '.join(left)} still present {timeout:.0f}s after deletion (a finalizer"
+                    " its operator did not remove)",
+                    exit_code=EXIT_FAILED,
+                )
+            time.sleep(POLL_S)
+        return bool(removed)
+    finally:
+        api.close()
+
+
+def remaining(cluster: ClusterTarget, operator: Operator) -> int:
+    """Custom resources of the target's kinds left in the whole cluster."""
+    api = cluster.api_client()
+    try:
+        kinds = {(str(b["apiVersion"]), str(b["kind"])) for b in operator.resources}
+        total = 0
+        for api_version, kind_name in sorted(kinds):
+            what = api_of.served(api, api_version, kind_name)
+            total += api_of.count(api, what) if what is not None else 0
+        return total
+    finally:
+        api.close()
+
+
+def served_now(api: client.ApiClient, body: Mapping[str, Any], namespace: str) -> bool:
+    """Whether this custom resource exists in the namespace now (False: its kind not served)."""
+    what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
+    return (
+        what is not None and api_of.read(api, what, namespace, body["metadata"]["name"]) is not None
+    )
+
+
+def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
+    api = cluster.api_client()
+    try:
+        client.CoreV1Api(api).create_namespace(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
+    except client.ApiException as exc:
+        if exc.status != 409:
+            raise CompareError(
+                f"creating namespace {namespace}: {api_of.api_message(exc)}", exit_code=EXIT_FAILED
+            ) from None
+    finally:
+        api.close()

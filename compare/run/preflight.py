@@ -1,0 +1,110 @@
+"""Before a run's operator trials: the target's operator installed (or checked) and tried once.
+
+An operator's children are only known once it has made them, yet which faults apply to the
+app (`compare.run.workload`) must be known before the trials are planned. So the run first
+checks every custom resource's kind (one line, nothing applied, when nobody serves it),
+installs the operator as the target says, and deploys the custom resources once in a
+namespace of its own: ready, baseline taken, its parts derived - then that namespace goes.
+An operator that never gets ready is one line after the deploy timeout, with what the
+preflight installed removed again: no trial starts and the cluster is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy.target_operator import (
+    Install,
+    check_resources,
+    deploy_resources,
+    ensure_namespace,
+    install,
+    install_documents,
+    operator_arm,
+    plan_install,
+    remove_resources,
+    uninstall,
+)
+from compare.errors import CompareError
+from compare.run.workload import OWNED, Workload, workload_of
+from compare.target import Target
+
+# The namespace an operator's install puts unnamespaced objects in, when the target names none.
+INSTALL_NAMESPACE = "webapp"
+PREFIX = "cmp-op-preflight"
+
+
+def check_operator_target(cluster: ClusterTarget, target: Target, namespace: str) -> None:
+    """The install renders and every custom resource's kind is served or installed by it."""
+    operator = operator_arm(target)
+    documents = install_documents(target, operator, namespace)
+    api = cluster.api_client()
+    try:
+        check_resources(api, target, operator, documents)
+    finally:
+        api.close()
+
+
+def preflight_operator(
+    cluster: ClusterTarget, target: Target, *, timeout: float
+) -> tuple[Install, Workload]:
+    """Install the target's operator and deploy its resources once: what the run installed
+    (removed at its end) and the app's parts. On failure, the install is removed again."""
+    operator = operator_arm(target)
+    namespace = target.namespace or INSTALL_NAMESPACE
+    check_operator_target(cluster, target, namespace)
+    plan = plan_install(cluster, target, operator, namespace)
+    try:
+        if plan.form == "kustomize":
+            plan.namespace_created = _create(cluster, namespace)
+        install(cluster, target, operator, plan, timeout=timeout)
+        scratch = f"{PREFIX}-{secrets.token_hex(3)}"
+        _create(cluster, scratch)
+        try:
+            desired = deploy_resources(cluster, target, operator, scratch, timeout=timeout)
+        finally:
+            try:
+                remove_resources(cluster, target, operator, scratch, timeout=timeout)
+            finally:
+                _delete(cluster, scratch)
+    except BaseException as exc:
+        # The first error is the one to tell.
+        with contextlib.suppress(CompareError):
+            uninstall(cluster, target, operator, plan, created_only=True)
+        if isinstance(exc, CompareError):
+            raise CompareError(
+                f"preflight of the operator arm: {exc.message}; removed what it installed",
+                exit_code=exc.exit_code,
+            ) from None
+        raise
+    return plan, workload_of([item.raw for item in desired.items], source=OWNED)
+
+
+def _create(cluster: ClusterTarget, namespace: str) -> bool:
+    """Create the namespace; whether it was created here (False: it was there)."""
+    api = cluster.api_client()
+    try:
+        client.CoreV1Api(api).read_namespace(namespace)
+        return False
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+    finally:
+        api.close()
+    ensure_namespace(cluster, namespace)
+    return True
+
+
+def _delete(cluster: ClusterTarget, namespace: str) -> None:
+    api = cluster.api_client()
+    try:
+        client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+    finally:
+        api.close()
