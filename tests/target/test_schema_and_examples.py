@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from compare.deploy.target_helm import helm_arm, render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
 from compare.target import load_target
 from compare.target.schema import SCHEMA_PATH, main, render, target_schema
@@ -65,7 +66,14 @@ def test_the_operator_chart_example_names_the_operator_chart() -> None:
     assert target.helm is not None
     assert target.helm.chart.path == CHARTS_DIR / "webapp-operator"
     assert target.namespace == "webapp-system"
-    assert target.helm.values["watchNamespaces"] == ["webapp-system"]
+    # Runnable by `compare run`: rendered into a trial's namespace, every namespaced object
+    # lands in it (a `watchNamespaces` list would put Roles elsewhere, which is refused).
+    rendered = render_target(target, helm_arm(target), "cmp-trial-ns")
+    kinds = {obj["kind"] for obj in rendered}
+    assert {"Deployment", "ServiceAccount", "Secret", "ClusterRole"} <= kinds
+    assert {obj["metadata"].get("namespace", "cmp-trial-ns") for obj in rendered} == {
+        "cmp-trial-ns"
+    }
 
 
 def test_the_shop_example_is_one_app_by_its_chart_and_by_its_operator() -> None:
