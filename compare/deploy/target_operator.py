@@ -465,24 +465,41 @@ def deploy_resources(
 def remove_resources(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str, *, timeout: float
 ) -> bool:
-    """Delete the custom resources and wait until they are gone (their finalizers, run by the
-    operator, included); the baseline goes with them. False: none was there."""
+    """Delete the custom resources and wait until they and what they owned are gone (their
+    finalizers, run by the operator, included); the baseline goes with them. False: none was
+    there."""
     api = cluster.api_client()
     try:
         removed = []
+        owners = []
         for body in operator.resources:
             what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
-            if what is not None and api_of.delete(api, what, namespace, body["metadata"]["name"]):
-                removed.append((what, str(body["metadata"]["name"])))
+            name = str(body["metadata"]["name"])
+            live = api_of.read(api, what, namespace, name) if what is not None else None
+            if what is not None and api_of.delete(api, what, namespace, name):
+                removed.append((what, name))
+                owners.extend([live] if live is not None else [])
         baseline.delete(api, namespace, target.name)
         deadline = time.monotonic() + timeout
-        while left := [
-            f"{w.kind} {namespace}/{n}" for w, n in removed if api_of.read(api, w, namespace, n)
-        ]:
+
+        def left() -> list[str]:
+            gone = [
+                f"{w.kind} {namespace}/{n}" for w, n in removed if api_of.read(api, w, namespace, n)
+            ]
+            if gone:
+                return gone
+            # Then what they owned, which the garbage collector deletes after them (not waited
+            # for by a foreground deletion: the collector may not know a new CRD's kind yet).
+            return [
+                f"{o['kind']} {namespace}/{o['metadata']['name']}"
+                for o in baseline.owned_objects(api, namespace, owners)
+            ]
+
+        while still := left():
             if time.monotonic() > deadline:
                 raise CompareError(
-                    f"{', '.join(left)} still present {timeout:.0f}s after deletion (a finalizer"
-                    " its operator did not remove)",
+                    f"{', '.join(still)} still present {timeout:.0f}s after deletion (a finalizer"
+                    " its operator did not remove, or the garbage collector's backlog)",
                     exit_code=EXIT_FAILED,
                 )
             time.sleep(POLL_S)
