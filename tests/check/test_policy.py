@@ -435,3 +435,11 @@ def test_missing_approach_under_all_is_one_violation() -> None:
         "operator/all: expected to heal: approach 'operator' is not in this run,"
         " and the expectation is not optional"
     ]
+
+
+def test_the_example_target_policy_loads_and_names_kinds_not_faults() -> None:
+    from compare.paths import EXAMPLES_DIR
+
+    policy = load_policy(EXAMPLES_DIR / "target-policy.yaml")
+    assert all(rule.kinds or rule.faults != "all" for rule in policy.expectations)
+    assert {rule.approach for rule in policy.expectations} == {"helm", "operator"}

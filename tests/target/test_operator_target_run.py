@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
+from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
 
 from .operator_targets import shop_target, webapp_operator
@@ -136,3 +137,9 @@ def test_one_app_by_its_chart_and_by_its_operator_healed_and_not_reported_and_ch
     checked = runner.invoke(app, ["check", str(run_dir), "--policy", str(policy)])
     assert checked.exit_code == 0, checked.output
     assert "policy holds" in checked.stdout
+    # The example policy names no fault, only kinds: it holds on this run too.
+    example = runner.invoke(
+        app, ["check", str(run_dir), "--policy", str(EXAMPLES_DIR / "target-policy.yaml")]
+    )
+    assert example.exit_code == 0, example.output
+    assert "policy holds" in example.stdout
