@@ -231,7 +231,11 @@ def _judges(desired: DesiredObjects, field: str) -> bool:
     """Whether the judge compares `field` (roots other than a desired object - pods, the
     ReplicaSet - are readiness, always judged)."""
     root, *keys = parse_path(field)
-    item = next((i for i in desired.items if i.root == root), None)
+    # As `View` names them: a root, or a kind's bare name for the first of that kind (an app
+    # with two Deployments has roots `deployment/<name>`; its faults act on the first).
+    item = next((i for i in desired.items if i.root == root), None) or next(
+        (i for i in desired.items if i.kind.lower() == root), None
+    )
     return item is None or judged_field(item.defaulted, keys, raw=item.raw)
 
 

@@ -13,6 +13,7 @@ import copy
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,11 @@ MAX_EXPERIMENT_BYTES = 1024 * 1024
 logging.getLogger("chaostoolkit").addHandler(logging.NullHandler())
 
 
+# A fault on a pod-template label (its evidence field), e.g. `deployment.spec.template.metadata.
+# labels[app.kubernetes.io/component]`: the label's key.
+TEMPLATE_LABEL = re.compile(r"\.spec\.template\.metadata\.labels\[([^\]]+)\]$")
+
+
 @dataclass(frozen=True)
 class ExperimentSpec:
     """One validated experiment and what our extension block says about it."""
@@ -147,15 +153,22 @@ class ExperimentSpec:
         if workload is None:
             return None
         unmet = unmet_by(self.needs, workload, self.kinds)
+        values = {
+            **configuration_defaults(self.document.get("configuration")),
+            **workload.configuration(),
+        }
         if unmet is None and self.requires_field and workload.objects:
             # Only a target's parts carry its objects; the WebApp has every field it changes.
-            values = {
-                **configuration_defaults(self.document.get("configuration")),
-                **workload.configuration(),
-            }
             path = str(_substituted(self.requires_field, values))
             if read_path(path, dict(workload.objects)) is None:
                 return f"needs {path} (the app's manifest has none to change)"
+        label = TEMPLATE_LABEL.search(str(_substituted(self.field, values) or ""))
+        if unmet is None and label is not None and label.group(1) in workload.pod_selector:
+            # The API server refuses a template whose labels no longer match the selector.
+            return (
+                f"changes the pod-template label {label.group(1)}, which the app's workload"
+                " selects its pods by (the API server refuses that change)"
+            )
         return unmet
 
     def evidence_for(self, configuration: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -243,3 +244,18 @@ def test_evidence_carries_uids_the_sighting_and_the_end_state() -> None:
     assert ev["mismatchesAtEnd"] == []
     assert ev["faultSeen"] == {"how": "event", "atSeconds": 0.1, "detail": "service: missing"}
     assert ev["settleSeconds"] == SETTLE and ev["chaosAgrees"] is True
+
+
+def test_a_field_of_the_first_of_two_deployments_is_judged_as_the_judge_names_it() -> None:
+    # An app with two Deployments names them `deployment/<name>`; the faults' paths say
+    # `deployment` (the first, as the trial's view does). An annotation nobody owns on it is
+    # no judged change, its replicas are.
+    from compare.run.evidence import _judges
+    from tests.run.builders import DEPLOYMENT, SERVICE, as_given
+
+    other = copy.deepcopy(DEPLOYMENT)
+    other["metadata"]["name"] = "shop-webhook"
+    desired = as_given([DEPLOYMENT, other, SERVICE])
+    assert {item.root for item in desired.items} >= {"deployment/shop", "deployment/shop-webhook"}
+    assert not _judges(desired, "deployment.metadata.annotations[chaos.example.com/note]")
+    assert _judges(desired, "deployment.spec.replicas")

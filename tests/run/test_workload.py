@@ -402,3 +402,17 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
         "operator-down-drift": "acts on the toolkit's own operator process, not the target's"
         " operator",
     }
+
+
+def test_a_template_label_the_workload_selects_by_is_not_changed_but_skipped() -> None:
+    # label-change changes the pod template's app.kubernetes.io/component: a chart that selects
+    # its pods by that label would have the change refused (422), so the fault is skipped.
+    spec = next(s for s in load_experiments(()) if s.name == "label-change")
+    web = _pod_set("Deployment", "web")
+    assert spec.unmet(embedded=True, workload=workload_of([web])) is None
+    web["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] = "manager"
+    assert spec.unmet(embedded=True, workload=workload_of([web])) == (
+        "changes the pod-template label app.kubernetes.io/component, which the app's workload"
+        " selects its pods by (the API server refuses that change)"
+    )
+    assert spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is None
