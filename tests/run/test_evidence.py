@@ -250,8 +250,9 @@ def test_a_field_of_the_first_of_two_deployments_is_judged_as_the_judge_names_it
     # An app with two Deployments names them `deployment/<name>`; the faults' paths say
     # `deployment` (the first, as the trial's view does). An annotation nobody owns on it is
     # no judged change, its replicas are.
+    from compare.judge import as_given
     from compare.run.evidence import _judges
-    from tests.run.builders import DEPLOYMENT, SERVICE, as_given
+    from tests.run.builders import DEPLOYMENT, SERVICE
 
     other = copy.deepcopy(DEPLOYMENT)
     other["metadata"]["name"] = "shop-webhook"
