@@ -159,7 +159,12 @@ class NamespaceWatch:
         with self._lock:
             self._responses[name] = response
             self._failing.pop(name, None)
+            # stop() sets the flag before it closes the registered responses: one registered
+            # after that is closed here, not read until the server's timeout.
+            stopped = self._stopped.is_set()
         try:
+            if stopped:
+                return False
             for line in iter_resp_lines(response):
                 if self._stopped.is_set():
                     return False

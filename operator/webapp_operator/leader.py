@@ -23,8 +23,9 @@ every request from that instant, even from reconciles already running in threads
 A graceful stop releases the Lease (holder cleared, duration 1 s) so that a restarted replica
 leads at once; the manager does that only once in-flight reconciles have finished.
 
-kubernetes.leaderelection (the client's own elector) runs threads, cannot release on shutdown
-and is not asyncio-friendly; this small loop is.
+kubernetes.leaderelection (the client's own elector) cannot release on shutdown and is not
+asyncio-friendly; this small elector is: it acquires on the event loop and renews on a thread
+of its own (a busy event loop must not cost the Lease).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -321,33 +323,77 @@ class LeaderElector:
         return False
 
     async def hold(self) -> None:
-        """Renew until leadership ends (returns, `leading` is then False) or cancelled."""
-        while self.leading:
-            deadline = self.renew_deadline_at
-            await asyncio.sleep(renew_delay(time.monotonic(), deadline, self.config.retry_period))
-            started = time.monotonic()
-            if started >= deadline:
-                self.stop_leading(f"not renewed for {self.config.renew_deadline:g}s")
+        """Renew until leadership ends (returns, `leading` is then False) or cancelled.
+
+        The renewals run on a thread of their own, as client-go's run in a goroutine of their
+        own: the event loop also runs kopf, whose start-up and bursts of events can keep it
+        busy for seconds on a loaded machine, and that must not cost the Lease. Start this
+        task before kopf's, so that its thread runs from the first moment of leadership."""
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        halt = threading.Event()
+
+        def settle(failure: BaseException | None) -> None:
+            if ended.done():  # hold() was cancelled meanwhile
                 return
+            if failure is None:
+                ended.set_result(None)
+            else:
+                ended.set_exception(failure)
+
+        def renew() -> None:
+            failure: BaseException | None = None
             try:
-                # The thread may go on (a request cannot be interrupted); leadership does not.
-                outcome = await asyncio.wait_for(
-                    asyncio.to_thread(self.attempt, renew=True), timeout=deadline - started
-                )
-            except TimeoutError:
-                self.stop_leading(
-                    f"renewal still unanswered at the renew deadline "
-                    f"({self.config.renew_deadline:g}s)"
-                )
-                return
-            except _TRANSIENT as exc:
-                logger.warning("lease renewal failed: %s", _describe(exc))
-                continue
-            if outcome is Outcome.HELD:
-                self.renewed_at = started
-            elif outcome is Outcome.TAKEN:
-                self.stop_leading("the lease names another holder", successor=True)
-                return
+                self._renew_until(halt)
+            except Exception as exc:  # a bug, not a lost Lease: hold() fails with it
+                failure = exc
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, failure)
+
+        threading.Thread(target=renew, name="lease-renewal", daemon=True).start()
+        try:
+            await ended
+        finally:
+            halt.set()  # cancelled: the thread starts no further renewal
+
+    def _renew_until(self, halt: threading.Event) -> None:
+        """The renewal loop (blocking): returns once leadership ended, or when `halt` is set."""
+        # One worker: an attempt runs in it so that the loop can give up on the attempt at
+        # the deadline, whatever its request is doing (a request cannot be interrupted).
+        requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lease-request")
+        try:
+            while self.leading:
+                deadline = self.renew_deadline_at
+                delay = renew_delay(time.monotonic(), deadline, self.config.retry_period)
+                if halt.wait(delay):
+                    return
+                started = time.monotonic()
+                if started >= deadline:
+                    self.stop_leading(f"not renewed for {self.config.renew_deadline:g}s")
+                    return
+                attempt = requests.submit(self.attempt, renew=True)
+                finished, _ = futures_wait([attempt], timeout=deadline - started)
+                if halt.is_set():  # hold() was cancelled meanwhile (a graceful stop)
+                    return
+                if not finished:
+                    # The thread may go on; leadership does not.
+                    self.stop_leading(
+                        f"renewal still unanswered at the renew deadline "
+                        f"({self.config.renew_deadline:g}s)"
+                    )
+                    return
+                try:
+                    outcome = attempt.result()
+                except _TRANSIENT as exc:
+                    logger.warning("lease renewal failed: %s", _describe(exc))
+                    continue
+                if outcome is Outcome.HELD:
+                    self.renewed_at = started
+                elif outcome is Outcome.TAKEN:
+                    self.stop_leading("the lease names another holder", successor=True)
+                    return
+        finally:
+            requests.shutdown(wait=False)
 
     def release(self) -> bool:
         """Hand the Lease back (graceful shutdown); True when released. Stops leading first.

@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import kopf
@@ -37,6 +38,7 @@ from webapp_operator.handlers import Backoff, Controller, register
 from webapp_operator.health import HealthServer, HealthState
 from webapp_operator.kube import api_client, load_configuration
 from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
+from webapp_operator.names import EXIT_LEASE_LOST
 from webapp_operator.reconciler import Reconciler
 from webapp_operator.registry import Registry
 from webapp_operator.settings import operator_settings
@@ -62,6 +64,13 @@ def _exit_now(code: int) -> NoReturn:
         with contextlib.suppress(Exception):
             handler.flush()
     os._exit(code)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    registry: kopf.OperatorRegistry
+    executor: ThreadPoolExecutor
+    reconcile: bool
 
 
 class Manager:
@@ -100,13 +109,19 @@ class Manager:
         try:
             if self.config.webhook_only:
                 self.state.role = "webhook"
-                return await self._serve(reconcile=False)
+                return await self._serve(self._prepare(reconcile=False))
+            # Everything that takes CPU time (the kubernetes client's lazy imports alone take
+            # a second and a half, several on a loaded machine) happens before the Lease is
+            # taken: a standby is ready to lead at once, and the first seconds of leadership
+            # are not spent where a renewal would have to wait.
+            prepared = self._prepare(reconcile=True)
             if self.elector is not None:
                 self.state.role = "standby"
                 if not await self.elector.acquire(self.stop):
+                    prepared.executor.shutdown(wait=False, cancel_futures=True)
                     return EXIT_OK  # stopped while standing by
             self.state.role, self.state.leading = "leader", True
-            return await self._serve(reconcile=True)
+            return await self._serve(prepared)
         finally:
             self.state.role, self.state.leading, self.state.ready = "stopping", False, False
             if self.elector is not None:
@@ -118,8 +133,9 @@ class Manager:
             if self.lease_api is not None:
                 self.lease_api.close()
 
-    async def _serve(self, *, reconcile: bool) -> int:
-        """Run kopf until a signal, a lost Lease, or kopf's own failure."""
+    def _prepare(self, *, reconcile: bool) -> _Prepared:
+        """kopf's registry with our handlers, and the reconciles' executor: built before the
+        Lease is taken (see `run`)."""
         config = self.config
         registry = kopf.OperatorRegistry()
         registry_map = Registry(self.api, config.operator_namespace, config.registry_name)
@@ -140,6 +156,18 @@ class Manager:
             reconcile=reconcile,
             webhooks=config.webhook is not None,
         )
+        return _Prepared(registry, executor, reconcile)
+
+    async def _serve(self, prepared: _Prepared) -> int:
+        """Run kopf until a signal, a lost Lease, or kopf's own failure."""
+        config = self.config
+        registry, executor, reconcile = prepared.registry, prepared.executor, prepared.reconcile
+        # Renewals first: their thread must run from the first moment of leadership, before
+        # kopf's start-up occupies the event loop.
+        elector = self.elector if reconcile else None
+        holding = elector.hold() if elector is not None else asyncio.Event().wait()
+        renewing = asyncio.create_task(holding, name="lease")
+        await asyncio.sleep(0)  # the task's first step starts the renewal thread
         kopf_stop, kopf_ready = asyncio.Event(), asyncio.Event()
         operator = asyncio.create_task(
             kopf.operator(
@@ -153,9 +181,6 @@ class Manager:
             ),
             name="kopf",
         )
-        elector = self.elector if reconcile else None
-        holding = elector.hold() if elector is not None else asyncio.Event().wait()
-        renewing = asyncio.create_task(holding, name="lease")
         stopping = asyncio.create_task(self.stop.wait(), name="stop")
         readiness = asyncio.create_task(self._become_ready(kopf_ready), name="readiness")
         try:
@@ -224,7 +249,7 @@ class Manager:
             logger.error("leadership lost: kopf still running, exiting at once")
         else:
             logger.error("leadership lost: exiting so that a fresh process stands by")
-        _exit_now(EXIT_FAILED)
+        _exit_now(EXIT_LEASE_LOST)
 
     async def _become_ready(self, kopf_ready: asyncio.Event) -> None:
         """Ready = kopf started and, if configured, the webhook accepts connections: the first

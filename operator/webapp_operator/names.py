@@ -30,6 +30,10 @@ SHORT_NAMES: Final = ("wa",)
 MANAGED_BY_LABEL: Final = "app.kubernetes.io/managed-by"
 INSTANCE_LABEL: Final = "app.kubernetes.io/instance"
 
+# The exit code of a replica that lost its Lease: a fresh process must stand by again, so a
+# supervisor (the kubelet, or the local runner's) restarts it however often it happens.
+EXIT_LEASE_LOST: Final = 4
+
 # Where the operator itself lives (kubebuilder's <project>-system convention).
 OPERATOR_NAMESPACE: Final = "webapp-system"
 SERVICE_ACCOUNT: Final = OPERATOR_NAME

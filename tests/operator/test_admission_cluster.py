@@ -19,7 +19,8 @@ from compare.webapp import API_GROUP, API_VERSION, PLURAL
 
 from .helpers import eventually, get_deployment, get_webapp, make_webapp
 
-pytestmark = pytest.mark.cluster
+# The CRD comes with the operator: the schema and CEL cases need it too, when run alone.
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator")]
 
 
 def _create(api: client.ApiClient, namespace: str, name: str, spec: dict[str, Any]) -> str:
