@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import kopf
@@ -37,6 +37,7 @@ from kubernetes import client
 
 from webapp_operator.admission import admission_problems, scale_problems
 from webapp_operator.builders import owning_webapp
+from webapp_operator.compact import PackedObject, lean
 from webapp_operator.health import Counters
 from webapp_operator.kube import connection_info
 from webapp_operator.names import (
@@ -51,6 +52,7 @@ from webapp_operator.reconciler import (
     CHILD_KINDS,
     NOT_LEADING,
     REQUEST_TIMEOUT_S,
+    Outcome,
     ReconcileError,
     Reconciler,
 )
@@ -92,8 +94,8 @@ class Controller:
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     _generations: dict[Key, int] = field(default_factory=dict)
     _failures: dict[Key, int] = field(default_factory=dict)
-    # child -> (the resourceVersion the write replaced, the object written)
-    _written: dict[ChildKey, tuple[str | None, Mapping[str, Any]]] = field(default_factory=dict)
+    # child -> (the resourceVersion the write replaced, the object written, packed)
+    _written: dict[ChildKey, tuple[str | None, PackedObject]] = field(default_factory=dict)
     _kicked: dict[Key, float] = field(default_factory=dict)
 
     def wakeup(self, key: Key) -> asyncio.Event:
@@ -127,18 +129,19 @@ class Controller:
         self._failures[key] = self._failures.get(key, 0) + 1
         return self.backoff.delay(self._failures[key])
 
-    def wrote(self, namespace: str, written: Any) -> None:
-        for kind, before, obj in written:
-            self._written[(kind, namespace, obj["metadata"]["name"])] = (before, obj)
+    def wrote(self, namespace: str, written: Written) -> None:
+        for kind, name, before, obj in written:
+            self._written[(kind, namespace, name)] = (before, obj)
 
-    def child(self, kind: str, namespace: str, name: str, index: Any) -> Mapping[str, Any] | None:
-        """The child as the watch shows it, unless it still shows what this process replaced."""
+    def child(self, kind: str, namespace: str, name: str, index: Any) -> PackedObject | None:
+        """The child as the watch shows it, unless it still shows what this process replaced
+        (packed: the reconcile's thread unpacks it, `reconcile_packed`)."""
         seen = _first(index, (namespace, name))
         mine = self._written.get((kind, namespace, name))
         if mine is None:
             return seen
         before, written = mine
-        version = ((seen or {}).get("metadata") or {}).get("resourceVersion")
+        version = seen.resource_version if seen is not None else None
         if version == before:
             return written  # the watch has not delivered our write yet
         del self._written[(kind, namespace, name)]
@@ -154,14 +157,33 @@ class Controller:
         self.reconciler.forget(key)
 
 
-def _lean(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A child for the index: the snapshot without `managedFields` (often a third of the
-    object, and nothing the judge or the heal reads), so a thousand children stay small."""
-    child = _snapshot(body)
-    meta = child.get("metadata")
-    if isinstance(meta, Mapping) and "managedFields" in meta:
-        child["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-    return child
+def _packed(body: Mapping[str, Any]) -> PackedObject:
+    """A child for the index: the object as the watch delivered it, without `managedFields`,
+    packed (`compact`), so a thousand children stay small."""
+    return PackedObject(lean(body))
+
+
+# What a reconcile wrote, as the daemon keeps it: (kind, name, the resourceVersion the write
+# replaced or None, the object written, packed).
+Written = tuple[tuple[str, str, str | None, PackedObject], ...]
+
+
+def reconcile_packed(
+    reconciler: Reconciler,
+    body: Mapping[str, Any],
+    children: Mapping[str, PackedObject | None],
+) -> tuple[Outcome, Written]:
+    """`Reconciler.reconcile` over packed children, in the reconcile's thread: the children
+    are unpacked here and what it wrote comes back packed, so the event loop neither decodes
+    nor encodes, and the daemon holds no unpacked object while it waits."""
+    outcome = reconciler.reconcile(
+        body, {kind: None if obj is None else obj.unpack() for kind, obj in children.items()}
+    )
+    written = tuple(
+        (kind, str(obj["metadata"]["name"]), before, PackedObject(lean(obj)))
+        for kind, before, obj in outcome.written
+    )
+    return replace(outcome, written=()), written
 
 
 def _timing(kicked: float | None, started: float, finished: float) -> str:
@@ -171,7 +193,7 @@ def _timing(kicked: float | None, started: float, finished: float) -> str:
     return f"woken {(started - kicked) * 1000:.1f} ms after the event, {spent}"
 
 
-def _first(index: Any, key: Key) -> Mapping[str, Any] | None:
+def _first(index: Any, key: Key) -> PackedObject | None:
     try:
         store = index[key]
     except KeyError:
@@ -247,11 +269,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     # kopf runs them in the event loop as events arrive, never queued behind reconcile threads.
     @kopf.index("apps", "v1", "deployments", id="deployments", registry=registry)
     async def deployments(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _lean(body)}
+        return {(namespace, name): _packed(body)}
 
     @kopf.index("v1", "services", id="services", registry=registry)
     async def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _lean(body)}
+        return {(namespace, name): _packed(body)}
 
     @kopf.daemon(
         API_GROUP,
@@ -285,17 +307,19 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                     kind: controller.child(kind, namespace, name, index)
                     for kind, index in indices.items()
                 }
-                outcome = await loop.run_in_executor(
+                outcome, written = await loop.run_in_executor(
                     controller.executor,
-                    controller.reconciler.reconcile,
+                    reconcile_packed,
+                    controller.reconciler,
                     _snapshot(body),
                     children,
                 )
                 finished = time.monotonic()
+                del children  # the packed children: not kept while the daemon waits
                 if not outcome.found:
                     return
                 controller.attempted(key, outcome.generation)
-                controller.wrote(namespace, outcome.written)
+                controller.wrote(namespace, written)
                 controller.counters.reconciles += 1
                 controller.counters.changes += len(outcome.changes)
                 for change in outcome.changes:

@@ -52,6 +52,7 @@ from webapp_operator.builders import (
     owner_reference,
     owning_webapp,
 )
+from webapp_operator.compact import Packed
 from webapp_operator.leader import NotLeading
 from webapp_operator.names import (
     API_GROUP,
@@ -188,6 +189,15 @@ def _who(child: Mapping[str, Any]) -> str:
     return f"managed by {manager}" if manager else "not created by this operator"
 
 
+def _pack_desired(desired: DesiredObjects) -> Packed:
+    return Packed([[d.kind, d.name, d.root, d.raw, d.defaulted] for d in desired.items])
+
+
+def _unpack_desired(packed: Packed) -> DesiredObjects:
+    """A fresh copy of what `_pack_desired` packed (the secrets already hashed)."""
+    return DesiredObjects(tuple(DesiredObject(*item) for item in packed.unpack()))
+
+
 class Reconciler:
     """Converges WebApps; one instance is shared by every reconcile thread."""
 
@@ -205,13 +215,14 @@ class Reconciler:
         self._registry = registry
         self._clock = clock
         self._lock = threading.Lock()
-        # Per WebApp: "uid/generation" and its children's defaulted form, dropped by `forget`:
-        # one dry-run per spec change, not per reconcile.
-        self._desired: dict[Key, tuple[str, DesiredObjects]] = {}
+        # Per WebApp: "uid/generation" and its children, raw and defaulted, dropped by
+        # `forget`: one dry-run per spec change, not per reconcile. Packed (`compact`): most
+        # of what the operator holds per WebApp otherwise.
+        self._desired: dict[Key, tuple[str, Packed]] = {}
         # Per WebApp: the status last written and the WebApp resourceVersion it was computed
         # from, so a reconcile that runs before the watch delivered that write does not
         # write the same status again.
-        self._statuses: dict[Key, tuple[str, dict[str, Any]]] = {}
+        self._statuses: dict[Key, tuple[str, Packed]] = {}
 
     def forget(self, key: Key) -> None:
         with self._lock:
@@ -289,7 +300,7 @@ class Reconciler:
         with self._lock:
             cached = self._desired.get(key)
         if cached is not None and cached[0] == version:
-            return cached[1]
+            return _unpack_desired(cached[1])
         webapp = self._parse(body)
         owner = owner_reference(body)
         generation = str(meta.get("generation") or 0)
@@ -306,9 +317,11 @@ class Reconciler:
             # Refused at dry-run (a quota, a policy, an admission webhook): the children could
             # not be created or corrected either.
             raise _failure("DryRunFailed", "dry-run of the desired children", exc) from None
+        packed = _pack_desired(desired)
         with self._lock:
-            self._desired[key] = (version, desired)
-        return desired
+            self._desired[key] = (version, packed)
+        # What every later reconcile of this generation gets: the same, decoded.
+        return _unpack_desired(packed)
 
     # -- one child -----------------------------------------------------------------------------
 
@@ -404,11 +417,13 @@ class Reconciler:
         version = str(meta.get("resourceVersion"))
         with self._lock:
             last = self._statuses.get(key)
-        if body.get("status") == status or last == (version, status):
+        if body.get("status") == status or (
+            last is not None and last[0] == version and last[1].unpack() == status
+        ):
             return False
         self._patch_status(meta["namespace"], meta["name"], status)
         with self._lock:
-            self._statuses[key] = (version, status)
+            self._statuses[key] = (version, Packed(status))
         return True
 
     def _patch_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:

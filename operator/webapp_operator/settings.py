@@ -10,7 +10,9 @@ from webapp_operator.config import OperatorConfig
 from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
-__all__ = ["operator_settings"]
+__all__ = ["POSTING_WORKERS", "operator_settings"]
+
+POSTING_WORKERS = 4
 
 
 def operator_settings(
@@ -34,6 +36,7 @@ def operator_settings(
     settings.posting.reporting_component = OPERATOR_NAME
     settings.posting.reporting_instance = identity
     settings.posting.event_name_prefix = f"{OPERATOR_NAME}-"
+    settings.posting.worker_limit = POSTING_WORKERS
     # One active replica is chosen by our Lease (leader.py), not by kopf's peering objects.
     settings.peering.standalone = True
     # The child watches see only the operator's own objects: a cluster's other Deployments and
