@@ -10,9 +10,10 @@ from webapp_operator.config import OperatorConfig
 from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
-__all__ = ["POSTING_WORKERS", "operator_settings"]
+__all__ = ["POSTING_WORKERS", "WORKER_IDLE_S", "operator_settings"]
 
 POSTING_WORKERS = 4
+WORKER_IDLE_S = 1.0
 
 
 def operator_settings(
@@ -45,6 +46,10 @@ def operator_settings(
     own = f"{MANAGED_BY_LABEL}={OPERATOR_NAME}"
     settings.watching.label_selectors["apps", "v1", "deployments"] = own
     settings.watching.label_selectors["v1", "services"] = own
+    # kopf runs one worker per object with events, kept for `idle_timeout` after its last
+    # event with that event's body; its default (5 s) kept hundreds alive through a burst of
+    # a thousand WebApps (31 MiB at one point). Respawning one costs a task.
+    settings.queueing.idle_timeout = WORKER_IDLE_S
     # kopf's own requests (patches, events) must not hang for its default 5 minutes.
     settings.networking.request_timeout = REQUEST_TIMEOUT_S
     # Sync handlers (cleanup, validation) share the reconciles' thread pool.
