@@ -10,9 +10,8 @@ from webapp_operator.config import OperatorConfig
 from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
-__all__ = ["POSTING_WORKERS", "WORKER_IDLE_S", "operator_settings"]
+__all__ = ["WORKER_IDLE_S", "operator_settings"]
 
-POSTING_WORKERS = 4
 WORKER_IDLE_S = 1.0
 
 
@@ -37,7 +36,8 @@ def operator_settings(
     settings.posting.reporting_component = OPERATOR_NAME
     settings.posting.reporting_instance = identity
     settings.posting.event_name_prefix = f"{OPERATOR_NAME}-"
-    settings.posting.worker_limit = POSTING_WORKERS
+    # No limit on posting workers (kopf's default): an event is posted when it happens, and its
+    # eventTime is when it happened (a limit of 4 delayed them by seconds under load).
     # One active replica is chosen by our Lease (leader.py), not by kopf's peering objects.
     settings.peering.standalone = True
     # The child watches see only the operator's own objects: a cluster's other Deployments and
