@@ -38,6 +38,7 @@ from webapp_operator.handlers import Backoff, Controller, register
 from webapp_operator.health import HealthServer, HealthState
 from webapp_operator.kube import api_client, load_configuration
 from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
+from webapp_operator.memory import MemoryTrimmer
 from webapp_operator.names import EXIT_LEASE_LOST
 from webapp_operator.reconciler import Reconciler
 from webapp_operator.registry import Registry
@@ -56,6 +57,7 @@ POLL_S = 0.05
 # released (one more request, at most the Lease request timeout). Within the local runner's
 # 20 s and the Pod's 30 s terminationGracePeriodSeconds.
 SHUTDOWN_GRACE_S = 15.0
+TRIM_INTERVAL_S = 10.0
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -92,6 +94,8 @@ class Manager:
             self.elector = LeaderElector(self.lease_api, config.lease)
             self.api = FencedApiClient(self.configuration, self.elector.is_leading)
         self.stop = asyncio.Event()
+        # Freed memory back to the system every few seconds (bursts leave the heap large).
+        self.trimmer = MemoryTrimmer(TRIM_INTERVAL_S)
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -106,6 +110,7 @@ class Manager:
         self._install_signal_handlers()
         if self.config.health_port:
             await self.health.start()
+        self.trimmer.start()
         try:
             if self.config.webhook_only:
                 self.state.role = "webhook"
@@ -124,6 +129,7 @@ class Manager:
             return await self._serve(prepared)
         finally:
             self.state.role, self.state.leading, self.state.ready = "stopping", False, False
+            self.trimmer.stop()
             if self.elector is not None:
                 # Only an unexpected error gets here still leading: without knowing what
                 # still runs, fence and let the Lease expire rather than release it.

@@ -1,0 +1,76 @@
+"""Handing freed memory back to the operating system, periodically (glibc's `malloc_trim`).
+
+CPython frees objects into the C library's heap, which keeps the pages: after a burst (a
+thousand WebApps created at once, each with its events, patches and JSON bodies) the process
+stays at its high-water mark although most of it is free. `malloc_trim(0)` returns the free
+pages (glibc >= 2.8 releases them anywhere in the heap, not only at its top). It takes a few
+milliseconds on the operator's heap, so it runs from a thread of its own every few seconds.
+On a C library without it (musl) nothing is done.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import threading
+from collections.abc import Callable
+
+__all__ = ["MemoryTrimmer", "malloc_trim"]
+
+logger = logging.getLogger(__name__)
+
+
+def malloc_trim() -> Callable[[], int] | None:
+    """The C library's `malloc_trim(0)`, or None where there is none."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+
+    def call() -> int:
+        return int(trim(0))
+
+    return call
+
+
+class MemoryTrimmer:
+    """Calls `trim` every `interval` seconds from a daemon thread until `stop()`."""
+
+    def __init__(self, interval: float, trim: Callable[[], int] | None = None) -> None:
+        self.interval = interval
+        self._trim = trim if trim is not None else malloc_trim()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.calls = 0
+
+    @property
+    def available(self) -> bool:
+        return self._trim is not None and self.interval > 0
+
+    def start(self) -> None:
+        if not self.available or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="malloc-trim", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        assert self._trim is not None
+        while not self._stop.wait(self.interval):
+            try:
+                self._trim()
+            except Exception:  # never fatal: memory is returned later, or not at all
+                logger.exception("malloc_trim failed")
+                return
+            self.calls += 1
