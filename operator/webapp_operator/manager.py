@@ -39,7 +39,7 @@ from webapp_operator.health import HealthServer, HealthState
 from webapp_operator.kube import api_client, load_configuration
 from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
 from webapp_operator.memory import MemoryTrimmer
-from webapp_operator.names import EXIT_LEASE_LOST
+from webapp_operator.names import EXIT_FAILED, EXIT_LEASE_LOST, EXIT_OK
 from webapp_operator.reconciler import Reconciler
 from webapp_operator.registry import Registry
 from webapp_operator.settings import operator_settings
@@ -48,8 +48,6 @@ __all__ = ["SHUTDOWN_GRACE_S", "Manager", "main"]
 
 logger = logging.getLogger("webapp_operator")
 
-EXIT_OK = 0
-EXIT_FAILED = 1
 READY_TIMEOUT_S = 30.0
 RECONCILE_THREADS = 16
 POLL_S = 0.05

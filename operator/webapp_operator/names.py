@@ -1,4 +1,4 @@
-"""Every name the operator writes into a cluster, in one place.
+"""Every name the operator writes into a cluster, and its exit codes, in one place.
 
 The manifests generator, the reconciler, the local runner and the tests all import these, so a
 renamed label or lease cannot drift between the code and the committed YAML.
@@ -30,8 +30,11 @@ SHORT_NAMES: Final = ("wa",)
 MANAGED_BY_LABEL: Final = "app.kubernetes.io/managed-by"
 INSTANCE_LABEL: Final = "app.kubernetes.io/instance"
 
-# The exit code of a replica that lost its Lease: a fresh process must stand by again, so a
-# supervisor (the kubelet, or the local runner's) restarts it however often it happens.
+# The process's exit codes, read by its supervisor (the kubelet, or the local runner's). A
+# replica that lost its Lease must stand by again as a fresh process: it is restarted however
+# often that happens.
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
 EXIT_LEASE_LOST: Final = 4
 
 # Where the operator itself lives (kubebuilder's <project>-system convention).

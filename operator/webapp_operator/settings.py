@@ -31,13 +31,13 @@ def operator_settings(
     )
     # Events are the measurement channel (Created / DriftCorrected / Updated / CleanedUp and a
     # Warning per failed step), posted explicitly with kopf.event(); log lines are not events.
+    # No limit on posting workers (kopf's default): an event is posted when it happens, and its
+    # eventTime (stamped when posted) is when it happened; a limit of 4 delayed them by seconds.
     settings.posting.enabled = True
     settings.posting.loggers = False
     settings.posting.reporting_component = OPERATOR_NAME
     settings.posting.reporting_instance = identity
     settings.posting.event_name_prefix = f"{OPERATOR_NAME}-"
-    # No limit on posting workers (kopf's default): an event is posted when it happens, and its
-    # eventTime is when it happened (a limit of 4 delayed them by seconds under load).
     # One active replica is chosen by our Lease (leader.py), not by kopf's peering objects.
     settings.peering.standalone = True
     # The child watches see only the operator's own objects: a cluster's other Deployments and
