@@ -7,7 +7,7 @@ stop, kill or replace it leave it running again (`restore_operator`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 from kubernetes import client
@@ -28,6 +28,38 @@ from .helpers import eventually
 # Lease timings a test can wait out (takeover within ~4.5 s of a killed leader), with a renew
 # deadline that leaves a loaded 2-core machine a second of margin over what it was seen to meet.
 FAST = OperatorOptions(lease_duration=4.0, lease_renew_deadline=3.0, lease_retry_period=0.5)
+
+
+# On a failed test, the operator's log lines about the test's namespace and its own lifecycle
+# go into the failure report: the log itself is gone with the test session's cluster, and a
+# failure seen only under a loaded CI run cannot be explained without it.
+LIFECYCLE_WORDS = ("--- ", "lead", "Lease", "exit", "Traceback", "Error", "ready")
+LOG_LINES = 200
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    funcargs = getattr(item, "funcargs", {})
+    handle = funcargs.get("operator")
+    if not report.failed or not isinstance(handle, OperatorHandle):
+        return report
+    namespace = funcargs.get("namespace")
+    try:
+        lines = handle.log_path.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        report.sections.append(("operator log", f"unreadable: {exc}"))
+        return report
+    picked = [
+        line
+        for line in lines
+        if (isinstance(namespace, str) and namespace in line)
+        or any(word in line for word in LIFECYCLE_WORDS)
+    ]
+    report.sections.append(("operator log", "\n".join(picked[-LOG_LINES:])))
+    return report
 
 
 @pytest.fixture(scope="package")
