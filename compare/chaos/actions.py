@@ -19,6 +19,7 @@ from typing import Any
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
+from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.cluster import status_message
@@ -386,23 +387,37 @@ def delete_statefulset_pod(
     return {"object": "pod", "name": pod, "uid": found.metadata.uid, "deleted": True}
 
 
-def stop_operator(kill: bool = False, secrets: Any = None) -> dict[str, Any]:
+def stop_operator(
+    kill: bool = False, configuration: Any = None, secrets: Any = None
+) -> dict[str, Any]:
     """Stop the shared WebApp operator: SIGTERM (graceful), or SIGKILL with `kill`.
 
     Nothing reconciles WebApps until `start_operator`; do not delete a namespace holding a
-    WebApp meanwhile (its finalizer needs the operator).
+    WebApp meanwhile (its finalizer needs the operator). Trials that share the fault
+    (`compare.chaos.shared`) stop it once.
     """
-    try:
-        operator_path.stop_operator(cluster_target(secrets), kill=bool(kill))
-    except CompareError as exc:
-        raise ActivityFailed(exc.message) from exc
-    return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
+    target = cluster_target(secrets)
+
+    def stop() -> dict[str, Any]:
+        try:
+            operator_path.stop_operator(target, kill=bool(kill))
+        except CompareError as exc:
+            raise ActivityFailed(exc.message) from exc
+        return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
+
+    return dict(shared.perform(configuration, "stop the operator", stop))
 
 
-def start_operator(secrets: Any = None) -> dict[str, Any]:
-    """Start the shared WebApp operator again (nothing happens when it runs already)."""
-    try:
-        operator_path.start_operator(cluster_target(secrets))
-    except CompareError as exc:
-        raise ActivityFailed(exc.message) from exc
-    return {"operator": "running"}
+def start_operator(configuration: Any = None, secrets: Any = None) -> dict[str, Any]:
+    """Start the shared WebApp operator again (nothing happens when it runs already); trials
+    that share the fault start it once."""
+    target = cluster_target(secrets)
+
+    def start() -> dict[str, Any]:
+        try:
+            operator_path.start_operator(target)
+        except CompareError as exc:
+            raise ActivityFailed(exc.message) from exc
+        return {"operator": "running"}
+
+    return dict(shared.perform(configuration, "start the operator", start))

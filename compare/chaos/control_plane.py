@@ -24,6 +24,7 @@ from typing import Any
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
+from compare.chaos import shared
 from compare.chaos.cluster import cluster_target
 from compare.cluster import EmbeddedCluster, new_api_client
 from compare.cluster.embedded import COMPONENTS
@@ -60,7 +61,7 @@ def embedded_cluster(secrets: Any = None) -> EmbeddedCluster:
 
 
 def restart_control_plane_component(
-    component: str, kill: bool = True, secrets: Any = None
+    component: str, kill: bool = True, configuration: Any = None, secrets: Any = None
 ) -> dict[str, Any]:
     """Kill one component of the embedded cluster (SIGKILL, or SIGTERM when `kill` is false)
     and start it again with kwokctl at once; return once the API server is ready and the
@@ -68,13 +69,24 @@ def restart_control_plane_component(
 
     Returns `{component, signal, oldPid, newPid, downSeconds, restarted}`: `downSeconds` from
     the signal to the API server answering again, `restarted` every component with a new pid
-    (a leader that lost its Lease meanwhile exits and is started again too).
+    (a leader that lost its Lease meanwhile exits and is started again too). Trials that
+    share the fault (`compare.chaos.shared`) go through one restart.
     """
     cluster = embedded_cluster(secrets)
     _check(component)
+    return dict(
+        shared.perform(
+            configuration,
+            f"restart {component}",
+            lambda: _restart(cluster, component, kill=bool(kill)),
+        )
+    )
+
+
+def _restart(cluster: EmbeddedCluster, component: str, *, kill: bool) -> dict[str, Any]:
     before = _pids(cluster)
     try:
-        restart = cluster.restart_component(component, kill=bool(kill))
+        restart = cluster.restart_component(component, kill=kill)
         _lead_again(cluster, since=restart.ready_at)
         after = _all_up(cluster)
     except CompareError as exc:
@@ -90,30 +102,40 @@ def restart_control_plane_component(
 
 
 def stop_control_plane_component(
-    component: str, kill: bool = False, secrets: Any = None
+    component: str, kill: bool = False, configuration: Any = None, secrets: Any = None
 ) -> dict[str, Any]:
     """Stop one component of the embedded cluster (SIGTERM, or SIGKILL with `kill`) and leave
-    it stopped; `start_control_plane` starts it again. Its ports stay reserved meanwhile."""
+    it stopped; `start_control_plane` starts it again. Its ports stay reserved meanwhile.
+    Trials that share the fault stop it once."""
     cluster = embedded_cluster(secrets)
     _check(component)
-    try:
-        pid = cluster.stop_component(component, kill=bool(kill))
-    except CompareError as exc:
-        raise ActivityFailed(f"stopping {component}: {exc.message}") from exc
-    return {"component": component, "signal": "SIGKILL" if kill else "SIGTERM", "oldPid": pid}
+
+    def stop() -> dict[str, Any]:
+        try:
+            pid = cluster.stop_component(component, kill=bool(kill))
+        except CompareError as exc:
+            raise ActivityFailed(f"stopping {component}: {exc.message}") from exc
+        return {"component": component, "signal": "SIGKILL" if kill else "SIGTERM", "oldPid": pid}
+
+    return dict(shared.perform(configuration, f"stop {component}", stop))
 
 
-def start_control_plane(secrets: Any = None) -> dict[str, Any]:
+def start_control_plane(configuration: Any = None, secrets: Any = None) -> dict[str, Any]:
     """Start every component of the embedded cluster that is not running (kwokctl), then wait
     until the API server is ready and the controller manager and scheduler lead.
 
     A no-op on a healthy cluster. Returns `{pids, started}` (`started`: the components that
-    were not running)."""
+    were not running). Trials that share the fault start it once, when the last of them is
+    through its heal window."""
     cluster = embedded_cluster(secrets)
-    try:
-        return restore(cluster)
-    except CompareError as exc:
-        raise ActivityFailed(f"starting the control plane: {exc.message}") from exc
+
+    def start() -> dict[str, Any]:
+        try:
+            return restore(cluster)
+        except CompareError as exc:
+            raise ActivityFailed(f"starting the control plane: {exc.message}") from exc
+
+    return dict(shared.perform(configuration, "start the control plane", start))
 
 
 def restore(cluster: EmbeddedCluster) -> dict[str, Any]:

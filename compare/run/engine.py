@@ -35,6 +35,7 @@ from kubernetes import client
 from compare import __version__
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
+from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
@@ -328,20 +329,32 @@ class Run:
                     plan = next((p for p in queue if admissible(p, queue, running.values())), None)
                     if plan is None:
                         break
-                    queue.remove(plan)
-                    running[pool.submit(run_trial, self.ctx, plan)] = plan
+                    group = self._group(plan, queue, width)
+                    fault = (
+                        SharedFault(
+                            [p.slug for p in group],
+                            wait_s=self._shared_wait(),
+                            cancelled=self.cancel,
+                        )
+                        if len(group) > 1
+                        else None
+                    )
+                    for member in group:
+                        queue.remove(member)
+                        running[pool.submit(run_trial, self.ctx, member, fault)] = member
                 done, _ = wait(running, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
+                wide_over = False
                 for future in done:
                     plan = running.pop(future)
                     self._record(plan, future)
-                    if plan.experiment.cluster_wide:
-                        # Its rollbacks restart the control plane; make sure, before any other
-                        # trial starts.
-                        self._restore_cluster()
-                    if plan.experiment.exclusive and (
-                        plan.approach == "operator" or plan.experiment.cluster_wide
-                    ):
+                    wide_over = wide_over or plan.experiment.cluster_wide
+                    if plan.experiment.exclusive and plan.approach == "operator":
                         self._ensure_operator()
+                if wide_over and not any(p.experiment.cluster_wide for p in running.values()):
+                    # Its rollbacks restart the control plane (and the operator); make sure,
+                    # once the last trial of the group is over and before any other starts.
+                    self._restore_cluster()
+                    self._ensure_operator()
         except KeyboardInterrupt:
             # Cancel first, then wait: trials under way stop at their next check and clean up
             # their namespaces; one that had already finished measuring is still recorded.
@@ -354,6 +367,28 @@ class Run:
                     wait([future])
                     self._record(plan, future)
             raise
+
+    @staticmethod
+    def _group(plan: TrialPlan, queue: Sequence[TrialPlan], width: int) -> list[TrialPlan]:
+        """The trials that start with `plan`: with a fault they can share, the same trial of
+        the experiment's other approaches (as many as run at once); else `plan` alone."""
+        if not plan.experiment.shares_fault:
+            return [plan]
+        others = [
+            p
+            for p in queue
+            if p is not plan
+            and p.experiment.name == plan.experiment.name
+            and p.trial == plan.trial
+            and p.approach != plan.approach
+        ]
+        return [plan, *others][: max(1, width)]
+
+    def _shared_wait(self) -> float:
+        """How long a trial of a shared fault waits for the others at one of its actions:
+        they may still be deploying, or in their heal window."""
+        request = self.request
+        return request.deploy_timeout + 2 * (request.heal_window + request.settle) + 60.0
 
     def _record(self, plan: TrialPlan, future: Future[TrialResult]) -> None:
         try:

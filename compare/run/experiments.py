@@ -25,6 +25,7 @@ from chaoslib.experiment import ensure_experiment_is_valid
 from chaoslib.loader import load_experiment
 
 from compare.chaos.fields import parse_path, read_path
+from compare.chaos.shared import can_share
 from compare.errors import CompareError, first_line
 from compare.inputfile import read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
@@ -139,6 +140,12 @@ class ExperimentSpec:
     def cluster_wide(self) -> bool:
         """Exclusive of every trial of the run, not only of its approach's."""
         return self.exclusive and self.scope == "cluster"
+
+    @property
+    def shares_fault(self) -> bool:
+        """A cluster-wide experiment whose approaches' trials run together through one
+        injection (`compare.chaos.shared.can_share`); otherwise they run one at a time."""
+        return self.cluster_wide and can_share(self.document)
 
     def unmet(
         self, *, embedded: bool, workload: Workload | None = None, own_operator: bool = True

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 from kubernetes import client
 
+from compare.chaos import shared
+from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
@@ -133,13 +135,15 @@ def namespace_for(run_id: str, plan: TrialPlan) -> str:
     return f"{head}-{plan.trial}-{suffix}"
 
 
-def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
-    """Carry out one trial; raises Cancelled when the run is interrupted meanwhile."""
+def run_trial(ctx: TrialContext, plan: TrialPlan, fault: SharedFault | None = None) -> TrialResult:
+    """Carry out one trial; raises Cancelled when the run is interrupted meanwhile. With
+    `fault`, its cluster-wide actions are shared with the other trials of that group."""
     namespace = namespace_for(ctx.run_id, plan)
     api = ctx.target.api_client()
     recorder = _Recorder(plan, namespace, ctx.heal_window)
+    member = shared.join(fault, plan.slug) if fault is not None else None
     try:
-        return _carry_out(ctx, plan, namespace, api, recorder)
+        return _carry_out(ctx, plan, namespace, api, recorder, member)
     except (Cancelled, KeyboardInterrupt):
         raise
     except Exception as exc:
@@ -152,6 +156,8 @@ def run_trial(ctx: TrialContext, plan: TrialPlan) -> TrialResult:
             return recorder.error(f"Kubernetes API: {exc.status} {exc.reason}")
         return recorder.error(first_line(exc))
     finally:
+        if member is not None:
+            shared.part(member)  # the others go on without waiting for this trial
         if not ctx.keep:
             ctx.listener.phase(plan, "cleaning up")
             try:
@@ -170,6 +176,7 @@ def _carry_out(
     namespace: str,
     api: client.ApiClient,
     recorder: _Recorder,
+    member: str | None = None,
 ) -> TrialResult:
     spec = plan.experiment
     ctx.listener.phase(plan, "deploying")
@@ -226,6 +233,8 @@ def _carry_out(
         desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
         workload = builtin_workload(ctx.webapp)
     document = experiment_for(spec, ctx, plan.approach, namespace, workload)
+    if member is not None:
+        document["configuration"][shared.CONFIG_KEY] = member
     # The evidence names the trial's own parts (`${webapp_container}`, the workload's kind).
     target, tracked = spec.evidence_for(configuration_defaults(document["configuration"]))
     observer = Observer(

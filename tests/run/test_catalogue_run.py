@@ -6,12 +6,13 @@ Helm heals what the Deployment/ReplicaSet controllers heal (pods, the ReplicaSet
 else; an unowned annotation is no fault for either. The operator heals closed-world: every
 drift the judge sees, drift made while it was stopped, deleted children (new UIDs), and it
 comes back from a SIGKILL (its supervisor restarts it with its identity, so it takes its own
-Lease back at once). The control-plane faults run first, each trial alone in the run: with the
-controller manager stopped nobody replaces deleted pods, whatever the approach; after an etcd
-restart the operator heals the drift. Flux (helm-controller with drift detection) never
-removes what someone *added* and recreates deleted objects (new UIDs); a value it manages that
-someone changed comes back at its next interval plus a rollout, which on two busy cores may or
-may not fit the window, so those are checked for what does not depend on the load.
+Lease back at once). The control-plane faults run first, each alone in the run and injected
+once for the three approaches' trials: with the controller manager stopped nobody replaces
+deleted pods, whatever the approach; after an etcd restart the operator heals the drift. Flux
+(helm-controller with drift detection) never removes what someone *added* and recreates
+deleted objects (new UIDs); a value it manages that someone changed comes back at its next
+interval plus a rollout, which on two busy cores may or may not fit the window, so those are
+checked for what does not depend on the load.
 """
 
 from __future__ import annotations
@@ -222,26 +223,37 @@ def test_drift_while_the_operator_was_down_heals_after_the_restart(
     assert status is not None and status.running
 
 
-def test_the_control_plane_faults_ran_alone_first_and_left_the_cluster_whole(
+def test_the_control_plane_faults_ran_alone_once_for_all_approaches_and_left_the_cluster_whole(
     outcome: Outcome, cluster: ClusterTarget
 ) -> None:
     trials = outcome.results.trials
     wide = [t for t in trials if t.experiment in CONTROL_PLANE]
     assert len(wide) == 9
-    for t in wide:
-        journal = json.loads((outcome.run_dir / str(t.journal)).read_text())
-        fault = journal["run"][0]
-        assert fault["status"] == "succeeded", (t.label, fault)
-        assert journal["rollbacks"][0]["status"] == "succeeded", t.label
-        started, ended = epoch(fault["start"]), epoch(journal["rollbacks"][0]["end"])
-        # Nothing else ran meanwhile: no other trial's injection falls inside this one.
+    for name in CONTROL_PLANE:
+        group = [t for t in wide if t.experiment == name]
+        journals = [json.loads((outcome.run_dir / str(t.journal)).read_text()) for t in group]
+        faults = [j["run"][0] for j in journals]
+        starts = [j["rollbacks"][0] for j in journals]
+        for t, fault, start in zip(group, faults, starts, strict=True):
+            assert fault["status"] == "succeeded", (t.label, fault)
+            assert start["status"] == "succeeded", t.label
+        # One fault for the three approaches: performed once (one new pid), every journal
+        # saying so; the control plane started again once, after every heal window.
+        outputs = [f["output"] for f in faults]
+        assert {o["shared"]["members"] for o in outputs} == {3}, outputs
+        assert len({o["shared"]["performedBy"] for o in outputs}) == 1, outputs
+        assert len({o.get("newPid") for o in outputs}) == 1, outputs
+        if name != "controller-manager-down":
+            assert all(o["newPid"] != o["oldPid"] for o in outputs), outputs
+        restarted = max(epoch(s["end"]) for s in starts)
+        for t in group:
+            assert t.injected_at is not None
+            assert t.injected_at.timestamp() + HEAL_WINDOW <= restarted + 0.5, t.label
+        # Nothing else ran meanwhile: no trial of another experiment injected inside it.
+        began = min(epoch(f["start"]) for f in faults)
         for other in trials:
-            if other is not t and other.injected_at is not None:
-                at = other.injected_at.timestamp()
-                assert not started <= at <= ended, (t.label, other.label)
-        if t.experiment != "controller-manager-down":
-            out = fault["output"]
-            assert out["newPid"] != out["oldPid"], out
+            if other.experiment != name and other.injected_at is not None:
+                assert not began <= other.injected_at.timestamp() <= restarted, (name, other.label)
     embedded = EmbeddedCluster(cluster_key(cluster))
     assert all(embedded.component_pid(name) is not None for name in COMPONENTS)
 

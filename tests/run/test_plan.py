@@ -13,6 +13,7 @@ import pytest
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
 from compare.run.engine import (
+    Run,
     RunRequest,
     admissible,
     new_run_id,
@@ -164,6 +165,46 @@ def test_cluster_wide_trials_go_first_one_by_one(approach_wide: str) -> None:
         ("stop-operator-drift", "operator"),
         ("image-change", "helm"),
     ]
+
+
+def test_the_approaches_of_a_shared_control_plane_fault_start_together() -> None:
+    request = _request(
+        "image-change",
+        "etcd-restart-drift",
+        approaches=("helm", "operator", "flux"),
+        trials=2,
+    )
+    queue = schedule(plan_trials(request))
+    first = queue[0]
+    assert first.experiment.name == "etcd-restart-drift" and first.experiment.shares_fault
+    group = Run._group(first, queue, width=12)
+    # The same trial of each approach, injected once (compare.chaos.shared); trial 2 after.
+    assert [(p.approach, p.trial) for p in group] == [("helm", 1), ("operator", 1), ("flux", 1)]
+    # No wider than the run: with --parallel 2, two share it and the third runs later.
+    assert len(Run._group(first, queue, width=2)) == 2
+    assert [p.approach for p in Run._group(first, queue, width=1)] == ["helm"]
+    # A fault that is not cluster-wide, or whose actions cannot be shared, starts alone.
+    image = next(p for p in queue if p.experiment.name == "image-change")
+    assert Run._group(image, queue, width=12) == [image]
+
+
+def test_a_cluster_wide_experiment_with_an_action_of_yours_runs_its_trials_one_by_one(
+    tmp_path: Path,
+) -> None:
+    data = json.loads((EXPERIMENTS_DIR / "etcd-restart-drift.json").read_text())
+    data["method"].insert(
+        0,
+        {
+            "type": "action",
+            "name": "drain",
+            "provider": {"type": "python", "module": "os", "func": "getcwd", "arguments": {}},
+        },
+    )
+    path = tmp_path / "etcd-and-mine.json"
+    path.write_text(json.dumps(data))
+    queue = schedule(plan_trials(_request(str(path), approaches=("helm", "operator"))))
+    assert queue[0].experiment.cluster_wide and not queue[0].experiment.shares_fault
+    assert Run._group(queue[0], queue, width=12) == [queue[0]]
 
 
 def test_the_experiments_that_stop_the_operator_run_alone_in_the_run() -> None:
