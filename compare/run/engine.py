@@ -7,12 +7,14 @@ approaches, while trials of other approaches (Helm's, which need no operator) go
 operator is running again before another operator trial starts. The approaches an exclusive
 experiment touches go first, so it does not wait at the end on its own. An exclusive experiment
 with `scope: cluster` (it restarts the API server, etcd, the controller manager: every trial
-on the cluster would feel it) runs alone in the whole run: its trials go first, one at a time,
-and no other trial starts until the last of them is over. An experiment the cluster cannot run
-(`requires: [embedded-cluster]` on another cluster) is left out of the run, with its reason
-(`Run.skipped`). results.json is rewritten
-atomically after every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM
-(a KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
+on the cluster would feel it) runs alone in the whole run: its trials go first and no other
+trial starts until the last of them is over. When its fault can be shared
+(`ExperimentSpec.shares_fault`), the same trial of each approach starts together and they go
+through one injection (`compare.chaos.shared`); otherwise its trials run one at a time. An
+experiment the cluster cannot run (`requires: [embedded-cluster]` on another cluster) is left
+out of the run, with its reason (`Run.skipped`). results.json is rewritten atomically after
+every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM (a
+KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
 `complete: false`, removes the namespaces it made (operator CRs first, operator running) and
 raises RunInterrupted.
 """
