@@ -12,7 +12,9 @@ verdict.
 
 `start_control_plane` is the rollback of every experiment that uses them: it starts whatever is
 not running and returns once the API server is ready and the controller manager and scheduler
-lead again, so the cluster is left healthy for the next trial.
+lead again, so the cluster is left healthy for the next trial. The Lease of a leader that is
+not running is deleted before it starts again (its holder is dead; the new process would wait
+out the lease duration): recovery, never part of what a trial measures.
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ def restore(cluster: EmbeddedCluster) -> dict[str, Any]:
     """`start_control_plane` for callers outside chaostoolkit (CompareError on failure)."""
     started_at = time.time()
     before = _pids(cluster)
+    _release_leases(cluster, [name for name in LEADERS if before.get(name) is None])
     cluster.start_components()
     _lead_again(cluster, since=started_at if None in before.values() else None)
     pids = _all_up(cluster)
@@ -179,9 +182,11 @@ def _lead_again(cluster: EmbeddedCluster, *, since: float | None) -> None:
     api = new_api_client(cluster.kubeconfig, None)
     try:
         while pending:
-            if any(cluster.component_pid(name) is None for name in pending):
+            dead = [name for name in pending if cluster.component_pid(name) is None]
+            if dead:
                 # A fresh process must take the Lease: the dead one's renewals do not count.
                 since = time.time() if since is None else since
+                _release_leases(cluster, dead)
                 cluster.start_components()
             for name in sorted(pending):
                 renewed = _renewed(api, name)
@@ -194,6 +199,28 @@ def _lead_again(cluster: EmbeddedCluster, *, since: float | None) -> None:
                 )
             if pending:
                 time.sleep(POLL_S)
+    finally:
+        api.close()
+
+
+def _release_leases(cluster: EmbeddedCluster, names: list[str]) -> None:
+    """Delete the Leases of leaders that are not running, before they are started again.
+
+    The embedded cluster runs one process of each, so the holder of such a Lease is dead; a
+    new process would still wait out the whole lease duration (15 s) from the moment it
+    first reads the Lease (client-go trusts its own clock, not the holder's renewTime), as a
+    graceful stop with release-on-cancel would have spared it. Best effort: with the API
+    server down too there is nothing to delete yet, and the wait is only slower."""
+    if not names:
+        return
+    api = new_api_client(cluster.kubeconfig, None)
+    try:
+        leases = client.CoordinationV1Api(api)
+        for name in names:
+            try:
+                leases.delete_namespaced_lease(name, "kube-system", _request_timeout=5)
+            except Exception:  # 404, or the API server is not back yet
+                continue
     finally:
         api.close()
 

@@ -6,6 +6,9 @@ watch cache, and the trial's judge reads the cache at once: the observation
 is timed on receipt, in the API server's order, with no poll resolution. The observer's own
 thread only decides when to stop: when the heal has held for the settle period, or when the
 heal window (plus a settle period that began inside it) has passed. Waiting costs no CPU.
+Nothing after that decision is part of the trial: an experiment's rollbacks run while the
+watch is still open, and one that restores what the fault broke (the controller manager started
+again) must not read as a late heal.
 
 Every `recheck` seconds it also re-reads the namespace in full (list calls with request
 timeouts). That cross-checks the watch against a missed event (a listed object the cache
@@ -72,6 +75,9 @@ class Observer(threading.Thread):
         self._injection_started: float | None = None
         self._injected: float | None = None
         self._over = False
+        # Set once the trial is decided: later events (a rollback restoring what the fault
+        # broke, after the window) are not part of the trial.
+        self._decided = False
 
     # -- set-up and signals from the trial ------------------------------------------------
 
@@ -113,8 +119,13 @@ class Observer(threading.Thread):
         judge = self.judge
         if judge is None:
             return
+        with self._cond:
+            if self._decided:
+                return
         obs = judge.observe(reading, received, what)
         with self._cond:
+            if self._decided:
+                return
             self.observations.append(obs)
             self._cond.notify_all()
 
@@ -140,6 +151,7 @@ class Observer(threading.Thread):
                 with self._cond:
                     wake = self._decide(now)
                     if wake is None:
+                        self._decided = True
                         break
                     self._cond.wait(max(min(wake, next_check) - time.time(), 0.0))
             self._final_reread()
@@ -196,6 +208,10 @@ class Observer(threading.Thread):
         self.rereads += 1
         missed = self._cross_check(listed)
         judge = self.judge
+        with self._cond:
+            injected = self._injected
+        if injected is not None and listed.at > injected + self.window + self.settle:
+            return  # read after the trial's time (a late thread): not the trial's end state
         if judge is not None and not missed:
             last = judge.observe(listed, listed.at)
             with self._cond:
