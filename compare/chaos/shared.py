@@ -33,7 +33,6 @@ __all__ = [
     "CONFIG_KEY",
     "SHAREABLE",
     "SharedFault",
-    "acts_on_trial",
     "can_share",
     "perform",
 ]
@@ -171,7 +170,7 @@ def perform(configuration: Mapping[str, Any] | None, action: str, fn: Callable[[
     return fault.perform(member, action, fn)
 
 
-def acts_on_trial(activity: Mapping[str, Any]) -> bool:
+def _acts_on_trial(activity: Mapping[str, Any]) -> bool:
     """Whether the activity is pointed at its trial's own namespace (an argument is
     `${webapp_namespace}`, or a process's arguments name it)."""
     provider = activity.get("provider") or {}
@@ -201,6 +200,6 @@ def can_share(document: Mapping[str, Any]) -> bool:
                 shareable += 1
             elif "ref" in activity or activity.get("type") == "probe":
                 continue  # a probe reads (chaostoolkit's contract); a ref is checked where named
-            elif not acts_on_trial(activity):
+            elif not _acts_on_trial(activity):
                 return False
     return shareable > 0

@@ -379,10 +379,7 @@ class Run:
         others = [
             p
             for p in queue
-            if p is not plan
-            and p.experiment.name == plan.experiment.name
-            and p.trial == plan.trial
-            and p.approach != plan.approach
+            if p is not plan and p.experiment.name == plan.experiment.name and p.trial == plan.trial
         ]
         return [plan, *others][: max(1, width)]
 

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 from kubernetes import client
 
 from compare.chaos import shared
-from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
@@ -135,7 +134,9 @@ def namespace_for(run_id: str, plan: TrialPlan) -> str:
     return f"{head}-{plan.trial}-{suffix}"
 
 
-def run_trial(ctx: TrialContext, plan: TrialPlan, fault: SharedFault | None = None) -> TrialResult:
+def run_trial(
+    ctx: TrialContext, plan: TrialPlan, fault: shared.SharedFault | None = None
+) -> TrialResult:
     """Carry out one trial; raises Cancelled when the run is interrupted meanwhile. With
     `fault`, its cluster-wide actions are shared with the other trials of that group."""
     namespace = namespace_for(ctx.run_id, plan)
