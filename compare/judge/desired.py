@@ -22,6 +22,7 @@ from kubernetes import client
 from compare.cluster.apierror import status_message
 from compare.errors import CompareError
 from compare.judge.kinds import REQUEST_TIMEOUT, kind, watched_with
+from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 
 DRY_RUN_PREFIX = "judge-"
@@ -186,14 +187,16 @@ def _dry_run(
         **({"namespace": namespace} if judged.namespaced else {}),
         **{key: meta[key] for key in ("labels", "annotations") if meta.get(key)},
     }
-    create = judged.create_call(api)
     try:
-        response = create(
-            namespace,
-            body,
-            dry_run="All",
-            _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT,
+        # By path, not through the typed class: the operator defaults its children here, and
+        # the typed classes' models would cost it 24 MiB (`compare.judge.rest`).
+        stored = request(
+            api,
+            "POST",
+            judged.path(namespace),
+            query={"dryRun": "All"},
+            body=body,
+            timeout=REQUEST_TIMEOUT,
         )
     except client.ApiException as exc:
         if api_errors:
@@ -202,6 +205,5 @@ def _dry_run(
             f"desired {what}: the API server refused it"
             f" ({exc.status} {status_message(exc) or exc.reason})"
         ) from None
-    stored: dict[str, Any] = json.loads(response.data)
     stored["metadata"]["name"] = meta.get("name")
     return stored

@@ -1,7 +1,8 @@
 """The object kinds the judge reads, watches and defaults, and their typed API calls.
 
 One table, one row per kind: its typed API class, the method suffix and whether it lives in a
-namespace. Every caller goes through the scope-aware calls (`list_call`, `create_call`,
+namespace (and from those its REST path, for requests without the typed classes:
+`compare.judge.rest`). Every caller goes through the scope-aware calls (`list_call`, `create_call`,
 `read_call`), which take a namespace and drop it for a cluster-scoped kind, so the judge reads,
 watches and dry-runs a ClusterRole exactly as it does a Deployment. A kind missing here is a
 one-line error naming the known ones, never a silently skipped object.
@@ -15,6 +16,8 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.judge.rest import resource_path
+
 # Every API call of the judge has a request timeout: (connect, read) seconds. A cluster that
 # stops answering turns into an error within this bound, never into a hang or a verdict.
 REQUEST_TIMEOUT = (3.0, 10.0)
@@ -26,6 +29,25 @@ class Kind:
     api: str  # the typed API class of kubernetes.client (looked up at each call)
     plural: str  # the method suffix: list_namespaced_<plural>, create_<plural>
     namespaced: bool = True
+
+    @property
+    def group_version(self) -> str:
+        """`apps/v1`, `v1` (the core group), ...: what the typed API class serves."""
+        return _GROUP_VERSIONS[self.api]
+
+    @property
+    def resource(self) -> str:
+        """The REST resource name: `deployments`, `ingresses`, `networkpolicies`."""
+        word = self.plural.replace("_", "")
+        if word.endswith("y"):
+            return word[:-1] + "ies"
+        return word + ("es" if word.endswith("s") else "s")
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The object's (or, without a name, the collection's) REST path; a cluster-scoped
+        kind ignores the namespace."""
+        where = namespace if self.namespaced else None
+        return resource_path(self.group_version, self.resource, where, name)
 
     def call(self, api: client.ApiClient, verb: str) -> Callable[..., Any]:
         """The typed client's `<verb>_namespaced_<plural>` (or `<verb>_<plural>` for a
@@ -69,6 +91,18 @@ def _kinds(*rows: Kind) -> dict[str, Kind]:
 
 _apps, _core, _rbac = "AppsV1Api", "CoreV1Api", "RbacAuthorizationV1Api"
 _admission, _batch = "AdmissionregistrationV1Api", "BatchV1Api"
+# The group/version each typed API class serves (for requests by path: `compare.judge.rest`).
+_GROUP_VERSIONS = {
+    _apps: "apps/v1",
+    _core: "v1",
+    _rbac: "rbac.authorization.k8s.io/v1",
+    _admission: "admissionregistration.k8s.io/v1",
+    _batch: "batch/v1",
+    "NetworkingV1Api": "networking.k8s.io/v1",
+    "PolicyV1Api": "policy/v1",
+    "AutoscalingV2Api": "autoscaling/v2",
+    "ApiextensionsV1Api": "apiextensions.k8s.io/v1",
+}
 
 KINDS: dict[str, Kind] = _kinds(
     Kind("Deployment", _apps, "deployment"),

@@ -33,8 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import functools
-import json
 import logging
 import threading
 import time
@@ -44,10 +42,12 @@ from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import urllib3
 from kubernetes import client
 
+from compare.judge.rest import request, resource_path
 from webapp_operator.names import FIELD_MANAGER
 
 __all__ = [
@@ -141,7 +141,22 @@ class NotLeading(ConnectionError):
     handles it as an unreachable API server (which, for a deposed leader, it is)."""
 
 
-_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+class _FencedPool:
+    """The client's urllib3 pool, refusing every request while `allowed()` is False. Fenced
+    here, below both the typed calls and the requests by path (`compare.judge.rest`), the
+    one place every request of the client passes whatever the client's version."""
+
+    def __init__(self, pool: Any, allowed: Callable[[], bool]) -> None:
+        self._pool = pool
+        self._allowed = allowed
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._allowed():
+            raise NotLeading(f"not leading: {method} {urlsplit(url).path} refused")
+        return self._pool.request(method, url, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
 
 
 class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is untyped
@@ -152,16 +167,7 @@ class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is 
 
     def __init__(self, configuration: client.Configuration, allowed: Callable[[], bool]) -> None:
         super().__init__(configuration)
-        self._allowed = allowed
-
-    def call_api(self, *args: Any, **kwargs: Any) -> Any:
-        if not self._allowed():
-            # The client's positional order changed across versions ((path, method) before
-            # kubernetes 32, (method, url) since): name the request either way.
-            first, second = (*(str(a) for a in args[:2]), "", "")[:2]
-            method, where = (first, second) if first.upper() in _HTTP_METHODS else (second, first)
-            raise NotLeading(f"not leading: {method} {where.split('?', 1)[0]} refused")
-        return super().call_api(*args, **kwargs)
+        self.rest_client.pool_manager = _FencedPool(self.rest_client.pool_manager, allowed)
 
 
 class LeaderElector:
@@ -172,7 +178,8 @@ class LeaderElector:
     successful attempt, `lost_at` when this replica stopped leading without releasing."""
 
     def __init__(self, api: client.ApiClient, config: LeaseConfig) -> None:
-        self._leases = client.CoordinationV1Api(api)
+        # Requests by path (`compare.judge.rest`): no typed class, no generated models.
+        self._api = api
         self.config = config
         self._leading = threading.Event()
         # What we last saw of the Lease, and when (monotonic): the basis of expiry.
@@ -202,18 +209,13 @@ class LeaderElector:
 
     def _read(self) -> dict[str, Any] | None:
         try:
-            raw = self._leases.read_namespaced_lease(
-                self.config.name,
-                self.config.namespace,
-                _preload_content=False,
-                _request_timeout=self.config.request_timeout,
+            return request(
+                self._api, "GET", self._path(self.config.name), timeout=self.config.request_timeout
             )
         except client.ApiException as exc:
             if exc.status == 404:
                 return None
             raise
-        lease: dict[str, Any] = json.loads(raw.data)
-        return lease
 
     def _spec(self, previous: dict[str, Any] | None) -> dict[str, Any]:
         now = _micro_time(datetime.now(UTC))
@@ -430,25 +432,26 @@ class LeaderElector:
     def _write(self, verb: str, lease: dict[str, Any]) -> bool:
         """Create or replace the Lease (a compare-and-swap on resourceVersion); False when
         another writer won (409). What was written becomes what we last saw."""
-        if verb == "create":
-            call = functools.partial(self._leases.create_namespaced_lease, self.config.namespace)
-        else:
-            call = functools.partial(
-                self._leases.replace_namespaced_lease, self.config.name, self.config.namespace
-            )
+        creating = verb == "create"
+        method, path = ("POST", self._path()) if creating else ("PUT", self._path(self.config.name))
         try:
-            raw = call(
-                lease,
-                field_manager=FIELD_MANAGER,
-                _preload_content=False,
-                _request_timeout=self.config.request_timeout,
+            written = request(
+                self._api,
+                method,
+                path,
+                query={"fieldManager": FIELD_MANAGER},
+                body=lease,
+                timeout=self.config.request_timeout,
             )
         except client.ApiException as exc:
             if exc.status == 409:
                 return False
             raise
-        self._observe(json.loads(raw.data))
+        self._observe(written)
         return True
+
+    def _path(self, name: str | None = None) -> str:
+        return resource_path("coordination.k8s.io/v1", "leases", self.config.namespace, name)
 
 
 # -- the graceful end ------------------------------------------------------------------------

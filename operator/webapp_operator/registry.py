@@ -14,7 +14,6 @@ after the cleanup removed it. Everything kept in memory is bounded.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -22,6 +21,8 @@ from collections import OrderedDict
 import urllib3
 from kubernetes import client
 
+from compare.judge.kinds import kind
+from compare.judge.rest import request
 from webapp_operator.names import FIELD_MANAGER
 
 __all__ = ["MAX_ENTRIES", "Registry", "registry_key"]
@@ -34,6 +35,7 @@ MAX_ENTRIES = 8192
 # WebApp whose deletion began meanwhile is dropped.
 _REMOVED_MEMORY = 4096
 REQUEST_TIMEOUT_S = 10.0
+_CONFIG_MAPS = kind("ConfigMap")
 _RETRY_S = (0.5, 5.0)  # the writer's first and longest wait after a failed flush
 
 
@@ -46,9 +48,10 @@ class Registry:
     """The ConfigMap, written by one background writer (records) and the cleanup (removals)."""
 
     def __init__(self, api: client.ApiClient, namespace: str, name: str) -> None:
-        self._core = client.CoreV1Api(api)
+        self._api = api
         self.namespace = namespace
         self.name = name
+        self._path = _CONFIG_MAPS.path(namespace, name)
         self._state = threading.Lock()  # short sections only, never across an API call
         self._writes = threading.Lock()  # serialises ConfigMap writes; reconciles never take it
         self._wake = threading.Event()
@@ -155,13 +158,8 @@ class Registry:
 
     def _read(self) -> dict[str, str]:
         try:
-            raw = self._core.read_namespaced_config_map(
-                self.name,
-                self.namespace,
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT_S,
-            )
-            data = dict(json.loads(raw.data).get("data") or {})
+            stored = request(self._api, "GET", self._path, timeout=REQUEST_TIMEOUT_S)
+            data = dict(stored.get("data") or {})
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
@@ -179,26 +177,28 @@ class Registry:
             "data": {},
         }
         try:
-            self._core.create_namespaced_config_map(
-                self.namespace,
-                body,
-                field_manager=FIELD_MANAGER,
-                _request_timeout=REQUEST_TIMEOUT_S,
+            request(
+                self._api,
+                "POST",
+                _CONFIG_MAPS.path(self.namespace),
+                query={"fieldManager": FIELD_MANAGER},
+                body=body,
+                timeout=REQUEST_TIMEOUT_S,
             )
         except client.ApiException as exc:
             if exc.status != 409:  # another replica created it first
                 raise
 
     def _patch(self, entries: dict[str, str | None]) -> None:
-        raw = self._core.patch_namespaced_config_map(
-            self.name,
-            self.namespace,
-            {"data": entries},
-            field_manager=FIELD_MANAGER,
-            _content_type="application/merge-patch+json",
-            _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT_S,
+        stored = request(
+            self._api,
+            "PATCH",
+            self._path,
+            query={"fieldManager": FIELD_MANAGER},
+            body={"data": entries},
+            content_type="application/merge-patch+json",
+            timeout=REQUEST_TIMEOUT_S,
         )
-        data = dict(json.loads(raw.data).get("data") or {})
+        data = dict(stored.get("data") or {})
         with self._state:
             self._data = data

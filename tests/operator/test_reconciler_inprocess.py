@@ -61,17 +61,19 @@ def _inputs(api: client.ApiClient, namespace: str, name: str) -> tuple[dict[str,
 
 
 class Counted:
-    """Counts the requests an ApiClient sends (instrumentation, the calls still go out)."""
+    """Counts the requests an ApiClient sends (instrumentation, the calls still go out).
+    Counted at its urllib3 pool, which typed calls and requests by path both go through."""
 
     def __init__(self, api: client.ApiClient) -> None:
         self.calls: list[tuple[str, str]] = []
-        original = api.call_api
+        pool = api.rest_client.pool_manager
+        original = pool.request
 
-        def call_api(path: str, method: str, *args: Any, **kwargs: Any) -> Any:
-            self.calls.append((method, path))
-            return original(path, method, *args, **kwargs)
+        def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            self.calls.append((method, url))
+            return original(method, url, *args, **kwargs)
 
-        api.call_api = call_api  # type: ignore[method-assign]
+        pool.request = request
 
 
 def _registry(cluster: ClusterTarget) -> Registry:
@@ -88,8 +90,12 @@ def test_a_reconcile_at_rest_sends_no_request(
     reconciler = Reconciler(api, _registry(cluster))
     for name in names:
         body, children = _inputs(reader, namespace, name)
+        before = len(counted.calls)
         first = reconciler.reconcile(body, children)  # fills the desired-object cache (dry-run)
         assert first.failure is None and first.changes == (), first
+        # The counter sees requests by path: the dry-runs of this WebApp's two children.
+        dry_runs = [verb for verb, url in counted.calls[before:] if "dryRun=All" in url]
+        assert dry_runs == ["POST", "POST"], counted.calls[before:]
         before = len(counted.calls)
         for _ in range(3):
             again = reconciler.reconcile(body, children)
