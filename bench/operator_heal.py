@@ -2,10 +2,14 @@
 
 Per trial a fault is injected into a running WebApp's Deployment (by a separate field
 manager) and a watch started before the injection timestamps the event in which the owned
-field is back. The reference, in the same run and cluster: kube-controller-manager's
-deployment controller (Go) restoring a ReplicaSet's replicas after the same kind of drift.
-Trials alternate between the kinds, each from a settled state. Prints n, p50, p95, min, max
-per fault; never passes or fails.
+field is back. Two references, in the same run and cluster: kube-controller-manager's
+deployment controller (Go) restoring a ReplicaSet's replicas after the same kind of drift,
+and the Python floor: a bare healer in this process (one raw watch, no kopf, no models) that
+sends the operator's own restoring patch (`compare.judge.heal`, by path) the moment it sees a
+plain Deployment's replicas drift - what any Python controller on this client pays for the
+round trips, so the operator's own overhead is the difference to it. Trials alternate between
+the kinds, each from a settled state. Prints n, p50, p95, min, max per fault; never passes
+or fails.
 
     .venv/bin/python bench/operator_heal.py [--trials 20] [--cluster NAME | --kubeconfig FILE]
 """
@@ -13,6 +17,7 @@ per fault; never passes or fails.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import threading
 import time
@@ -20,7 +25,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import urllib3
 from kubernetes import client, watch
+from kubernetes.watch.watch import iter_resp_lines
 from operator_common import (
     add_cluster_args,
     bench_target,
@@ -32,6 +39,9 @@ from operator_common import (
 )
 
 from compare.deploy.operator import deploy_operator
+from compare.judge.heal import restoring_patch
+from compare.judge.kinds import kind
+from compare.judge.rest import request
 
 REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"
@@ -193,6 +203,92 @@ def go_trial(api: client.ApiClient, namespace: str) -> float:
     return timer.result(injected)
 
 
+class BareHealer:
+    """The Python floor: a raw watch of one Deployment that, on each event showing a drifted
+    replicas count, sends the operator's restoring JSON patch at once (same client, same
+    request by path), from its own thread and connection."""
+
+    def __init__(self, api: client.ApiClient, namespace: str, desired: dict[str, Any]) -> None:
+        self._api, self._namespace, self._desired = api, namespace, desired
+        self._path = kind("Deployment").path(namespace, desired["metadata"]["name"])
+        self._stop = threading.Event()
+        self._response: Any = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        apps = client.AppsV1Api(self._api)
+        while not self._stop.is_set():
+            self._response = apps.list_namespaced_deployment(
+                self._namespace,
+                watch=True,
+                field_selector=f"metadata.name={self._desired['metadata']['name']}",
+                timeout_seconds=60,
+                _preload_content=False,
+            )
+            try:
+                for line in iter_resp_lines(self._response):
+                    event = json.loads(line)
+                    live = event["object"]
+                    if event["type"] == "MODIFIED" and live["spec"]["replicas"] != REPLICAS:
+                        request(
+                            self._api,
+                            "PATCH",
+                            self._path,
+                            query={"fieldManager": "bench-healer"},
+                            body=restoring_patch(self._desired, live),
+                            content_type="application/json-patch+json",
+                            timeout=10.0,
+                        )
+            except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError):
+                if self._stop.is_set():
+                    return  # closed by stop()
+                raise
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._response is not None:
+            self._response.close()
+
+
+def floor_reference(api: client.ApiClient, namespace: str) -> dict[str, Any]:
+    """A plain Deployment (no owner: the operator leaves it alone) for the bare healer."""
+    labels = {"bench": "python-floor"}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "python-floor", "namespace": namespace, "labels": labels},
+        "spec": {
+            "replicas": REPLICAS,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "web:v1"}]},
+            },
+        },
+    }
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
+    return body
+
+
+def floor_trial(api: client.ApiClient, namespace: str) -> float:
+    apps = client.AppsV1Api(api)
+    current = apps.read_namespaced_deployment("python-floor", namespace)
+    timer = Stopwatch(
+        apps.list_namespaced_deployment,
+        namespace,
+        "python-floor",
+        lambda d, t: d.spec.replicas == 1,
+        lambda d, t: d.spec.replicas == REPLICAS,
+        current.metadata.resource_version,
+    )
+    injected = time.perf_counter()
+    apps.patch_namespaced_deployment(
+        "python-floor", namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
+    )
+    return timer.result(injected)
+
+
 def go_reference(api: client.ApiClient, namespace: str) -> None:
     labels = {"bench": "go-reference"}
     body = {
@@ -222,8 +318,10 @@ def main() -> None:
         webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
         deploy_operator(target, webapp, namespace)
         go_reference(api, namespace)
+        healer = BareHealer(api, namespace, floor_reference(api, namespace))
         apps = client.AppsV1Api(api)
         wait_for(lambda: settled(apps, namespace, "go-reference"), timeout=60, what="reference")
+        wait_for(lambda: settled(apps, namespace, "python-floor"), timeout=60, what="floor")
         print(
             f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, operator pid {handle.pid}, "
             f"{args.trials} trials per fault, replicas {REPLICAS}"
@@ -231,6 +329,7 @@ def main() -> None:
         faults = ["replicas", "image", "env-added", "deployment-deleted"]
         times: dict[str, list[float]] = {f"operator {f}": [] for f in faults}
         times["go deployment controller: ReplicaSet replicas"] = []
+        times["python floor (bare watch + patch): replicas"] = []
         try:
             for _ in range(args.trials):
                 for fault in faults:
@@ -242,7 +341,14 @@ def main() -> None:
                 wait_for(
                     lambda: settled(apps, namespace, "go-reference"), timeout=60, what="settle"
                 )
+                times["python floor (bare watch + patch): replicas"].append(
+                    floor_trial(api, namespace)
+                )
+                wait_for(
+                    lambda: settled(apps, namespace, "python-floor"), timeout=60, what="settle"
+                )
         finally:
+            healer.stop()
             delete_namespace(api, namespace)
         print("heal latency: fault injected -> owned field back (watch event)")
         for what, values in times.items():
