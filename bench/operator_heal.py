@@ -2,12 +2,15 @@
 
 Per trial a fault is injected into a running WebApp's Deployment (by a separate field
 manager) and a watch started before the injection timestamps the event in which the owned
-field is back. Two references, in the same run and cluster: kube-controller-manager's
+field is back. Three references, in the same run and cluster: kube-controller-manager's
 deployment controller (Go) restoring a ReplicaSet's replicas after the same kind of drift,
-and the Python floor: a bare healer in this process (one raw watch, no kopf, no models) that
-sends the operator's own restoring patch (`compare.judge.heal`, by path) the moment it sees a
-plain Deployment's replicas drift - what any Python controller on this client pays for the
-round trips, so the operator's own overhead is the difference to it. Trials alternate between
+once for a ReplicaSet of the operator's own pod template (the same object size, so the same
+server-side cost of a write) and once for a bare one-container template (the reference of
+earlier figures); and the Python floor: a bare healer in this process (one raw watch, no
+kopf, no models) that sends the operator's own restoring patch (`compare.judge.heal`, by
+path) the moment it sees the operator's Deployment (a copy, not owned) drift - what any
+Python controller on this client pays, so the operator's own overhead is the difference to
+it. Trials alternate between
 the kinds, each from a settled state. Prints n, p50, p95, min, max per fault; never passes
 or fails.
 
@@ -23,6 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import urllib3
@@ -42,6 +46,7 @@ from compare.deploy.operator import deploy_operator
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
+from webapp_operator.builders import build_deployment
 
 REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"
@@ -177,13 +182,14 @@ def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
     return timer.result(injected)
 
 
-def go_trial(api: client.ApiClient, namespace: str) -> float:
-    """The deployment controller restoring its ReplicaSet's replicas."""
+def go_trial(api: client.ApiClient, namespace: str, deployment: str) -> float:
+    """The deployment controller restoring the replicas of `deployment`'s ReplicaSet."""
     apps = client.AppsV1Api(api)
+    selector = apps.read_namespaced_deployment(deployment, namespace).spec.selector.match_labels
     (rs,) = [
         r
         for r in apps.list_namespaced_replica_set(
-            namespace, label_selector="bench=go-reference"
+            namespace, label_selector=",".join(f"{k}={v}" for k, v in selector.items())
         ).items
         if (r.spec.replicas or 0) > 0
     ]
@@ -251,50 +257,43 @@ class BareHealer:
             self._response.close()
 
 
-def floor_reference(api: client.ApiClient, namespace: str) -> dict[str, Any]:
-    """A plain Deployment (no owner: the operator leaves it alone) for the bare healer."""
-    labels = {"bench": "python-floor"}
-    body = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "python-floor", "namespace": namespace, "labels": labels},
-        "spec": {
-            "replicas": REPLICAS,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "web", "image": "web:v1"}]},
-            },
-        },
-    }
+def operators_deployment(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    """The very Deployment the operator builds for the same WebApp, named `name`, without the
+    owner reference (the operator leaves it alone)."""
+    webapp = make_webapp(name, replicas=REPLICAS, image="web:v1")
+    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
+    body = build_deployment(webapp, namespace, owner)
+    del body["metadata"]["ownerReferences"]
     client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
     return body
 
 
-def floor_trial(api: client.ApiClient, namespace: str) -> float:
+def floor_trial(api: client.ApiClient, namespace: str, name: str) -> float:
+    """The bare healer restoring `name`'s replicas."""
     apps = client.AppsV1Api(api)
-    current = apps.read_namespaced_deployment("python-floor", namespace)
+    current = apps.read_namespaced_deployment(name, namespace)
     timer = Stopwatch(
         apps.list_namespaced_deployment,
         namespace,
-        "python-floor",
+        name,
         lambda d, t: d.spec.replicas == 1,
         lambda d, t: d.spec.replicas == REPLICAS,
         current.metadata.resource_version,
     )
     injected = time.perf_counter()
     apps.patch_namespaced_deployment(
-        "python-floor", namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
+        name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
     )
     return timer.result(injected)
 
 
-def go_reference(api: client.ApiClient, namespace: str) -> None:
-    labels = {"bench": "go-reference"}
+def minimal_deployment(api: client.ApiClient, namespace: str, name: str) -> None:
+    """One container, nothing else: the smallest object the Go controller can heal."""
+    labels = {"bench": name}
     body = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "go-reference", "labels": labels},
+        "metadata": {"name": name, "labels": labels},
         "spec": {
             "replicas": REPLICAS,
             "selector": {"matchLabels": labels},
@@ -305,6 +304,16 @@ def go_reference(api: client.ApiClient, namespace: str) -> None:
         },
     }
     client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
+
+
+# The references, each a Deployment healed by something else than the operator:
+# name -> (what the line says, how a trial goes).
+GO_MINIMAL, GO_SAME, FLOOR = "go-minimal", "go-same", "python-floor"
+REFERENCES = {
+    GO_SAME: "go deployment controller: ReplicaSet replicas (the operator's pod template)",
+    GO_MINIMAL: "go deployment controller: ReplicaSet replicas (one bare container)",
+    FLOOR: "python floor (bare watch + the operator's patch): replicas",
+}
 
 
 def main() -> None:
@@ -317,42 +326,36 @@ def main() -> None:
         namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
         webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
         deploy_operator(target, webapp, namespace)
-        go_reference(api, namespace)
-        healer = BareHealer(api, namespace, floor_reference(api, namespace))
+        minimal_deployment(api, namespace, GO_MINIMAL)
+        operators_deployment(api, namespace, GO_SAME)
+        healer = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))
         apps = client.AppsV1Api(api)
-        wait_for(lambda: settled(apps, namespace, "go-reference"), timeout=60, what="reference")
-        wait_for(lambda: settled(apps, namespace, "python-floor"), timeout=60, what="floor")
+        for reference in REFERENCES:
+            wait_for(partial(settled, apps, namespace, reference), timeout=60, what=reference)
         print(
             f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, operator pid {handle.pid}, "
             f"{args.trials} trials per fault, replicas {REPLICAS}"
         )
         faults = ["replicas", "image", "env-added", "deployment-deleted"]
         times: dict[str, list[float]] = {f"operator {f}": [] for f in faults}
-        times["go deployment controller: ReplicaSet replicas"] = []
-        times["python floor (bare watch + patch): replicas"] = []
+        times.update({line: [] for line in REFERENCES.values()})
         try:
             for _ in range(args.trials):
                 for fault in faults:
                     times[f"operator {fault}"].append(operator_trial(api, namespace, fault))
-                    wait_for(lambda: settled(apps, namespace, "heal"), timeout=60, what="settle")
-                times["go deployment controller: ReplicaSet replicas"].append(
-                    go_trial(api, namespace)
-                )
-                wait_for(
-                    lambda: settled(apps, namespace, "go-reference"), timeout=60, what="settle"
-                )
-                times["python floor (bare watch + patch): replicas"].append(
-                    floor_trial(api, namespace)
-                )
-                wait_for(
-                    lambda: settled(apps, namespace, "python-floor"), timeout=60, what="settle"
-                )
+                    wait_for(partial(settled, apps, namespace, "heal"), timeout=60, what="settle")
+                for reference, line in REFERENCES.items():
+                    trial = floor_trial if reference == FLOOR else go_trial
+                    times[line].append(trial(api, namespace, reference))
+                    wait_for(
+                        partial(settled, apps, namespace, reference), timeout=60, what="settle"
+                    )
         finally:
             healer.stop()
             delete_namespace(api, namespace)
         print("heal latency: fault injected -> owned field back (watch event)")
         for what, values in times.items():
-            print(f"  {what:48s} {summary(values)}")
+            print(f"  {what:76s} {summary(values)}")
 
 
 if __name__ == "__main__":
