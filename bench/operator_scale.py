@@ -206,6 +206,8 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], info: ProcessInfo) -
         "rss_before_mib": rss_before,
         "rss_peak_mib": rss.peak,
         "rss_after_mib": rss.samples[-1][1] if rss.samples else 0.0,
+        # (seconds from the first apply, MiB) every second: where the peak falls.
+        "rss_samples_mib": [(round(t, 1), round(v, 1)) for t, v in rss.samples],
         **counted(before, after),
         "failures_incl_deletion": final["failures"] - before["failures"],
         "apply_retries": retries,
