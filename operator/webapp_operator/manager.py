@@ -152,6 +152,7 @@ class Manager:
             Backoff(config.backoff_base, config.backoff_cap),
             counters=self.state.counters,
             executor=executor,
+            concurrency=RECONCILE_THREADS,
         )
         register(
             registry,
