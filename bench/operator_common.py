@@ -31,6 +31,7 @@ from compare.deploy.operator import (
 from compare.deploy.operator_process import ProcessInfo, read_process
 from compare.errors import CompareError
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
+from webapp_operator.builders import build_deployment, build_service
 
 T = TypeVar("T")
 APPLY_ATTEMPTS = 6
@@ -237,6 +238,15 @@ def counters(summary: dict[str, Any] | None) -> dict[str, int]:
 def counted(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     """What each of the `counters` counted from `before` to `after`."""
     return {key: after[key] - before[key] for key in before}
+
+
+def floor_objects(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
+    """The operator's children of `webapp`, as it builds them, minus the owner reference."""
+    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
+    objects = [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
+    for obj in objects:
+        del obj["metadata"]["ownerReferences"]
+    return objects
 
 
 def make_webapp(name: str, **spec: Any) -> WebApp:

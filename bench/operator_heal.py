@@ -36,6 +36,7 @@ from operator_common import (
     add_cluster_args,
     bench_target,
     delete_namespace,
+    floor_objects,
     make_webapp,
     operator_running,
     summary,
@@ -46,7 +47,6 @@ from compare.deploy.operator import deploy_operator
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
-from webapp_operator.builders import build_deployment
 
 REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"
@@ -182,6 +182,27 @@ def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
     return timer.result(injected)
 
 
+def scale_down_trial(
+    list_fn: Callable[..., Any],
+    patch_fn: Callable[..., Any],
+    namespace: str,
+    name: str,
+    resource_version: str,
+) -> float:
+    """Scale `name` to 1 (another field manager) and time until the watch shows REPLICAS."""
+    timer = Stopwatch(
+        list_fn,
+        namespace,
+        name,
+        lambda o, t: o.spec.replicas == 1,
+        lambda o, t: o.spec.replicas == REPLICAS,
+        resource_version,
+    )
+    injected = time.perf_counter()
+    patch_fn(name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER)
+    return timer.result(injected)
+
+
 def go_trial(api: client.ApiClient, namespace: str, deployment: str) -> float:
     """The deployment controller restoring the replicas of `deployment`'s ReplicaSet."""
     apps = client.AppsV1Api(api)
@@ -193,20 +214,13 @@ def go_trial(api: client.ApiClient, namespace: str, deployment: str) -> float:
         ).items
         if (r.spec.replicas or 0) > 0
     ]
-    name = rs.metadata.name
-    timer = Stopwatch(
+    return scale_down_trial(
         apps.list_namespaced_replica_set,
+        apps.patch_namespaced_replica_set,
         namespace,
-        name,
-        lambda r, t: r.spec.replicas == 1,
-        lambda r, t: r.spec.replicas == REPLICAS,
+        rs.metadata.name,
         rs.metadata.resource_version,
     )
-    injected = time.perf_counter()
-    apps.patch_namespaced_replica_set(
-        name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
-    )
-    return timer.result(injected)
 
 
 class BareHealer:
@@ -260,31 +274,22 @@ class BareHealer:
 def operators_deployment(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
     """The very Deployment the operator builds for the same WebApp, named `name`, without the
     owner reference (the operator leaves it alone)."""
-    webapp = make_webapp(name, replicas=REPLICAS, image="web:v1")
-    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
-    body = build_deployment(webapp, namespace, owner)
-    del body["metadata"]["ownerReferences"]
-    client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
-    return body
+    deployment, _ = floor_objects(make_webapp(name, replicas=REPLICAS, image="web:v1"), namespace)
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, deployment)
+    return deployment
 
 
 def floor_trial(api: client.ApiClient, namespace: str, name: str) -> float:
     """The bare healer restoring `name`'s replicas."""
     apps = client.AppsV1Api(api)
     current = apps.read_namespaced_deployment(name, namespace)
-    timer = Stopwatch(
+    return scale_down_trial(
         apps.list_namespaced_deployment,
+        apps.patch_namespaced_deployment,
         namespace,
         name,
-        lambda d, t: d.spec.replicas == 1,
-        lambda d, t: d.spec.replicas == REPLICAS,
         current.metadata.resource_version,
     )
-    injected = time.perf_counter()
-    apps.patch_namespaced_deployment(
-        name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER
-    )
-    return timer.result(injected)
 
 
 def minimal_deployment(api: client.ApiClient, namespace: str, name: str) -> None:

@@ -39,6 +39,7 @@ from operator_common import (
     counted,
     counters,
     delete_namespace,
+    floor_objects,
     make_webapp,
     new_namespace,
     operator_info,
@@ -53,7 +54,6 @@ from operator_common import (
 
 from compare.deploy.operator_process import ProcessInfo, health
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
-from webapp_operator.builders import build_deployment, build_service
 
 WORKERS = 8
 POLL_S = 0.5
@@ -71,15 +71,6 @@ def webapps(count: int) -> list[WebApp]:
         )
         for i in range(count)
     ]
-
-
-def floor_objects(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
-    """The operator's children of `webapp`, as it builds them, minus the owner reference."""
-    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
-    objects = [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
-    for obj in objects:
-        del obj["metadata"]["ownerReferences"]
-    return objects
 
 
 def apply_floor(api: client.ApiClient, objects: list[dict[str, Any]]) -> None:

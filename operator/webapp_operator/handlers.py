@@ -97,7 +97,6 @@ class Controller:
     # holding nothing, instead of a thousand snapshots queued in the executor (tens of MiB at
     # 1,000 WebApps), and each reconcile starts from the newest body, not a queued one.
     concurrency: int | None = None
-    _slots: asyncio.Semaphore | None = None
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     _generations: dict[Key, int] = field(default_factory=dict)
     _failures: dict[Key, int] = field(default_factory=dict)
@@ -105,12 +104,16 @@ class Controller:
     _written: dict[ChildKey, tuple[str | None, PackedObject]] = field(default_factory=dict)
     _kicked: dict[Key, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # An asyncio.Semaphore binds no loop until first awaited (Python >= 3.10).
+        self._slots: contextlib.AbstractAsyncContextManager[Any] = (
+            contextlib.nullcontext()
+            if self.concurrency is None
+            else asyncio.Semaphore(self.concurrency)
+        )
+
     def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        """A reconcile's turn (created in the running loop on first use)."""
-        if self.concurrency is None:
-            return contextlib.nullcontext()
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.concurrency)
+        """A reconcile's turn."""
         return self._slots
 
     def wakeup(self, key: Key) -> asyncio.Event:

@@ -81,7 +81,7 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 # A hung request must not hold a reconcile (and its WebApp) forever.
 REQUEST_TIMEOUT_S = 30.0
-# The kinds of a WebApp's children (their typed calls: `compare.judge.kinds`).
+# The kinds of a WebApp's children (their paths: `compare.judge.kinds`).
 CHILD_KINDS = ("Deployment", "Service")
 # The failure reason of a reconcile cut short because this replica stopped leading.
 NOT_LEADING = "NotLeading"
