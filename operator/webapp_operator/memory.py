@@ -6,17 +6,24 @@ stays at its high-water mark although most of it is free. `malloc_trim(0)` retur
 pages (glibc >= 2.8 releases them anywhere in the heap, not only at its top). It takes a few
 milliseconds on the operator's heap, so it runs from a thread of its own every few seconds.
 On a C library without it (musl) nothing is done.
+
+`freeze_startup_heap` is the other half: what start-up built (every imported module, kopf's
+registry, the client; about 67,000 objects) is moved out of the garbage collector's sight
+once the operator is ready, so a full collection walks only what the WebApps brought. A full
+collection runs on the event loop, and with 1,000 WebApps each one stalled it for
+100-390 ms.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import logging
 import threading
 from collections.abc import Callable
 
-__all__ = ["MemoryTrimmer", "malloc_trim"]
+__all__ = ["MemoryTrimmer", "freeze_startup_heap", "malloc_trim"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +45,14 @@ def malloc_trim() -> Callable[[], int] | None:
         return int(trim(0))
 
     return call
+
+
+def freeze_startup_heap() -> int:
+    """Collect start-up's garbage, then move every object still alive to the collector's
+    permanent generation (`gc.freeze`): never walked again, never freed. The number frozen."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 class MemoryTrimmer:
