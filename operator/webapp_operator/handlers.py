@@ -40,7 +40,7 @@ from webapp_operator.admission import admission_problems, scale_problems
 from webapp_operator.builders import owning_webapp
 from webapp_operator.compact import PackedObject, lean
 from webapp_operator.health import Counters
-from webapp_operator.kube import connection_info
+from webapp_operator.kube import connection_info, kopf_session
 from webapp_operator.names import (
     API_GROUP,
     API_VERSION,
@@ -263,17 +263,20 @@ def register(
     *,
     reconcile: bool = True,
     webhooks: bool = True,
+    connections: int = 0,
 ) -> None:
     """Attach the handlers to `registry` (explicit, so tests and runs never share state).
 
     `reconcile`: the reconcile daemon, the event kicks and the finalizer (the leader's job).
     `webhooks`: the admission handlers (kopf refuses to run them without a webhook server;
     the CRD schema and CEL rules apply regardless).
+    `connections`: the most connections kopf's session may hold (`kube.kopf_connection_limit`;
+    0: no bound).
     """
 
     @kopf.on.login(id="login", registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return connection_info(configuration)
+    async def login(**_: Any) -> kopf.AiohttpSession:
+        return kopf_session(connection_info(configuration), connections)
 
     if reconcile:
         _register_reconcile(registry, controller)

@@ -2,19 +2,36 @@
 
 Out of a cluster the operator reads a kubeconfig (the local runner writes one holding the
 ServiceAccount token, so it runs with exactly the RBAC of config/rbac); in a cluster it uses
-the pod's ServiceAccount. kopf gets the same credentials through `connection_info`.
+the pod's ServiceAccount. kopf gets the same credentials through `connection_info`, in an
+HTTP session of our own (`kopf_session`) whose connections are bounded.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
+import aiohttp
 import kopf
 from kubernetes import client, config
 
-__all__ = ["api_client", "connection_info", "load_configuration"]
+__all__ = [
+    "api_client",
+    "connection_info",
+    "kopf_connection_limit",
+    "kopf_session",
+    "load_configuration",
+]
 
 IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
+
+# kopf's watch streams each hold a connection for as long as they run: one per watched
+# resource (WebApps, Deployments, Services) and namespace, plus its observers of CRDs and
+# namespaces. Its requests (finalizers, events) share what is left.
+WATCHED_RESOURCES = 3
+KOPF_OBSERVERS = 2
+KOPF_REQUEST_CONNECTIONS = 16
+_GLOB = frozenset("*?[")
 
 
 def load_configuration(kubeconfig: str | None, context: str | None = None) -> client.Configuration:
@@ -50,4 +67,34 @@ def connection_info(configuration: client.Configuration) -> kopf.ConnectionInfo:
         token=token,
         certificate_path=configuration.cert_file,
         private_key_path=configuration.key_file,
+    )
+
+
+def kopf_connection_limit(namespaces: Sequence[str]) -> int:
+    """How many connections kopf may hold at once; 0 (unbounded) when a namespace pattern
+    makes the number of watch streams unknown in advance.
+
+    kopf's own session has no bound: in a burst of a thousand WebApps it opened 338
+    connections to the API server within four seconds (a finalizer patch for each new WebApp,
+    all in flight while the API server waited on the admission webhook this very event loop
+    serves), each TLS connection with its buffers (asyncio's alone is 256 KiB): RSS went from
+    65 to 182 MiB and stayed there until they went idle. Bounded, the requests wait their
+    turn for a connection instead, and the API server is no slower for it.
+    """
+    if any(_GLOB & set(pattern) for pattern in namespaces):
+        return 0
+    streams = WATCHED_RESOURCES * max(1, len(namespaces)) + KOPF_OBSERVERS
+    return streams + KOPF_REQUEST_CONNECTIONS
+
+
+def kopf_session(info: kopf.ConnectionInfo, limit: int) -> kopf.AiohttpSession:
+    """kopf's HTTP session for `info`'s credentials, with at most `limit` connections (0: no
+    bound). Built in the event loop (aiohttp binds a session to the running loop); kopf
+    closes it when it logs in again or stops."""
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=limit, ssl=info.as_ssl_context()),
+        headers=info.as_http_headers(),
+    )
+    return kopf.AiohttpSession(
+        server=info.server, default_namespace=info.default_namespace, aiohttp_session=session
     )

@@ -36,7 +36,7 @@ from kubernetes import client
 from webapp_operator.config import OperatorConfig, parse_args
 from webapp_operator.handlers import Backoff, Controller, register
 from webapp_operator.health import HealthServer, HealthState
-from webapp_operator.kube import api_client, load_configuration
+from webapp_operator.kube import api_client, kopf_connection_limit, load_configuration
 from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
 from webapp_operator.memory import MemoryTrimmer, freeze_startup_heap
 from webapp_operator.names import EXIT_FAILED, EXIT_LEASE_LOST, EXIT_OK
@@ -160,6 +160,7 @@ class Manager:
             self.configuration,
             reconcile=reconcile,
             webhooks=config.webhook is not None,
+            connections=kopf_connection_limit(config.namespaces),
         )
         return _Prepared(registry, executor, reconcile)
 
