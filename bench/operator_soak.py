@@ -25,12 +25,14 @@ import importlib
 import json
 import os
 import random
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaoslib import substitute
 from operator_common import (
     RssSampler,
     add_cluster_args,
@@ -55,7 +57,8 @@ from compare.deploy.desired import desired_objects
 from compare.deploy.operator_process import ProcessInfo, health
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems
-from compare.paths import EXPERIMENTS_DIR
+from compare.run.experiments import configuration_defaults, load_experiments
+from compare.run.workload import builtin_workload
 from compare.webapp import WebApp
 
 REPLICAS = 2
@@ -73,6 +76,7 @@ APP_FAULT_MODULES = frozenset(
     }
 )
 NOT_APP_FAULTS = frozenset({"stop_operator", "start_operator"})
+UNRESOLVED = re.compile(r"\$\{[^}]*\}")
 
 
 @dataclass(frozen=True)
@@ -81,9 +85,22 @@ class Fault:
     module: str
     func: str
     arguments: dict[str, Any]
+    defaults: dict[str, Any]  # the experiment's own configuration defaults
 
-    def inject(self, app: str, namespace: str) -> None:
-        args = _substitute(self.arguments, {"webapp_name": app, "webapp_namespace": namespace})
+    def inject(self, webapp: WebApp, namespace: str) -> None:
+        """The action with this WebApp's configuration in place of `${key}`, as a run gives
+        it (the experiment's defaults, then the app's parts, its name and namespace),
+        substituted by chaoslib itself."""
+        configuration = {
+            **self.defaults,
+            **builtin_workload(webapp).configuration(),
+            "webapp_name": webapp.name,
+            "webapp_namespace": namespace,
+        }
+        args = substitute(self.arguments, configuration, {})
+        left = UNRESOLVED.search(json.dumps(args))
+        if left is not None:  # never an action on a literal "${...}": the bench is wrong
+            raise SystemExit(f"{self.name}: no configuration value for {left.group(0)}")
         getattr(importlib.import_module(self.module), self.func)(**args)
 
 
@@ -106,14 +123,16 @@ class Tally:
 
 
 def catalogue() -> list[Fault]:
-    """The catalogue's single-action experiments for the operator (no operator stop/start)."""
+    """The catalogue's single-action experiments for the operator that a WebApp meets (as a
+    run selects them: `ExperimentSpec.unmet`), without operator stop/start."""
     faults = []
-    for path in sorted(EXPERIMENTS_DIR.glob("*.json")):
-        experiment = json.loads(path.read_text())
-        approaches = experiment["extensions"][0].get("approaches") or []
-        actions = [m for m in experiment["method"] if m["type"] == "action"]
-        if "operator" not in approaches or len(actions) != 1:
+    parts = builtin_workload(make_webapp("probe", replicas=REPLICAS, image="web:v0"))
+    for spec in load_experiments():
+        actions = [m for m in spec.document["method"] if m["type"] == "action"]
+        if "operator" not in spec.approaches or len(actions) != 1:
             continue
+        if spec.unmet(embedded=True, workload=parts) is not None:
+            continue  # acts on a part the WebApp has not (a ConfigMap, a StatefulSet, ...)
         provider = actions[0]["provider"]
         if (
             provider.get("module") not in APP_FAULT_MODULES
@@ -121,21 +140,15 @@ def catalogue() -> list[Fault]:
         ):
             continue  # faults of the control plane or the operator, not of one WebApp
         faults.append(
-            Fault(path.stem, provider["module"], provider["func"], provider.get("arguments", {}))
+            Fault(
+                spec.name,
+                provider["module"],
+                provider["func"],
+                provider.get("arguments", {}),
+                configuration_defaults(spec.document.get("configuration")),
+            )
         )
     return faults
-
-
-def _substitute(value: Any, variables: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        for key, replacement in variables.items():
-            value = value.replace(f"${{{key}}}", replacement)
-        return value
-    if isinstance(value, dict):
-        return {k: _substitute(v, variables) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_substitute(v, variables) for v in value]
-    return value
 
 
 class Judge:
@@ -245,7 +258,7 @@ def main() -> None:
                 f"{len(faults)} faults from the catalogue, {args.rate:g}/s for "
                 f"{args.minutes:g} min, seed {seed}, operator pid {info.pid}"
             )
-            result = soak(args, rng, faults, judge, namespace, info)
+            result = soak(args, rng, faults, judge, apps, namespace, info)
         finally:
             watch.stop()
         delete_namespace(api, namespace, timeout=600)
@@ -257,6 +270,7 @@ def soak(
     rng: random.Random,
     faults: list[Fault],
     judge: Judge,
+    apps: dict[str, WebApp],
     namespace: str,
     info: ProcessInfo,
 ) -> dict[str, Any]:
@@ -279,7 +293,7 @@ def soak(
                 with judge.lock:
                     judge.pending[app] = pending
                 try:
-                    fault.inject(app, namespace)
+                    fault.inject(apps[app], namespace)
                     tallies[fault.name].injected += 1
                 except Exception as exc:  # an action the API refused: counted, not a heal
                     with judge.lock:
