@@ -354,6 +354,31 @@ def _quota(api: client.ApiClient, namespace: str) -> None:
     )
 
 
+def _deployments_admitted(api: client.ApiClient, namespace: str) -> bool:
+    """Whether the API server admits a Deployment in `namespace` now (a dry run). Its quota
+    check may go on refusing for a while after the quota is deleted: a quota it had to look
+    up live (not yet in its informer when the first Deployment came) stays cached for 30 s."""
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "admitted-probe"},
+        "spec": {
+            "selector": {"matchLabels": {"probe": "admitted"}},
+            "template": {
+                "metadata": {"labels": {"probe": "admitted"}},
+                "spec": {"containers": [{"name": "c", "image": "probe:v1"}]},
+            },
+        },
+    }
+    try:
+        client.AppsV1Api(api).create_namespaced_deployment(namespace, deployment, dry_run="All")
+    except client.ApiException as exc:
+        if exc.status == 403 and "exceeded quota" in str(exc.body):
+            return False
+        raise
+    return True
+
+
 def test_failure_is_degraded_retried_with_backoff_then_recovered(
     api: client.ApiClient, namespace: str, operator: OperatorHandle
 ) -> None:
@@ -389,6 +414,9 @@ def test_failure_is_degraded_retried_with_backoff_then_recovered(
     # The obstacle goes and the spec changes: the next attempt does not wait out the backoff
     # (8 s and growing by now).
     client.CoreV1Api(api).delete_namespaced_resource_quota("no-deployments", namespace)
+    # The clock starts once the API server admits Deployments again: what is timed is the
+    # operator, not the API server's quota cache.
+    eventually(lambda: _deployments_admitted(api, namespace), timeout=40, what="quota lifted")
     changed = webapp.model_copy(
         update={"spec": webapp.spec.model_copy(update={"image": "shop:v2"})}
     )
