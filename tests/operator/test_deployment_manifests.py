@@ -260,6 +260,23 @@ def test_chart_records_the_certificate_expiry_and_refuses_a_window_beyond_it() -
     assert "must be less than webhook.certificateDays" in result.stderr
 
 
+def test_every_hash_the_chart_renders_is_a_quoted_string() -> None:
+    """A truncated hash may be all digits (one render in ~2,000: `8866792502161597`), which
+    YAML reads as a number and the API server refuses in an annotation ("expected string").
+    Every template expression that ends in a hash is quoted; the rendered one is a string."""
+    unquoted = [
+        f"{path.name}: {line.strip()}"
+        for path in sorted((CHART / "templates").glob("*"))
+        for line in path.read_text().splitlines()
+        if ("sha256sum" in line or "sha1sum" in line or "adler32sum" in line)
+        and not line.rstrip().endswith("| quote }}")
+    ]
+    assert not unquoted, unquoted
+    for deployment in _by(_render(), "Deployment"):
+        annotations = deployment["spec"]["template"]["metadata"].get("annotations") or {}
+        assert all(isinstance(v, str) for v in annotations.values()), annotations
+
+
 def test_kustomize_config_is_complete_and_valid_for_the_operator(tmp_path: Path) -> None:
     objects = _kustomize()
     kinds = sorted(obj["kind"] for obj in objects)
