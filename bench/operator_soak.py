@@ -58,7 +58,7 @@ from compare.deploy.operator_process import ProcessInfo, health
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems
 from compare.run.experiments import configuration_defaults, load_experiments
-from compare.run.workload import builtin_workload
+from compare.run.workload import app_configuration, builtin_workload
 from compare.webapp import WebApp
 
 REPLICAS = 2
@@ -93,9 +93,7 @@ class Fault:
         substituted by chaoslib itself."""
         configuration = {
             **self.defaults,
-            **builtin_workload(webapp).configuration(),
-            "webapp_name": webapp.name,
-            "webapp_namespace": namespace,
+            **app_configuration(builtin_workload(webapp), webapp.name, namespace),
         }
         args = substitute(self.arguments, configuration, {})
         left = UNRESOLVED.search(json.dumps(args))

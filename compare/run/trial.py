@@ -41,7 +41,13 @@ from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
-from compare.run.workload import OWNED, Workload, builtin_workload, workload_of
+from compare.run.workload import (
+    OWNED,
+    Workload,
+    app_configuration,
+    builtin_workload,
+    workload_of,
+)
 from compare.target import Target
 from compare.webapp import WebApp
 
@@ -369,15 +375,13 @@ def experiment_for(
     app_file = ctx.app_target.source if ctx.app_target is not None else ctx.app_path
     configuration.update(
         {
-            "webapp_namespace": namespace,
-            "webapp_name": ctx.webapp.name,
             "webapp_approach": approach,
             "webapp_app_file": str(app_file.resolve()),
             "heal_window": ctx.heal_window,
             # The wait step's settle period: the judge's, so chaostoolkit's after-probe reads
             # the state the judge calls healed, not a rollout still finishing.
             "settle": ctx.settle,
-            **workload.configuration(),
+            **app_configuration(workload, ctx.webapp.name, namespace),
         }
     )
     return document

@@ -121,6 +121,12 @@ class Workload:
         }
 
 
+def app_configuration(workload: Workload, name: str, namespace: str) -> dict[str, str]:
+    """What a fault's activities are told about the app in a trial: its name, its namespace
+    and its parts (`Workload.configuration`)."""
+    return {"webapp_namespace": namespace, "webapp_name": name, **workload.configuration()}
+
+
 def builtin_workload(webapp: WebApp) -> Workload:
     """The built-in WebApp's parts, named exactly as before the variables existed: a
     Deployment and a Service, nothing else."""
