@@ -92,6 +92,9 @@ def test_an_operator_with_a_statefulset_and_a_configmap_heals_what_it_owns(
     assert len(pod.uids_before.pods) == len(pod.uids_after.pods) == 2
     assert len(set(pod.uids_after.pods) - set(pod.uids_before.pods)) == 1
     assert pod.ready_pods == 2 and "pod" in pod.recreated
+    # Ready before the fault: counted on the StatefulSet as listed when the trial began (a
+    # listed object is judged as a watched one), not only once an event brought it again.
+    assert pod.before == 2 and pod.during == 1 and pod.after == 2
 
     # The ConfigMap's value put back by the operator, and the deleted one made again.
     data = trials["configmap-data-change"].evidence
@@ -101,6 +104,8 @@ def test_an_operator_with_a_statefulset_and_a_configmap_heals_what_it_owns(
         == data.after
         == {"cache.conf": "maxmemory 64mb\nmaxmemory-policy allkeys-lru\n"}
     )
+    # The StatefulSet untouched since the trial's list: its pods still counted Ready.
+    assert data.ready_pods == 2
     deleted = trials["configmap-delete"].evidence
     assert deleted.target == "configmap" and deleted.during == "absent"
     assert deleted.uids_before is not None and deleted.uids_after is not None
