@@ -168,7 +168,7 @@ class ExperimentSpec:
             # Only a target's parts carry its objects; the WebApp has every field it changes.
             path = str(_substituted(self.requires_field, values))
             if read_path(path, dict(workload.objects)) is None:
-                return f"needs {path} (the app's manifest has none to change)"
+                return f"needs {path} ({workload.source} has none to change)"
         label = TEMPLATE_LABEL.search(str(_substituted(self.field, values) or ""))
         if unmet is None and label is not None and label.group(1) in workload.pod_selector:
             # The API server refuses a template whose labels no longer match the selector.
