@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from compare.cli import (
@@ -12,6 +14,7 @@ from compare.cli import (
     deploy_operator_cmd,
     report_cmd,
     run_cmd,
+    setup_cmd,
     status_cmd,
 )
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
@@ -32,11 +35,32 @@ app.command("status")(status_cmd.status)
 app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
+app.command("setup")(setup_cmd.setup)
+app.command("doctor")(setup_cmd.doctor)
 _ = (deploy_helm_cmd, deploy_operator_cmd, deploy_flux_cmd)
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(setup_cmd.version_text())
+        raise typer.Exit()
+
+
 @app.callback()
-def root(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextOpt = None) -> None:
+def root(
+    ctx: typer.Context,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_version,
+            help="Print the toolkit's version and the pinned component versions.",
+        ),
+    ] = False,
+) -> None:
     """Without --kubeconfig/--context every command uses the embedded cluster."""
     ctx.obj = GlobalOptions(kubeconfig, context)
 
