@@ -171,8 +171,10 @@ def binary_status(name: str, pins: dict[str, str], go: str | None) -> BinaryStat
         return BinaryStatus(name, path, True, None, pinned, None)
     output = result.stdout + result.stderr
     if name in FLUX:
-        # The controller module is a dependency of its wrapper module: `dep <module> <version>`.
-        found = re.search(rf"\sgithub\.com/fluxcd/{name}\s+(\S+)", output)
+        # The controller's module and version: `mod <module> <version> <hash>`.
+        found = re.search(
+            rf"^\s*(?:mod|dep)\s+github\.com/fluxcd/{name}\s+(\S+)", output, re.MULTILINE
+        )
         version = found.group(1) if found else None
     else:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
