@@ -51,7 +51,7 @@ class BuildProgress:
     def __exit__(self, *exc: object) -> None:
         self.status.stop()
         if self.partial.strip():
-            console.print(escape(self.partial))
+            console.print(escape(self.partial.rstrip()))
 
     def __call__(self, chunk: str) -> None:
         if chunk:

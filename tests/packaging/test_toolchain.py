@@ -205,3 +205,42 @@ def test_generators_never_write_into_an_installed_package(
     assert manifests.main([]) == 2
     assert generated.read_text() == "old\n"
     assert manifests.main(["--check"]) == 1  # --check only reads: it still tells
+
+
+def test_an_installed_package_builds_from_a_copy_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Go (GOFLAGS=-mod=mod) may touch a go.sum: an installed tools/ is copied, never used."""
+    from compare.cluster import binaries
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COMPARE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(binaries, "IN_SOURCE_TREE", False)
+    with binaries._tools_dir() as staged:
+        assert staged.is_relative_to(cache)
+        copied = sorted(str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file())
+        shipped = sorted(str(p.relative_to(TOOLS_DIR)) for p in TOOLS_DIR.rglob("*") if p.is_file())
+        assert copied == shipped
+        assert (staged / "build.sh").read_bytes() == (TOOLS_DIR / "build.sh").read_bytes()
+    assert list(cache.iterdir()) == []  # the copy is gone afterwards
+    monkeypatch.setattr(binaries, "IN_SOURCE_TREE", True)
+    with binaries._tools_dir() as in_place:
+        assert in_place == TOOLS_DIR
+
+
+def test_build_progress_prints_whole_lines_and_shows_the_running_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from compare.cli.setup_cmd import BuildProgress
+
+    with BuildProgress() as progress:
+        progress("Building the embedded control plane into /c/bin\n  etcd        ")
+        assert progress.partial == "  etcd        "
+        progress("")  # a tick
+        progress("done (12s)\n  kube-apiserver   ")
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        "Building the embedded control plane into /c/bin",
+        "  etcd        done (12s)",
+        "  kube-apiserver",
+    ]
