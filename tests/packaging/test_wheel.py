@@ -28,6 +28,20 @@ IGNORED_SUFFIXES = (".pyc", ".pyo", ".DS_Store", "~", ".swp")
 BUILD_TIMEOUT_S = 600
 INSTALL_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 900
+# What the mission claims for the two faults of the run below.
+POLICY = """\
+version: 1
+expectations:
+  - approach: operator
+    faults: [pod-delete-one, image-change]
+    expect: heals
+  - approach: helm
+    faults: [pod-delete-one]
+    expect: heals
+  - approach: helm
+    faults: [image-change]
+    expect: does-not-heal
+"""
 
 
 def _files(root: Path, entry: str) -> set[str]:
@@ -160,6 +174,8 @@ def test_installed_wheel_runs_from_an_empty_directory(
     """--version, a run of two faults on both approaches, its report and its check: in an empty
     directory, with a fresh HOME; nothing written but ./reports and the cache."""
     work = tmp_path_factory.mktemp("work")
+    policy = tmp_path_factory.mktemp("policy") / "two-faults.yaml"
+    policy.write_text(POLICY)
     home = tmp_path_factory.mktemp("home")
     name = f"{TEST_CLUSTER}-pkg"
     env = {
@@ -208,15 +224,23 @@ def test_installed_wheel_runs_from_an_empty_directory(
         assert report.stdout.startswith(f"run {runs[0].name}")
         for cell in ("pod-delete-one", "image-change", "helm", "operator"):
             assert cell in report.stdout
+        # The shipped policy (experiments/policy.yaml) names faults this two-fault run has
+        # not: those are its only violations; the cells the run has all hold.
         check = compare_("check", "-v")
-        # The built-in catalogue's policy: this run has two of its faults; the rest are absent
-        # from the run (a violation for the policy's named faults), so judge the two present.
-        assert f"on reports/{runs[0].name}/results.json" in check.stdout
-        for line in check.stdout.splitlines():
-            if line.startswith(("FAIL ", "ok   ")) and (
-                "pod-delete-one" in line or "image-change" in line
-            ):
-                assert line.startswith("ok   "), check.stdout
+        assert check.returncode == 1, check.stdout + check.stderr
+        shipped_policy = site / "compare" / "_data" / "experiments" / "policy.yaml"
+        first = check.stdout.splitlines()[0]
+        assert first == f"policy {shipped_policy} on reports/{runs[0].name}/results.json"
+        judged = [line for line in check.stdout.splitlines() if line.startswith(("FAIL", "ok"))]
+        for line in judged:
+            if line.startswith("FAIL"):
+                assert "is not in this run" in line or "does not apply" in line, line
+        present = [line for line in judged if "pod-delete-one" in line or "image-change" in line]
+        assert len(present) == 4 and all(line.startswith("ok ") for line in present), judged
+        # A policy for exactly these cells holds: the gate passes.
+        check = compare_("check", "--policy", str(policy))
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert check.stdout.splitlines()[-1] == "policy holds: 4 checks passed"
     finally:
         down = compare_("cluster", "down")
         assert down.returncode == 0, down.stderr
