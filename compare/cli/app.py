@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -19,6 +20,7 @@ from compare.cli import (
 )
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
+from compare.paths import cache_dir
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup,
@@ -66,4 +68,8 @@ def root(
 
 
 def main() -> None:
+    # kubectl and helm (client-go) keep a discovery cache per API server, by default in
+    # ~/.kube/cache: one directory per embedded cluster's port, left behind. The toolkit's
+    # cache holds it instead, unless the user chose a place.
+    os.environ.setdefault("KUBECACHEDIR", str(cache_dir() / "kube-cache"))
     app()
