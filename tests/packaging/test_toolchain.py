@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import stat
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -244,3 +245,35 @@ def test_build_progress_prints_whole_lines_and_shows_the_running_step(
         "  etcd        done (12s)",
         "  kube-apiserver",
     ]
+
+
+def test_the_build_script_output_errors_and_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The script's stdout comes as it is written; a failure is its last stderr line; a hung
+    build is stopped at the deadline, its whole process group with it."""
+    from compare.cluster import binaries
+
+    script = tmp_path / "build.sh"
+    script.write_text('printf "  etcd  "; sleep 0.2; echo "done (1s)"\n')
+    chunks: list[str] = []
+    binaries._run_script(["bash", str(script)], "the test binaries", chunks.append)
+    assert "".join(chunks) == "  etcd  done (1s)\n"
+    script.write_text(
+        'echo "go: downloading x" >&2\necho "tools/build.sh: build failed" >&2\nexit 1\n'
+    )
+    with pytest.raises(CompareError, match=r"^building the test binaries failed: tools/build.sh"):
+        binaries._run_script(["bash", str(script)], "the test binaries", None)
+    pid_file = tmp_path / "child.pid"
+    script.write_text(f"sleep 60 & echo $! > {pid_file}\nwait\n")
+    monkeypatch.setattr(binaries, "BUILD_TIMEOUT_S", 1.0)
+    with pytest.raises(CompareError, match=r"took longer than 0 min and was stopped"):
+        binaries._run_script(["bash", str(script)], "the test binaries", chunks.append)
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        if Path(f"/proc/{child}/stat").read_text().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    stat_file = Path(f"/proc/{child}/stat")
+    assert not stat_file.exists() or stat_file.read_text().split()[2] == "Z"
