@@ -70,8 +70,9 @@ class BuildProgress:
 
 def build_with_progress() -> None:
     """Build the missing or stale binaries, the build script's progress on the terminal."""
-    control, flux = build_logs()
-    console.print(f"build logs: {control}, {flux}")
+    if go_status().problem is None:  # else the build stops before it starts, saying why
+        control, flux = build_logs()
+        console.print(f"build logs: {control}, {flux}")
     with BuildProgress() as progress:
         ensure_binaries(quiet=False, output=progress)
 

@@ -124,6 +124,7 @@ def test_setup_without_go_and_binaries_says_what_is_missing(
     assert "the control-plane binaries are not built yet (etcd, kube-apiserver" in lines[0]
     assert "no Go toolchain on PATH" in lines[0]
     assert "compare setup" in lines[0]
+    assert "build logs" not in result.stdout  # nothing started
 
 
 def test_without_go_complete_binaries_are_used_as_they_are(
