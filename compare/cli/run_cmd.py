@@ -54,7 +54,13 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
-from compare.run.preflight import INSTALL_NAMESPACE, preflight_operator
+from compare.run.preflight import (
+    CHART_ARMS,
+    INSTALL_NAMESPACE,
+    chart_sharing,
+    preflight_chart,
+    preflight_operator,
+)
 from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -226,7 +232,26 @@ def run(
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
+    shared: list[str] = []
+    if app_target is not None:
+        # Two releases of this chart would compete for something of the node or the cluster:
+        # its trials run one at a time (never an `error` the toolkit caused).
+        shared = chart_sharing(app_target, approaches)
+        if shared and request.parallel > 1:
+            request = replace(request, parallel=1)
     target = target_from(ctx, kubeconfig, context)
+    if app_target is not None:
+        for name in approaches:
+            if name in CHART_ARMS:
+                with console.status(f"preflight: deploying the {name} arm once"):
+                    preflight_chart(
+                        target,
+                        app_target,
+                        name,
+                        timeout=deploy_timeout,
+                        interval=flux_interval,
+                    )
+                console.print(f"preflight: the {name} arm reached its desired state")
     if app_target is not None and "operator" in approaches:
         with console.status("preflight: installing the target's operator, deploying it once"):
             installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
@@ -252,7 +277,9 @@ def run(
     with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
         for name, reason in engine.skipped.items():
             listener.note(f"skipped {name}: {reason}")
-        listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
+        if shared:
+            listener.note("trials run one at a time: " + "; ".join(shared))
+        listener.note(f"run {engine.run_id}: {len(plans)} trials, {request.parallel} at a time")
         try:
             results = engine.execute(listener)
         except RunInterrupted as stop:

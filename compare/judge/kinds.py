@@ -111,6 +111,8 @@ KINDS: dict[str, Kind] = _kinds(
     Kind("DaemonSet", _apps, "daemon_set"),
     Kind("Service", _core, "service"),
     Kind("Pod", _core, "pod"),
+    # Read (never desired) to prove a DaemonSet's pod count against the node set.
+    Kind("Node", _core, "node", namespaced=False),
     Kind("ConfigMap", _core, "config_map"),
     Kind("Secret", _core, "secret"),
     Kind("ServiceAccount", _core, "service_account"),
