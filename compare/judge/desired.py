@@ -218,5 +218,29 @@ def _dry_run(
             f"desired {what}: the API server refused it"
             f" ({exc.status} {status_message(exc) or exc.reason})"
         ) from None
+    # Annotations the API server writes itself (a DaemonSet's
+    # `deprecated.daemonset.template.generation`, which follows its generation) are not the
+    # deployer's: they are nobody's to keep, like any annotation the object does not set.
+    given = meta.get("annotations") or {}
+    written = stored["metadata"].get("annotations") or {}
+    kept = {key: value for key, value in written.items() if key in given}
+    if kept:
+        stored["metadata"]["annotations"] = kept
+    else:
+        stored["metadata"].pop("annotations", None)
+    # The name the dry-run generated stands for the object's own name wherever the API server
+    # wrote it into the object (a Job's `job-name` pod labels).
+    generated = stored["metadata"].get("name")
     stored["metadata"]["name"] = meta.get("name")
+    if generated and generated != meta.get("name"):
+        stored = _replaced(stored, str(generated), str(meta.get("name")))
     return stored
+
+
+def _replaced(node: Any, old: str, new: str) -> Any:
+    """`node` with every string value equal to `old` replaced by `new`."""
+    if isinstance(node, dict):
+        return {key: _replaced(value, old, new) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_replaced(value, old, new) for value in node]
+    return new if node == old else node

@@ -42,12 +42,16 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     for item in desired.items:
         live = reading.get(item.kind, item.name)
         want = as_own(item.defaulted, live) if item.own_uid else item.defaulted
-        for mismatch in diff_object(item.root, want, live, raw=item.raw):
-            if mismatch.path == f"{item.root}.spec.replicas" and scaled_replicas_allowed(
-                item.kind, item.name, live, scaled
-            ):
-                continue
-            found.append(mismatch)
+        found_here = diff_object(item.root, want, live, raw=item.raw)
+        hpa = scaled.get((item.kind, item.name))
+        if hpa is not None and live is not None:
+            # The HPA's to set: any value in its range, whatever the chart (or the default).
+            replicas = f"{item.root}.spec.replicas"
+            found_here = [m for m in found_here if m.path != replicas]
+            if not scaled_replicas_allowed(item.kind, item.name, live, scaled):
+                got = (live.get("spec") or {}).get("replicas")
+                found_here.append(Mismatch(replicas, "changed", f"{hpa[0]}..{hpa[1]}", got))
+        found.extend(found_here)
     return found
 
 

@@ -6,7 +6,9 @@ rule instead of a number picked here:
 - **HorizontalPodAutoscaler**: a workload that an HPA of the same desired set scales has its
   replicas owned by the HPA (the chart usually leaves `replicas` out, the API defaults it to 1
   and the HPA moves it): any value within the HPA's `[minReplicas, maxReplicas]` is the desired
-  state; outside it is drift. The rollout rule then wants the live `replicas`.
+  state, whatever the chart says; outside it is drift (right after an install, until the HPA
+  controller's first sync has moved it into the range). The rollout rule then wants the live
+  `replicas`.
 - **DaemonSet**: its controller wants one pod per node its pod template may run on. Its
   `status.desiredNumberScheduled` is that count, *proven against the node set*: the nodes that
   match the template's nodeSelector and required node affinity and whose NoSchedule/NoExecute

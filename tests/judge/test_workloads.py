@@ -87,7 +87,7 @@ def test_the_controllers_count_is_proven_against_the_nodes() -> None:
 
 
 def test_hpa_owns_the_replicas_within_its_range_only() -> None:
-    hpa = {
+    hpa: dict[str, Any] = {
         "kind": "HorizontalPodAutoscaler",
         "spec": {
             "scaleTargetRef": {"kind": "Deployment", "name": "web"},
@@ -104,7 +104,7 @@ def test_hpa_owns_the_replicas_within_its_range_only() -> None:
     assert not scaled_replicas_allowed("Deployment", "other", live, ranges)
     assert not scaled_replicas_allowed("StatefulSet", "web", live, ranges)
     # minReplicas defaults to 1.
-    default = {**hpa, "spec": {**hpa["spec"], "minReplicas": None}}
+    default: dict[str, Any] = {"kind": hpa["kind"], "spec": {**hpa["spec"], "minReplicas": None}}
     assert hpa_ranges([default]) == {("Deployment", "web"): (1, 4)}
 
 
