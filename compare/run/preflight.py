@@ -25,12 +25,15 @@ from collections.abc import Callable, Sequence
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.cluster.apierror import status_message
+from compare.deploy.helm import chart_crds
 from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
 from compare.deploy.target_helm import (
     deploy_target,
     helm_arm,
     release_in,
     render_target,
+    target_chart,
     uninstall_target,
 )
 from compare.deploy.target_operator import (
@@ -46,6 +49,7 @@ from compare.deploy.target_operator import (
     uninstall,
 )
 from compare.errors import CompareError
+from compare.judge import REQUEST_TIMEOUT
 from compare.run.sharing import cannot_share
 from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import HelmInstall, Target
@@ -184,3 +188,52 @@ def preflight_chart(
                 uninstall_target(cluster, mine, scratch, timeout=timeout)
         with contextlib.suppress(client.ApiException):
             _delete(cluster, scratch)
+
+
+def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:
+    """The CRDs of the chart arms' crds/ directories that the cluster does not have yet.
+
+    Helm installs a chart's crds/ once and never removes them; the run that made them installed
+    removes them again at its end (`remove_crds`), so that it leaves nothing behind."""
+    names: list[str] = []
+    for approach in approaches:
+        arm = CHART_ARMS.get(approach)
+        if arm is not None:
+            chart = target_chart(target, arm(target))
+            names += [str((crd.get("metadata") or {}).get("name")) for crd in chart_crds(chart)]
+    api = cluster.api_client()
+    try:
+        extensions = client.ApiextensionsV1Api(api)
+        absent = []
+        for name in dict.fromkeys(names):
+            try:
+                extensions.read_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise CompareError(
+                        f"reading CustomResourceDefinition {name} failed:"
+                        f" {exc.status} {status_message(exc) or exc.reason}"
+                    ) from None
+                absent.append(name)
+        return absent
+    finally:
+        api.close()
+
+
+def remove_crds(cluster: ClusterTarget, names: Sequence[str]) -> list[str]:
+    """Delete the CRDs the run installed; what could not be deleted, one line each."""
+    if not names:
+        return []
+    left = []
+    api = cluster.api_client()
+    try:
+        extensions = client.ApiextensionsV1Api(api)
+        for name in names:
+            try:
+                extensions.delete_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    left.append(f"CustomResourceDefinition {name}: {exc.status} {exc.reason}")
+    finally:
+        api.close()
+    return left

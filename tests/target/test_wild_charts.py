@@ -12,6 +12,7 @@ a foreign label is still drift; a DaemonSet wants one pod per node it may run on
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,12 @@ from compare.judge.kinds import kind
 from compare.results import latest_run, load_results
 from compare.run.preflight import chart_sharing
 from compare.target import Target, load_target
+from tests.operator.helpers import eventually
 
 runner = CliRunner()
 CHARTS = Path(__file__).parents[1] / "fixtures" / "charts"
 WILD, DAEMON = CHARTS / "wild-app", CHARTS / "host-daemon"
+WIDGETS = "widgets.wild.example.com"  # wild-app's crds/
 
 
 def _target(folder: Path, chart: Path, *, values: dict[str, Any] | None = None) -> Path:
@@ -218,8 +221,14 @@ def test_a_node_agent_runs_its_trials_one_at_a_time_without_errors(
 
 @pytest.mark.cluster
 def test_a_wild_chart_runs_the_catalogue_without_a_toolkit_error(
-    cluster: ClusterTarget, tmp_path: Path
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
 ) -> None:
+    # The chart's crds/ CRD is not on the cluster before the run (an earlier test's install
+    # left it, as Helm does): the run installs it, and removes it at its end.
+    extensions = client.ApiextensionsV1Api(api)
+    with contextlib.suppress(client.ApiException):
+        extensions.delete_custom_resource_definition(WIDGETS)
+    eventually(lambda: WIDGETS not in _crds(extensions))
     out = tmp_path / "reports"
     chosen = ("pod-delete-one", "image-change", "configmap-data-change", "service-delete")
     result = runner.invoke(
@@ -241,6 +250,11 @@ def test_a_wild_chart_runs_the_catalogue_without_a_toolkit_error(
     assert verdicts[("configmap-data-change", "helm")] == "not-healed"
     assert verdicts[("service-delete", "helm")] == "not-healed"
     assert verdicts[("service-delete", "flux")] == "healed"
+    assert WIDGETS not in _crds(extensions)
+
+
+def _crds(extensions: client.ApiextensionsV1Api) -> set[str]:
+    return {crd.metadata.name for crd in extensions.list_custom_resource_definition().items}
 
 
 @pytest.mark.cluster
