@@ -121,8 +121,12 @@ def desired_of(
 def rendered_desired(
     api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
 ) -> DesiredObjects:
-    """The desired state before (or without) an install: the rendered manifest, defaulted."""
-    return desired_of(api, namespace, list(render_target(target, install, namespace)))
+    """The desired state before (or without) an install: the rendered manifest as Helm would
+    apply it (its ownership metadata merged in), defaulted."""
+    rendered = render_target(target, install, namespace)
+    return desired_of(
+        api, namespace, helm_applied(rendered, release=install.release, namespace=namespace)
+    )
 
 
 def install_target(
