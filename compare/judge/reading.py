@@ -53,7 +53,12 @@ def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: An
         namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
     )
     result: Obj = json.loads(response.data)
+    # A list's items carry no kind (a watch event's object does): set it, so that every
+    # object of a reading says what it is, however it was read (a rule by kind - a
+    # DaemonSet's pod count - must not depend on whether a list or an event brought it).
+    for item in result.get("items") or []:
+        item["kind"] = kind_name
     # A Secret's values never reach a reading: only their hashes (compare.judge.secrets).
     if kind_name == "Secret" and result.get("items"):
-        result["items"] = [hashed_secret({**item, "kind": "Secret"}) for item in result["items"]]
+        result["items"] = [hashed_secret(item) for item in result["items"]]
     return result
