@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium sample-report \
-	floors
+	floors dist
 
 $(STAMP): pyproject.toml
 	@echo ">> creating $(VENV) and installing the toolkit (pip install -e '.[dev]')"
@@ -57,7 +57,14 @@ cluster-down: $(STAMP)
 	$(BIN)/compare cluster down
 
 clean:
-	rm -rf $(VENV) .venv-floors .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .venv-floors .mypy_cache .ruff_cache .pytest_cache build dist
+
+# The sdist and the wheel (`pipx install dist/*.whl`): setup.py's build hook copies the data
+# folders (compare.paths.SHIPPED) into the wheel; tests/packaging checks both in `make test`.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 # The HTML report test opens the report in a real headless browser; a fresh CI machine (root,
 # Debian/Ubuntu) gets Debian's chromium here. Set COMPARE_CHROMIUM to use another binary.

@@ -188,7 +188,8 @@ def set_service_port(
     secrets: Any = None,
 ) -> dict[str, Any]:
     """Change the `port` of one of Service `name`'s ports: the one named `port_name`, else
-    (an unnamed port) the one at that index, else (empty) the first.
+    (an unnamed port) the one at that index, else (empty) the first. When another of its
+    ports has `port` already, the next number no port of the Service has.
 
     A JSON patch: a strategic merge keyed on `port` would add a second port instead.
     """
@@ -205,7 +206,13 @@ def set_service_port(
         if index is None:
             raise ActivityFailed(f"service {ns}/{name} has no port named {wanted!r}")
         found.append(ports[index].name or str(index))
-        body = [{"op": "replace", "path": f"/spec/ports/{index}/port", "value": int(port)}]
+        # Another port of the Service may have that number already (a chart's second port):
+        # the next free one, never a 422 for a duplicate, never the port's own value.
+        taken = {p.port for p in ports}
+        value = int(port)
+        while value in taken:
+            value = value + 1 if value < 65535 else 1024
+        body = [{"op": "replace", "path": f"/spec/ports/{index}/port", "value": value}]
         return core.patch_namespaced_service(name, ns, body)
 
     found: list[str] = []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from typing import Annotated
+
 import typer
 
 from compare.cli import (
@@ -12,10 +15,12 @@ from compare.cli import (
     deploy_operator_cmd,
     report_cmd,
     run_cmd,
+    setup_cmd,
     status_cmd,
 )
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
+from compare.paths import cache_dir
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup,
@@ -32,14 +37,39 @@ app.command("status")(status_cmd.status)
 app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
+app.command("setup")(setup_cmd.setup)
+app.command("doctor")(setup_cmd.doctor)
 _ = (deploy_helm_cmd, deploy_operator_cmd, deploy_flux_cmd)
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(setup_cmd.version_text())
+        raise typer.Exit()
+
+
 @app.callback()
-def root(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextOpt = None) -> None:
+def root(
+    ctx: typer.Context,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_version,
+            help="Print the toolkit's version and the pinned component versions.",
+        ),
+    ] = False,
+) -> None:
     """Without --kubeconfig/--context every command uses the embedded cluster."""
     ctx.obj = GlobalOptions(kubeconfig, context)
 
 
 def main() -> None:
+    # kubectl and helm (client-go) keep a discovery cache per API server, by default in
+    # ~/.kube/cache: one directory per embedded cluster's port, left behind. The toolkit's
+    # cache holds it instead, unless the user chose a place.
+    os.environ.setdefault("KUBECACHEDIR", str(cache_dir() / "kube-cache"))
     app()

@@ -14,8 +14,10 @@ from compare.cli.common import (
     console,
     target_from,
 )
+from compare.cli.setup_cmd import build_with_progress
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
+from compare.cluster.toolchain import missing_binaries
 from compare.deploy.forget import forget_cluster
 
 app = typer.Typer(
@@ -50,6 +52,9 @@ def up(
 
     It is sized for thousands of WebApps: a /16 Service range and high-capacity kwok nodes.
     """
+    if missing_binaries():
+        # The first run: the build's own progress, not under the spinner below.
+        build_with_progress()
     cluster = EmbeddedCluster(name)
     before = cluster.status()
     if before.running:

@@ -54,7 +54,15 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
-from compare.run.preflight import INSTALL_NAMESPACE, preflight_operator
+from compare.run.preflight import (
+    CHART_ARMS,
+    INSTALL_NAMESPACE,
+    chart_sharing,
+    new_chart_crds,
+    preflight_chart,
+    preflight_operator,
+    remove_crds,
+)
 from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -226,51 +234,82 @@ def run(
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
-    target = target_from(ctx, kubeconfig, context)
-    if app_target is not None and "operator" in approaches:
-        with console.status("preflight: installing the target's operator, deploying it once"):
-            installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
-        request = replace(request, operator_workload=owned, operator_install=installed)
-        parts = [
-            f"{ref.kind} {ref.name}"
-            for need in ("workload", "service")
-            if (ref := owned.ref(need)) is not None
-        ]
-        console.print(
-            "preflight: the target's custom resources own "
-            + (" and ".join(parts) or "no workload or Service (the faults on them are left out)")
-        )
-    try:
-        engine = Run(target, request)
-    except BaseException:
-        # Nothing will run: what the preflight installed goes again.
-        Run.uninstall_operator(target, request)
-        raise
+    shared: list[str] = []
     if app_target is not None:
-        # Without the experiments the app has no object for (listed below).
-        plans = engine.plans
-    with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
-        for name, reason in engine.skipped.items():
-            listener.note(f"skipped {name}: {reason}")
-        listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
-        try:
-            results = engine.execute(listener)
-        except RunInterrupted as stop:
-            listener.stop()
-            _summary(stop.results, stop.run_dir)
-            err_console.print(
-                f"interrupted: {len(stop.results.trials)} finished trials saved in"
-                f" {stop.run_dir / RESULTS_FILE} (complete: false); namespaces removed"
+        # Two releases of this chart would compete for something of the node or the cluster:
+        # its trials run one at a time (never an `error` the toolkit caused).
+        shared = chart_sharing(app_target, approaches)
+        if shared and request.parallel > 1:
+            request = replace(request, parallel=1)
+    target = target_from(ctx, kubeconfig, context)
+    # A chart's crds/ are installed by Helm once and never removed: the run removes the ones
+    # it installed, whatever happens.
+    crds = new_chart_crds(target, app_target, approaches) if app_target is not None else []
+    try:
+        if app_target is not None:
+            for name in approaches:
+                if name in CHART_ARMS:
+                    with console.status(f"preflight: deploying the {name} arm once"):
+                        preflight_chart(
+                            target,
+                            app_target,
+                            name,
+                            timeout=deploy_timeout,
+                            interval=flux_interval,
+                        )
+                    console.print(f"preflight: the {name} arm reached its desired state")
+        if app_target is not None and "operator" in approaches:
+            with console.status("preflight: installing the target's operator, deploying it once"):
+                installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
+            request = replace(request, operator_workload=owned, operator_install=installed)
+            parts = [
+                f"{ref.kind} {ref.name}"
+                for need in ("workload", "service")
+                if (ref := owned.ref(need)) is not None
+            ]
+            console.print(
+                "preflight: the target's custom resources own "
+                + (
+                    " and ".join(parts)
+                    or "no workload or Service (the faults on them are left out)"
+                )
             )
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-    _summary(results, engine.run_dir)
-    for line in engine.cleanup_errors:
-        err_console.print(f"warning: could not remove namespace {line}")
-    console.print(f"results: {engine.run_dir / RESULTS_FILE}")
-    console.print(f"journals: {engine.run_dir / 'journals'}/")
-    if any(t.status == "error" for t in results.trials):
-        # The measurements stand; errors are listed in the summary above.
-        raise typer.Exit(EXIT_FAILED)
+        try:
+            engine = Run(target, request)
+        except BaseException:
+            # Nothing will run: what the preflight installed goes again.
+            Run.uninstall_operator(target, request)
+            raise
+        if app_target is not None:
+            # Without the experiments the app has no object for (listed below).
+            plans = engine.plans
+        with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
+            for name, reason in engine.skipped.items():
+                listener.note(f"skipped {name}: {reason}")
+            if shared:
+                listener.note("trials run one at a time: " + "; ".join(shared))
+            listener.note(f"run {engine.run_id}: {len(plans)} trials, {request.parallel} at a time")
+            try:
+                results = engine.execute(listener)
+            except RunInterrupted as stop:
+                listener.stop()
+                _summary(stop.results, stop.run_dir)
+                err_console.print(
+                    f"interrupted: {len(stop.results.trials)} finished trials saved in"
+                    f" {stop.run_dir / RESULTS_FILE} (complete: false); namespaces removed"
+                )
+                raise typer.Exit(EXIT_INTERRUPTED) from None
+        _summary(results, engine.run_dir)
+        for line in engine.cleanup_errors:
+            err_console.print(f"warning: could not remove namespace {line}")
+        console.print(f"results: {engine.run_dir / RESULTS_FILE}")
+        console.print(f"journals: {engine.run_dir / 'journals'}/")
+        if any(t.status == "error" for t in results.trials):
+            # The measurements stand; errors are listed in the summary above.
+            raise typer.Exit(EXIT_FAILED)
+    finally:
+        for line in remove_crds(target, crds):
+            err_console.print(f"warning: could not remove {line}")
 
 
 def _summary(results: RunResults, run_dir: Path) -> None:

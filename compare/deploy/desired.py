@@ -1,12 +1,14 @@
 """The complete objects each approach deploys for a WebApp: what the judge holds them to.
 
-Helm: the chart's rendered manifest for the WebApp's values (`helm template`, hooks dropped) -
-exactly what `helm upgrade --install` applies. Operator: the children its pure builders make
+Helm: the chart's rendered manifest for the WebApp's values (`helm template`, hooks dropped) with
+Helm's own ownership metadata (`compare.deploy.ownership`) - exactly what `helm upgrade --install`
+applies. Operator: the children its pure builders make
 for the WebApp's CR - exactly what it applies. Flux: the chart's rendered manifest, which
-helm-controller installs with the same values and release name, plus the two origin labels it
-adds to every object. Nothing is picked field by field; the judge
-(`compare.judge`) adds the API's defaults and compares closed-world. Both steps are cached
-where they are made (the Helm rendering, the judge's dry-run), so calling this often is cheap.
+helm-controller installs with the same values and release name, plus what helm-controller
+writes on every object (Helm's metadata and its origin labels). Nothing is picked field by
+field; the judge (`compare.judge`) adds the API's defaults and compares closed-world. Both
+steps are cached where they are made (the Helm rendering, the judge's dry-run), so calling
+this often is cheap.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kubernetes import client
 from compare.deploy.flux import flux_manifest
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.operator import operator_manifest
+from compare.deploy.ownership import helm_applied
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.webapp import WebApp
@@ -30,7 +33,10 @@ def desired_manifest(
 ) -> list[dict[str, Any]]:
     """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
     if approach == "helm":
-        return webapp_manifest(webapp, release=release)
+        release = release or webapp.name
+        return helm_applied(
+            webapp_manifest(webapp, release=release), release=release, namespace=namespace
+        )
     if approach == "flux":
         return flux_manifest(webapp, namespace, release=release)
     if approach == "operator":

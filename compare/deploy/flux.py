@@ -16,7 +16,6 @@ and the release name. One set of processes per cluster, serialised by a file loc
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
@@ -72,6 +71,7 @@ from compare.deploy.local import (
     state_lock,
 )
 from compare.deploy.operator_install import cluster_key
+from compare.deploy.ownership import flux_applied
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
 from compare.paths import cache_dir
@@ -295,23 +295,6 @@ def remove_flux(target: ClusterTarget) -> None:
 
 # -- the HelmRepository and the HelmRelease ---------------------------------------------------
 
-# helm-controller labels every object of a release with its HelmRelease (a post-render step of
-# its own): part of what this approach deploys, so part of the desired state.
-ORIGIN_LABELS = ("helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace")
-
-
-def with_origin_labels(
-    objects: list[dict[str, Any]], *, name: str, namespace: str
-) -> list[dict[str, Any]]:
-    labelled = []
-    for obj in objects:
-        copy = json.loads(json.dumps(obj))
-        labels = copy.setdefault("metadata", {}).setdefault("labels", {})
-        labels[ORIGIN_LABELS[0]] = name
-        labels[ORIGIN_LABELS[1]] = namespace
-        labelled.append(copy)
-    return labelled
-
 
 def flux_manifest(
     webapp: WebApp,
@@ -320,11 +303,11 @@ def flux_manifest(
     release: str | None = None,
     extra_values: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """What helm-controller applies for this WebApp: the chart's rendered manifest (the helm
-    approach's desired state) with helm-controller's origin labels."""
+    """What helm-controller applies for this WebApp: the chart's rendered manifest with what
+    helm-controller itself writes on every object (`compare.deploy.ownership`)."""
     release = release or webapp.name
     objects = webapp_manifest(webapp, release=release, extra_values=extra_values)
-    return with_origin_labels(objects, name=release, namespace=namespace)
+    return flux_applied(objects, release=release, namespace=namespace)
 
 
 def flux_objects(

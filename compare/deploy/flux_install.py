@@ -17,17 +17,17 @@ that grants only what it does here:
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from compare.cluster import ClusterTarget
+from compare.cluster.binaries import run_build
+from compare.cluster.toolchain import FLUX
 from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
 from compare.errors import CompareError
-from compare.paths import TOOLS_DIR, bin_dir, cache_dir
+from compare.paths import bin_dir, cache_dir
 
 FLUX_NAMESPACE = "compare-flux"
 SOURCE_CONTROLLER = "source-controller"
@@ -124,20 +124,7 @@ def ensure_flux_binaries() -> None:
     """Build the Flux controllers (tools/flux/build.sh) when missing or out of date.
 
     Its stamp is its own: this never rebuilds the control-plane binaries."""
-    script = TOOLS_DIR / "flux" / "build.sh"
-    if shutil.which("bash") is None:
-        raise CompareError("bash is required to build the Flux controllers")
-    result = subprocess.run(
-        ["bash", str(script), "--quiet"],
-        check=False,
-        stdout=None,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        reason = lines[-1] if lines else f"exit code {result.returncode}"
-        raise CompareError(f"building the Flux controllers failed: {reason}")
+    run_build("flux/build.sh", "the Flux controllers", FLUX, quiet=True)
 
 
 def check_flux_binaries(directory: Path | None = None) -> None:

@@ -13,9 +13,9 @@ from compare.deploy.flux import (
     condition,
     last_drift_event,
     list_helm_releases,
-    with_origin_labels,
 )
 from compare.deploy.helm import render
+from compare.deploy.ownership import flux_applied
 from compare.deploy.status import DeployedApp, judged_app
 from compare.errors import CompareError
 from compare.judge import judged_objects
@@ -59,7 +59,9 @@ def flux_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]
         detail = flux_detail(api, obj)
         try:
             rendered = render(spec.get("values") or {}, release=release, namespace=ns)
-            objects = with_origin_labels(judged_objects(rendered), name=name, namespace=ns)
+            objects = flux_applied(
+                judged_objects(rendered), release=release, namespace=ns, helmrelease=name
+            )
         except CompareError as exc:
             app = DeployedApp(
                 approach="flux",

@@ -27,6 +27,7 @@ from pyhelm3 import errors as helm_errors
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
 from compare.deploy.live import POLL_S, read_live, sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects, with_api_defaults
 from compare.paths import CHARTS_DIR
@@ -330,7 +331,13 @@ def deploy_helm(
     api = target.api_client()
     try:
         desired = with_api_defaults(
-            api, namespace, webapp_manifest(webapp, release=release, extra_values=extra_values)
+            api,
+            namespace,
+            helm_applied(
+                webapp_manifest(webapp, release=release, extra_values=extra_values),
+                release=release,
+                namespace=namespace,
+            ),
         )
         wait_available(
             api,

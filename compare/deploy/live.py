@@ -25,6 +25,10 @@ class WaitCancelled(CompareError):
     """The caller's cancel event was set during a wait."""
 
 
+# How many of the differences an error names.
+SHOWN = 4
+
+
 def sleep_unless_cancelled(cancel: threading.Event | None, seconds: float, what: str) -> None:
     """One poll interval of a wait; WaitCancelled (`<what>: cancelled`) when the caller's cancel
     event is set meanwhile."""
@@ -97,8 +101,11 @@ def wait_for_desired_state(
             f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
         ) from exc
     if found:
+        # Every difference (a few at most): a diagnosis, not just the first symptom.
+        shown = "; ".join(found[:SHOWN])
+        more = f" (+{len(found) - SHOWN} more)" if len(found) > SHOWN else ""
         raise CompareError(
             f"{what} {namespace}/{name} did not reach its desired state within "
-            f"{timeout:.0f}s: {found[0]}",
+            f"{timeout:.0f}s: {shown}{more}",
             exit_code=1,
         )

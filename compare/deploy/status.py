@@ -20,6 +20,7 @@ from compare.cluster.apierror import if_found
 from compare.deploy import baseline, custom
 from compare.deploy.helm import get_release, list_releases, release_objects
 from compare.deploy.operator import operator_manifest
+from compare.deploy.ownership import helm_applied
 from compare.deploy.target_helm import release_desired
 from compare.judge import (
     DesiredObjects,
@@ -107,7 +108,9 @@ def helm_apps(
                 name=release.release,
                 namespace=release.namespace,
                 detail=detail,
-                objects=objects,
+                objects=helm_applied(
+                    judged_objects(objects), release=release.release, namespace=release.namespace
+                ),
             )
         else:
             app = DeployedApp(

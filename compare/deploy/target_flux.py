@@ -50,7 +50,6 @@ from compare.deploy.flux import (
     read_helm_release,
     start_flux,
     wait_helm_release_ready,
-    with_origin_labels,
 )
 from compare.deploy.flux_charts import publish_chart
 from compare.deploy.flux_install import (
@@ -63,6 +62,7 @@ from compare.deploy.flux_status import flux_detail
 from compare.deploy.helm import chart_crds, release_objects
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
+from compare.deploy.ownership import flux_applied
 from compare.deploy.status import DeployedApp, judged_state, summary
 from compare.deploy.target_helm import desired_of, render_target, target_chart
 from compare.errors import EXIT_FAILED, CompareError
@@ -290,8 +290,8 @@ def flux_release_desired(
     install: HelmInstall,
     namespace: str,
 ) -> DesiredObjects:
-    """The desired state of the installed release: its manifest with helm-controller's origin
-    labels, hooks dropped, defaulted."""
+    """The desired state of the installed release: its manifest with what helm-controller
+    writes on every object (`compare.deploy.ownership`), hooks dropped, defaulted."""
     objects = release_objects(cluster, namespace, install.release)
     if objects is None:
         raise CompareError(
@@ -299,9 +299,7 @@ def flux_release_desired(
             f" in namespace {namespace}",
             exit_code=EXIT_FAILED,
         )
-    labelled = with_origin_labels(
-        judged_objects(objects), name=install.release, namespace=namespace
-    )
+    labelled = flux_applied(judged_objects(objects), release=install.release, namespace=namespace)
     return desired_of(api, namespace, list(labelled))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from compare.deploy.helm import (
     undeploy_helm,
 )
 from compare.deploy.live import wait_for_desired_state
+from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
@@ -111,7 +112,7 @@ def _check_judged(
 
 
 def desired_of(
-    api: client.ApiClient, namespace: str, objects: list[Mapping[str, Any]]
+    api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
 ) -> DesiredObjects:
     """Objects of a manifest with the API's defaults (the judge's dry-run), hooks dropped."""
     return with_api_defaults(api, namespace, judged_objects(objects))
@@ -120,8 +121,12 @@ def desired_of(
 def rendered_desired(
     api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
 ) -> DesiredObjects:
-    """The desired state before (or without) an install: the rendered manifest, defaulted."""
-    return desired_of(api, namespace, list(render_target(target, install, namespace)))
+    """The desired state before (or without) an install: the rendered manifest as Helm would
+    apply it (its ownership metadata merged in), defaulted."""
+    rendered = render_target(target, install, namespace)
+    return desired_of(
+        api, namespace, helm_applied(rendered, release=install.release, namespace=namespace)
+    )
 
 
 def install_target(
@@ -164,7 +169,9 @@ def release_desired(
         )
     kept = judged_objects(objects)
     _check_judged(target, install, namespace, kept)
-    return desired_of(api, namespace, list(kept))
+    return desired_of(
+        api, namespace, helm_applied(kept, release=install.release, namespace=namespace)
+    )
 
 
 def uninstall_target(

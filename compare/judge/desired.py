@@ -24,6 +24,7 @@ from compare.errors import CompareError
 from compare.judge.kinds import REQUEST_TIMEOUT, kind, watched_with
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
+from compare.judge.workloads import carries_own_uid
 
 DRY_RUN_PREFIX = "judge-"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
@@ -36,6 +37,9 @@ class DesiredObject:
     root: str  # how paths name it: `deployment`, or `deployment/<name>` when several
     raw: Mapping[str, Any]  # as the deployer applies it
     defaulted: Mapping[str, Any]  # with the API's defaults
+    # The dry-run named its own UID in the object (a Job's generated selector): compared with
+    # the live object's UID in its place (`compare.judge.workloads.as_own`).
+    own_uid: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,10 @@ class DesiredObjects:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        """What to read to judge these objects: the watched kinds plus every desired kind."""
-        return watched_with(item.kind for item in self.items)
+        """What to read to judge these objects: the watched kinds plus every desired kind (and
+        the nodes, which a DaemonSet's pod count is proven against)."""
+        extra = ["Node"] if self.of_kind("DaemonSet") else []
+        return watched_with([*(item.kind for item in self.items), *extra])
 
     def of_kind(self, name: str) -> list[DesiredObject]:
         return [item for item in self.items if item.kind == name]
@@ -165,7 +171,14 @@ def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Desi
         root = kind_name.lower() if counts[kind_name] == 1 else f"{kind_name.lower()}/{name}"
         # A Secret's values are held as hashes from here on (compare.judge.secrets).
         items.append(
-            DesiredObject(kind_name, name, root, hashed_secret(raw), hashed_secret(defaulted))
+            DesiredObject(
+                kind_name,
+                name,
+                root,
+                hashed_secret(raw),
+                hashed_secret(defaulted),
+                own_uid=carries_own_uid(defaulted),
+            )
         )
     return DesiredObjects(tuple(items))
 
@@ -205,5 +218,29 @@ def _dry_run(
             f"desired {what}: the API server refused it"
             f" ({exc.status} {status_message(exc) or exc.reason})"
         ) from None
+    # Annotations the API server writes itself (a DaemonSet's
+    # `deprecated.daemonset.template.generation`, which follows its generation) are not the
+    # deployer's: they are nobody's to keep, like any annotation the object does not set.
+    given = meta.get("annotations") or {}
+    written = stored["metadata"].get("annotations") or {}
+    kept = {key: value for key, value in written.items() if key in given}
+    if kept:
+        stored["metadata"]["annotations"] = kept
+    else:
+        stored["metadata"].pop("annotations", None)
+    # The name the dry-run generated stands for the object's own name wherever the API server
+    # wrote it into the object (a Job's `job-name` pod labels).
+    generated = stored["metadata"].get("name")
     stored["metadata"]["name"] = meta.get("name")
+    if generated and generated != meta.get("name"):
+        stored = _replaced(stored, str(generated), str(meta.get("name")))
     return stored
+
+
+def _replaced(node: Any, old: str, new: str) -> Any:
+    """`node` with every string value equal to `old` replaced by `new`."""
+    if isinstance(node, dict):
+        return {key: _replaced(value, old, new) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_replaced(value, old, new) for value in node]
+    return new if node == old else node

@@ -102,6 +102,8 @@ _GROUP_VERSIONS = {
     "PolicyV1Api": "policy/v1",
     "AutoscalingV2Api": "autoscaling/v2",
     "ApiextensionsV1Api": "apiextensions.k8s.io/v1",
+    "SchedulingV1Api": "scheduling.k8s.io/v1",
+    "StorageV1Api": "storage.k8s.io/v1",
 }
 
 KINDS: dict[str, Kind] = _kinds(
@@ -111,10 +113,14 @@ KINDS: dict[str, Kind] = _kinds(
     Kind("DaemonSet", _apps, "daemon_set"),
     Kind("Service", _core, "service"),
     Kind("Pod", _core, "pod"),
+    # Read (never desired) to prove a DaemonSet's pod count against the node set.
+    Kind("Node", _core, "node", namespaced=False),
     Kind("ConfigMap", _core, "config_map"),
     Kind("Secret", _core, "secret"),
     Kind("ServiceAccount", _core, "service_account"),
     Kind("PersistentVolumeClaim", _core, "persistent_volume_claim"),
+    Kind("ResourceQuota", _core, "resource_quota"),
+    Kind("LimitRange", _core, "limit_range"),
     Kind("Role", _rbac, "role"),
     Kind("RoleBinding", _rbac, "role_binding"),
     Kind("ClusterRole", _rbac, "cluster_role", namespaced=False),
@@ -135,6 +141,9 @@ KINDS: dict[str, Kind] = _kinds(
     Kind("CronJob", _batch, "cron_job"),
     Kind("Ingress", "NetworkingV1Api", "ingress"),
     Kind("NetworkPolicy", "NetworkingV1Api", "network_policy"),
+    Kind("IngressClass", "NetworkingV1Api", "ingress_class", namespaced=False),
+    Kind("PriorityClass", "SchedulingV1Api", "priority_class", namespaced=False),
+    Kind("StorageClass", "StorageV1Api", "storage_class", namespaced=False),
     Kind("PodDisruptionBudget", "PolicyV1Api", "pod_disruption_budget"),
     Kind("HorizontalPodAutoscaler", "AutoscalingV2Api", "horizontal_pod_autoscaler"),
     Kind(

@@ -53,16 +53,12 @@ def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: An
         namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
     )
     result: Obj = json.loads(response.data)
-    # A list's items carry neither kind nor apiVersion (the list does), a watch event's object
-    # both: given here, a listed object is judged as a watched one (the rules that read a live
-    # object's kind, e.g. a StatefulSet's or DaemonSet's current pods).
-    api_version = result.get("apiVersion")
-    items = [
-        {**item, "apiVersion": api_version, "kind": kind_name} for item in result.get("items") or []
-    ]
+    # A list's items carry no kind (a watch event's object does): set it, so that every
+    # object of a reading says what it is, however it was read (a rule by kind - a
+    # DaemonSet's pod count - must not depend on whether a list or an event brought it).
+    for item in result.get("items") or []:
+        item["kind"] = kind_name
     # A Secret's values never reach a reading: only their hashes (compare.judge.secrets).
-    if kind_name == "Secret":
-        items = [hashed_secret(item) for item in items]
-    if "items" in result:
-        result["items"] = items
+    if kind_name == "Secret" and result.get("items"):
+        result["items"] = [hashed_secret(item) for item in result["items"]]
     return result

@@ -3,7 +3,9 @@
 The desired state holds when every desired object is there and equal to its desired form
 closed-world (`compare.judge.diff`, with the allow-list), and the rollout of each Deployment's
 desired pod template is complete, and a StatefulSet's or DaemonSet's pods are those of its
-current template, Ready (`compare.judge.rollout`).
+current template, Ready (`compare.judge.rollout`), and each kind's own rule holds: an HPA's
+replicas, a DaemonSet's node count, a StatefulSet's ordinals, a Job's completion
+(`compare.judge.workloads`).
 """
 
 from __future__ import annotations
@@ -19,32 +21,66 @@ from compare.judge.rollout import (
     rollout_problems,
     selected,
 )
+from compare.judge.workloads import (
+    as_own,
+    daemonset_problems,
+    finished,
+    hpa_ranges,
+    job_problems,
+    scaled_replicas_allowed,
+    statefulset_problems,
+)
 
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
-    """Field by field: what differs from the desired objects (no readiness)."""
+    """Field by field: what differs from the desired objects (no readiness).
+
+    Replicas an HPA of the same set scales are the HPA's within its range, and an object's
+    own UID in its spec is the live object's (`compare.judge.workloads`)."""
     found: list[Mismatch] = []
+    scaled = hpa_ranges(item.raw for item in desired.items)
     for item in desired.items:
         live = reading.get(item.kind, item.name)
-        found.extend(diff_object(item.root, item.defaulted, live, raw=item.raw))
+        want = as_own(item.defaulted, live) if item.own_uid else item.defaulted
+        found_here = diff_object(item.root, want, live, raw=item.raw)
+        hpa = scaled.get((item.kind, item.name))
+        if hpa is not None and live is not None:
+            # The HPA's to set: any value in its range, whatever the chart (or the default).
+            replicas = f"{item.root}.spec.replicas"
+            found_here = [m for m in found_here if m.path != replicas]
+            if not scaled_replicas_allowed(item.kind, item.name, live, scaled):
+                got = (live.get("spec") or {}).get("replicas")
+                found_here.append(Mismatch(replicas, "changed", f"{hpa[0]}..{hpa[1]}", got))
+        found.extend(found_here)
     return found
 
 
 def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
     """Everything that keeps the desired state from holding (empty: it holds)."""
     found = [str(m) for m in mismatches(desired, reading)]
+    # A pod that ran to its end (a Job's, a hook's) runs nothing: it is no workload's pod.
+    running = [pod for pod in reading.all("Pod") if not finished(pod)]
     for item in desired.of_kind("Deployment"):
         live = reading.get("Deployment", item.name)
         if live is None:
             continue
-        pods = selected(reading.all("Pod"), match_labels(item.defaulted))
+        pods = selected(running, match_labels(item.defaulted))
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
     for name in ("StatefulSet", "DaemonSet"):
         for item in desired.of_kind(name):
             live = reading.get(name, item.name)
-            if live is not None:
-                pods = selected(reading.all("Pod"), match_labels(item.defaulted))
-                found.extend(pod_set_problems(live, pods, root=item.root))
+            if live is None:
+                continue
+            pods = selected(running, match_labels(item.defaulted))
+            found.extend(pod_set_problems(live, pods, root=item.root))
+            if name == "StatefulSet":
+                found.extend(statefulset_problems(live, pods, root=item.root))
+            else:
+                found.extend(daemonset_problems(live, reading.all("Node"), root=item.root))
+    for item in desired.of_kind("Job"):
+        live = reading.get("Job", item.name)
+        if live is not None:
+            found.extend(job_problems(live, root=item.root))
     return found
 
 

@@ -1,4 +1,11 @@
-"""Before a run's operator trials: the target's operator installed (or checked) and tried once.
+"""Before a run's target trials: each arm deployed once, and what trials may share.
+
+The chart arms (helm, flux) are deployed once in a namespace of their own and judged: a chart
+whose desired state cannot be reached stops the run after that one deploy, with the judge's
+diagnosis, instead of one `error` per trial after a full deploy timeout each. Their manifests
+also tell whether two trials can run side by side (`compare.run.sharing`).
+
+The operator arm: the target's operator installed (or checked) and tried once.
 
 An operator's children are only known once it has made them, yet which faults apply to the
 app (`compare.run.workload`) must be known before the trials are planned. So the run first
@@ -13,10 +20,22 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Callable, Sequence
 
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.cluster.apierror import status_message
+from compare.deploy.helm import chart_crds
+from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
+from compare.deploy.target_helm import (
+    deploy_target,
+    helm_arm,
+    release_in,
+    render_target,
+    target_chart,
+    uninstall_target,
+)
 from compare.deploy.target_operator import (
     Install,
     check_resources,
@@ -30,8 +49,12 @@ from compare.deploy.target_operator import (
     uninstall,
 )
 from compare.errors import CompareError
+from compare.judge import REQUEST_TIMEOUT
+from compare.run.sharing import cannot_share
 from compare.run.workload import OWNED, Workload, workload_of
-from compare.target import Target
+from compare.target import HelmInstall, Target
+
+CHART_ARMS: dict[str, Callable[[Target], HelmInstall]] = {"helm": helm_arm, "flux": flux_arm}
 
 # The namespace an operator's install puts unnamespaced objects in, when the target names none.
 INSTALL_NAMESPACE = "webapp"
@@ -108,3 +131,109 @@ def _delete(cluster: ClusterTarget, namespace: str) -> None:
             raise
     finally:
         api.close()
+
+
+# -- the chart arms (helm, flux) ---------------------------------------------------------------
+
+CHART_PREFIX = "cmp-chart-preflight"
+# Two trial-like namespaces the manifest is rendered for, to find what two trials would share.
+SHARE_PROBES = ("cmp-share-a", "cmp-share-b")
+
+
+def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
+    """Why the target's chart arms cannot run two trials side by side (empty: they can),
+    from their manifests rendered as two trials would install them (`compare.run.sharing`)."""
+    reasons: list[str] = []
+    for approach in approaches:
+        arm = CHART_ARMS.get(approach)
+        if arm is None:
+            continue
+        install = arm(target)
+        first, second = (render_target(target, release_in(install, ns), ns) for ns in SHARE_PROBES)
+        reasons.extend(cannot_share(first, second))
+    return list(dict.fromkeys(reasons))
+
+
+def preflight_chart(
+    cluster: ClusterTarget,
+    target: Target,
+    approach: str,
+    *,
+    timeout: float,
+    interval: float,
+) -> None:
+    """Deploy the target's chart arm once, in a namespace of its own, and wait until its
+    desired state holds; then remove it. A chart whose desired state cannot be reached stops
+    the run here, after one deploy, with the judge's diagnosis (which object, which field)."""
+    install = CHART_ARMS[approach](target)
+    scratch = f"{CHART_PREFIX}-{secrets.token_hex(3)}"
+    mine = release_in(install, scratch)
+    _create(cluster, scratch)
+    try:
+        if approach == "flux":
+            deploy_target_flux(cluster, target, mine, scratch, interval=interval, timeout=timeout)
+        else:
+            deploy_target(cluster, target, mine, scratch, timeout=timeout)
+    except CompareError as exc:
+        raise CompareError(
+            f"preflight of the {approach} arm: {exc.message} (one deploy, before any trial:"
+            " no trial can hold this state)",
+            exit_code=exc.exit_code,
+        ) from None
+    finally:
+        with contextlib.suppress(CompareError, client.ApiException):
+            if approach == "flux":
+                undeploy_target_flux(cluster, mine, scratch, timeout=timeout)
+            else:
+                uninstall_target(cluster, mine, scratch, timeout=timeout)
+        with contextlib.suppress(client.ApiException):
+            _delete(cluster, scratch)
+
+
+def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:
+    """The CRDs of the chart arms' crds/ directories that the cluster does not have yet.
+
+    Helm installs a chart's crds/ once and never removes them; the run that made them installed
+    removes them again at its end (`remove_crds`), so that it leaves nothing behind."""
+    names: list[str] = []
+    for approach in approaches:
+        arm = CHART_ARMS.get(approach)
+        if arm is not None:
+            chart = target_chart(target, arm(target))
+            names += [str((crd.get("metadata") or {}).get("name")) for crd in chart_crds(chart)]
+    api = cluster.api_client()
+    try:
+        extensions = client.ApiextensionsV1Api(api)
+        absent = []
+        for name in dict.fromkeys(names):
+            try:
+                extensions.read_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise CompareError(
+                        f"reading CustomResourceDefinition {name} failed:"
+                        f" {exc.status} {status_message(exc) or exc.reason}"
+                    ) from None
+                absent.append(name)
+        return absent
+    finally:
+        api.close()
+
+
+def remove_crds(cluster: ClusterTarget, names: Sequence[str]) -> list[str]:
+    """Delete the CRDs the run installed; what could not be deleted, one line each."""
+    if not names:
+        return []
+    left = []
+    api = cluster.api_client()
+    try:
+        extensions = client.ApiextensionsV1Api(api)
+        for name in names:
+            try:
+                extensions.delete_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    left.append(f"CustomResourceDefinition {name}: {exc.status} {exc.reason}")
+    finally:
+        api.close()
+    return left

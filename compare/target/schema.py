@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import sys
 
-from compare.paths import REPO_ROOT
+from compare.paths import SCHEMAS_DIR
 from compare.target.model import TargetFile
 from compare.webapp.schemas import Schema, plain_schema, schema_file_main
 
-SCHEMA_PATH = REPO_ROOT / "docs" / "target.schema.json"
+SCHEMA_PATH = SCHEMAS_DIR / "target.schema.json"
 
 
 def target_schema() -> Schema:

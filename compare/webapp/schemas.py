@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from compare.paths import IN_SOURCE_TREE, SOURCE_TREE_ONLY
 from compare.webapp.spec import WebAppSpec
 
 Schema = dict[str, Any]
@@ -78,6 +79,9 @@ def schema_file_main(
         print(f"{args.output} is up to date")
         return 0
     if current != text:
+        if args.output == default and not IN_SOURCE_TREE:
+            print(f"python -m {prog}: {SOURCE_TREE_ONLY}", file=sys.stderr)
+            return 2
         args.output.write_text(text)
         print(f"wrote {args.output}")
     else:

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from compare.paths import CHARTS_DIR, OPERATOR_DIR
+from compare.paths import CHARTS_DIR, IN_SOURCE_TREE, OPERATOR_DIR, SOURCE_TREE_ONLY
 from webapp_operator import rbac
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.crd import build_crd
@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         if current == content:
             continue
         stale.append(path)
+        if not args.check and not IN_SOURCE_TREE:
+            print(f"python -m webapp_operator.manifests: {SOURCE_TREE_ONLY}", file=sys.stderr)
+            return 2
         if not args.check:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)

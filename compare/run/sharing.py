@@ -1,0 +1,107 @@
+"""Whether two trials of an app can share the cluster, read from its rendered manifest.
+
+A run deploys the app once per trial, each in its own namespace under a release name of its
+own, and runs trials side by side. Some apps cannot be deployed twice at once, whatever the
+toolkit does: their pods claim something of the *node* (a host port, the host network: two
+releases' pods compete for the same port on the same nodes, and the second stays Pending), or
+they create cluster-wide objects whose names do not depend on the release or its namespace
+(a second install fails: the object belongs to the first release). Contention the toolkit
+itself would cause must never show as an `error` of the app, so such an app's trials run one
+at a time, and the run says why.
+
+The check is general: the manifest is rendered for two trial namespaces (and their release
+names) and compared - an object that comes out with the same cluster-wide identity in both is
+fixed - and every pod template is read for host ports and the host network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from compare.judge.kinds import KINDS
+
+# Where a pod template sits in each kind that has one.
+TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "Pod": (),
+}
+
+
+def _dig(obj: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any] | None:
+    node: Any = obj
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else None
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')} {(obj.get('metadata') or {}).get('name')}"
+
+
+def node_claims(objects: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What the pods of `objects` claim on their node: host ports, the host network."""
+    found = []
+    for obj in objects:
+        path = TEMPLATE_PATHS.get(str(obj.get("kind")))
+        template = _dig(obj, path) if path is not None else None
+        spec = (template or {}).get("spec") or {}
+        if not isinstance(spec, Mapping):
+            continue
+        if spec.get("hostNetwork"):
+            found.append(f"{_name(obj)}: its pods use the host network")
+        ports = sorted(
+            {
+                int(port["hostPort"])
+                for container in [
+                    *(spec.get("initContainers") or []),
+                    *(spec.get("containers") or []),
+                ]
+                for port in (container.get("ports") or [])
+                if isinstance(port, Mapping) and port.get("hostPort")
+            }
+        )
+        if ports:
+            found.append(f"{_name(obj)}: host port {', '.join(map(str, ports))}")
+    return found
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """Where the object lives cluster-wide, if that does not follow the trial's namespace:
+    (kind, namespace or '', name) for a cluster-scoped kind or an explicit namespace."""
+    meta = obj.get("metadata") or {}
+    kind = str(obj.get("kind"))
+    known = KINDS.get(kind)
+    if known is not None and not known.namespaced:
+        return (kind, "", str(meta.get("name")))
+    if meta.get("namespace"):
+        return (kind, str(meta.get("namespace")), str(meta.get("name")))
+    return None
+
+
+def fixed_names(
+    first: Iterable[Mapping[str, Any]], second: Iterable[Mapping[str, Any]]
+) -> list[str]:
+    """Objects that two renderings for two trial namespaces give the same cluster-wide
+    identity (a cluster-scoped object, or one in a fixed namespace, with a fixed name)."""
+    seen = {ident for obj in first if (ident := _identity(obj)) is not None}
+    found = []
+    for obj in second:
+        ident = _identity(obj)
+        if ident is not None and ident in seen:
+            where = f" in namespace {ident[1]}" if ident[1] else ""
+            found.append(f"{ident[0]} {ident[2]}{where}: a fixed name")
+    return found
+
+
+def cannot_share(
+    first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """Why two trials of the app cannot run side by side (empty: they can), from its manifest
+    rendered for two trial namespaces."""
+    return list(dict.fromkeys([*node_claims(first), *fixed_names(first, second)]))
