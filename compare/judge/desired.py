@@ -46,8 +46,11 @@ class DesiredObjects:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        """What to read to judge these objects: the watched kinds plus every desired kind."""
-        return watched_with(item.kind for item in self.items)
+        """What to read to judge these objects: the watched kinds plus every desired kind
+        (and a StatefulSet's or DaemonSet's ControllerRevisions: its current revision)."""
+        sets = any(item.kind in ("StatefulSet", "DaemonSet") for item in self.items)
+        revisions = ["ControllerRevision"] if sets else []
+        return watched_with([*(item.kind for item in self.items), *revisions])
 
     def of_kind(self, name: str) -> list[DesiredObject]:
         return [item for item in self.items if item.kind == name]

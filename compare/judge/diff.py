@@ -17,7 +17,7 @@ from typing import Any, Literal
 from compare.judge.allow import ALLOCATED, JUDGED_METADATA, NOT_JUDGED_TOP, OPEN_MAP, rule_at
 from compare.judge.secrets import hashed_secret
 
-Change = Literal["changed", "added", "removed", "missing"]
+Change = Literal["changed", "added", "removed", "missing", "deleting"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
 LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "key", "type")
 MAX_REPR = 80
@@ -25,7 +25,9 @@ MAX_REPR = 80
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One difference between the desired and the live object (`missing`: no live object)."""
+    """One difference between the desired and the live object (`missing`: no live object;
+    `deleting`: the live object has a deletionTimestamp, `desired` holds it and `actual` the
+    finalizers that keep it)."""
 
     path: str
     change: Change
@@ -35,6 +37,9 @@ class Mismatch:
     def __str__(self) -> str:
         if self.change == "missing":
             return f"{self.path}: missing"
+        if self.change == "deleting":
+            finalizers = ", ".join(self.actual or ()) or "none"
+            return f"{self.path}: being deleted since {self.desired} (finalizers: {finalizers})"
         if self.change == "added":
             return f"{self.path}: added {_short(self.actual)}"
         if self.change == "removed":

@@ -3,22 +3,34 @@
 The desired state holds when every desired object is there and equal to its desired form
 closed-world (`compare.judge.diff`, with the allow-list), and the rollout of each Deployment's
 desired pod template is complete, and a StatefulSet's or DaemonSet's pods are those of its
-current template, Ready (`compare.judge.rollout`).
+current template, Ready (`compare.judge.rollout`), and every running pod of a workload is
+its template as made (`compare.judge.pods`), and no pod the workload's selector matches is
+someone else's. An object being deleted (a deletionTimestamp, held by finalizers) is drift: it
+will not stay, whatever its spec says.
 """
 
 from __future__ import annotations
 
 from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
+from compare.judge.pods import pod_mismatches
 from compare.judge.reading import Obj, Reading
 from compare.judge.rollout import (
+    PENDING_REVISION,
+    REVISION_HASH,
+    controller_uid,
     current_pods,
     current_replicaset,
+    current_revision,
     pod_set_problems,
     ready_pods,
     rollout_problems,
     selected,
+    terminating,
+    uid,
 )
+
+REVISIONS = "ControllerRevision"
 
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
@@ -26,8 +38,51 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     found: list[Mismatch] = []
     for item in desired.items:
         live = reading.get(item.kind, item.name)
+        if live is not None and terminating(live):
+            meta = live.get("metadata") or {}
+            found.append(
+                Mismatch(
+                    item.root, "deleting", meta.get("deletionTimestamp"), meta.get("finalizers")
+                )
+            )
         found.extend(diff_object(item.root, item.defaulted, live, raw=item.raw))
     return found
+
+
+def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Mismatch]]:
+    """Pod uid -> how that running pod differs from the template it was made from, for every
+    pod of a desired workload that differs: a Deployment's pods (of any of its ReplicaSets)
+    with their ReplicaSet's template, a StatefulSet's or DaemonSet's pods of its current
+    revision with its template (older ones are stale: `pod_set_problems`)."""
+    found: dict[str, list[Mismatch]] = {}
+    for item in desired.items:
+        if item.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
+            continue
+        live = reading.get(item.kind, item.name)
+        if live is None:
+            continue
+        pods = [p for p in selected(reading.all("Pod"), match_labels(item.defaulted))]
+        if item.kind == "Deployment":
+            owners = {
+                uid(rs): rs for rs in reading.all("ReplicaSet") if controller_uid(rs) == uid(live)
+            }
+        else:
+            revision = current_revision(live, reading.all(REVISIONS))
+            owners = {uid(live): live}
+            pods = [p for p in pods if _label(p, REVISION_HASH) == revision]
+        for pod in pods:
+            owner = owners.get(controller_uid(pod))
+            if owner is None or terminating(pod):
+                continue
+            template = (owner.get("spec") or {}).get("template") or {}
+            differs = pod_mismatches(pod, template, owner)
+            if differs:
+                found[str(uid(pod))] = differs
+    return found
+
+
+def _label(obj: Obj, key: str) -> str | None:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(key)
 
 
 def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
@@ -44,7 +99,11 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
             live = reading.get(name, item.name)
             if live is not None:
                 pods = selected(reading.all("Pod"), match_labels(item.defaulted))
-                found.extend(pod_set_problems(live, pods, root=item.root))
+                found.extend(
+                    pod_set_problems(live, pods, root=item.root, revisions=reading.all(REVISIONS))
+                )
+    for differs in pod_drift(desired, reading).values():
+        found.extend(str(m) for m in differs)
     return found
 
 
@@ -59,11 +118,13 @@ def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj
     return live, replicaset, selected(reading.all("Pod"), desired.selector)
 
 
-def current_ready(live: Obj | None, replicaset: Obj | None, pods: list[Obj]) -> list[Obj]:
+def current_ready(
+    live: Obj | None, replicaset: Obj | None, pods: list[Obj], revisions: list[Obj] | None = None
+) -> list[Obj]:
     """Ready pods of the workload's current template: a Deployment's current ReplicaSet's,
     a StatefulSet's or DaemonSet's current revision's."""
     if live is not None and live.get("kind") in ("StatefulSet", "DaemonSet"):
-        return current_pods(live, pods)
+        return current_pods(live, pods, revisions or ())
     return ready_pods(replicaset, pods)
 
 
@@ -73,4 +134,4 @@ def only_pending(problem: str) -> bool:
     A Deployment's generation also moves on an annotation change (an allowed one); until the
     controller has observed it the rollout rule cannot tell, so the state does not hold yet -
     but that alone shows no fault."""
-    return ".status.observedGeneration:" in problem
+    return ".status.observedGeneration:" in problem or problem.endswith(PENDING_REVISION)

@@ -58,7 +58,8 @@ class View:
             obj = reading.get(item.kind, item.name)
             objects[item.root] = obj
             objects[item.kind.lower()] = obj
-        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods))
+        revisions = reading.all("ControllerRevision")
+        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods, revisions))
 
     def uids(self) -> dict[str, Any]:
         live = [p for p in self.pods if not terminating(p)]

@@ -434,10 +434,18 @@ def _detect(
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        found = first_detection(read_events(api, namespace, name), since)
+        custom = _announcer_kinds(ctx)
+        found = first_detection(read_events(api, namespace, name, custom), since, custom)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
+
+
+def _announcer_kinds(ctx: TrialContext) -> tuple[str, ...]:
+    """The kinds of a target operator's custom resources: any Event on them times detection."""
+    if ctx.app_target is None or ctx.app_target.operator is None:
+        return ()
+    return tuple(str(r.get("kind")) for r in ctx.app_target.operator.resources)
 
 
 def _announcer(ctx: TrialContext) -> str:
