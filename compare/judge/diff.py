@@ -97,7 +97,8 @@ def judged_field(
                 (i for i in node if isinstance(i, Mapping) and str(i.get("name")) == key), None
             )
         else:
-            if rule_at(path) == OPEN_MAP and not (isinstance(node, Mapping) and key in node):
+            mine = _raw_keys(raw if raw is not None else desired, path)
+            if rule_at(path) == OPEN_MAP and not (isinstance(node, Mapping) and key in mine):
                 return False
             path = (*path, _key(key))
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -135,8 +136,12 @@ class _Walk:
     def _map(
         self, path: tuple[str, ...], want: Mapping[str, Any], got: Mapping[str, Any], open_map: bool
     ) -> None:
+        # An open map's keys are the deployer's: those the raw desired object sets (an
+        # annotation the API server adds on create, `deprecated.daemonset.template.generation`,
+        # is the server's to change).
+        mine = set(want) & _raw_keys(self.raw, path) if open_map else set()
         for key in sorted(set(want) | set(got)):
-            if open_map and key not in want:
+            if open_map and key not in mine:
                 continue  # someone else's key in an open map
             self.value((*path, _key(key)), want.get(key), got.get(key))
 
@@ -185,6 +190,24 @@ def _raw_sets(raw: Mapping[str, Any], path: tuple[str, ...]) -> bool:
                 nxt.append(node[_unkey(part)])
         nodes = [n for n in nxt if not is_empty(n)]
     return bool(nodes)
+
+
+def _raw_keys(raw: Mapping[str, Any], path: tuple[str, ...]) -> set[str]:
+    """The keys of the map at `path` in the raw desired object (list items matched by key)."""
+    nodes: list[Any] = [raw]
+    for part in path:
+        nxt: list[Any] = []
+        for node in nodes:
+            if part.startswith("[") and _is_list(node):
+                nxt.extend(i for i in node if _item_named(i, part[1:-1]))
+            elif isinstance(node, Mapping) and _unkey(part) in node:
+                nxt.append(node[_unkey(part)])
+        nodes = nxt
+    return {str(k) for node in nodes if isinstance(node, Mapping) for k in node}
+
+
+def _item_named(item: Any, name: str) -> bool:
+    return isinstance(item, Mapping) and any(str(item.get(k)) == name for k in LIST_KEYS)
 
 
 def _key(key: str) -> str:

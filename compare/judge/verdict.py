@@ -58,7 +58,7 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
     for item in desired.items:
         if item.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
             continue
-        live = reading.get(item.kind, item.name)
+        live = _live(reading, item.kind, item.name)
         if live is None:
             continue
         pods = [p for p in selected(reading.all("Pod"), match_labels(item.defaulted))]
@@ -81,6 +81,14 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
     return found
 
 
+def _live(reading: Reading, kind: str, name: str) -> Obj | None:
+    """The live object with its kind (a list's items carry none; the rules differ by kind)."""
+    live = reading.get(kind, name)
+    if live is None or live.get("kind") == kind:
+        return live
+    return {**live, "kind": kind}
+
+
 def _label(obj: Obj, key: str) -> str | None:
     return ((obj.get("metadata") or {}).get("labels") or {}).get(key)
 
@@ -96,7 +104,7 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
     for name in ("StatefulSet", "DaemonSet"):
         for item in desired.of_kind(name):
-            live = reading.get(name, item.name)
+            live = _live(reading, name, item.name)
             if live is not None:
                 pods = selected(reading.all("Pod"), match_labels(item.defaulted))
                 found.extend(
@@ -111,7 +119,7 @@ def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj
     """The app's live workload (its first Deployment, else StatefulSet, else DaemonSet), a
     Deployment's current ReplicaSet and the pods its selector matches."""
     item = desired.workload
-    live = reading.get(item.kind, item.name) if item is not None else None
+    live = _live(reading, item.kind, item.name) if item is not None else None
     replicaset = None
     if item is not None and item.kind == "Deployment":
         replicaset = current_replicaset(live, reading.all("ReplicaSet"))
