@@ -14,10 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compare.judge.allow import ALLOCATED, JUDGED_METADATA, NOT_JUDGED_TOP, OPEN_MAP, rule_at
+from compare.judge.allow import (
+    ALLOCATED,
+    JUDGED_METADATA,
+    NOT_JUDGED_TOP,
+    OPEN_MAP,
+    allocation_problem,
+    rule_at,
+)
 from compare.judge.secrets import hashed_secret
 
-Change = Literal["changed", "added", "removed", "missing", "deleting"]
+Change = Literal["changed", "added", "removed", "missing", "deleting", "not-allowed"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
 LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "key", "type")
 MAX_REPR = 80
@@ -40,6 +47,8 @@ class Mismatch:
         if self.change == "deleting":
             finalizers = ", ".join(self.actual or ()) or "none"
             return f"{self.path}: being deleted since {self.desired} (finalizers: {finalizers})"
+        if self.change == "not-allowed":
+            return f"{self.path}: {self.desired}, got {_short(self.actual)}"
         if self.change == "added":
             return f"{self.path}: added {_short(self.actual)}"
         if self.change == "removed":
@@ -68,7 +77,7 @@ def diff_object(
             hashed_secret({**live, "kind": "Secret"}),
         )
         raw = hashed_secret({**raw, "kind": "Secret"}) if raw is not None else None
-    walk = _Walk(root, raw if raw is not None else desired)
+    walk = _Walk(root, raw if raw is not None else desired, desired, live)
     keys = (set(desired) | set(live)) - {"metadata", *NOT_JUDGED_TOP}
     for key in sorted(keys):
         walk.value((key,), desired.get(key), live.get(key))
@@ -108,9 +117,17 @@ def judged_field(
 
 
 class _Walk:
-    def __init__(self, root: str, raw: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        root: str,
+        raw: Mapping[str, Any],
+        desired: Mapping[str, Any],
+        live: Mapping[str, Any],
+    ) -> None:
         self.root = root
         self.raw = raw
+        self.desired = desired
+        self.live = live
         self.found: list[Mismatch] = []
 
     def value(self, path: tuple[str, ...], want: Any, got: Any) -> None:
@@ -120,6 +137,10 @@ class _Walk:
             return
         rule = rule_at(path)
         if rule == ALLOCATED and not _raw_sets(self.raw, path):
+            # Allowed as an allocation only (not when removed: the server never unsets one).
+            why = None if is_empty(got) else allocation_problem(path, got, self.desired, self.live)
+            if why is not None:
+                self._add(path, "not-allowed", why, got)
             return
         if isinstance(want, Mapping) and isinstance(got, Mapping):
             self._map(path, want, got, open_map=rule == OPEN_MAP)
