@@ -299,7 +299,8 @@ ALLOCATED_DRIFT = [
     pytest.param(
         {"nodePort": 30001},
         [
-            "service.spec.ports[http].nodePort: want none: the desired Service is ClusterIP, got 30001"
+            "service.spec.ports[http].nodePort: want none: the desired Service is ClusterIP,"
+            " got 30001"
         ],
         id="nodePort-on-a-ClusterIP-Service",
     ),
