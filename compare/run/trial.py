@@ -39,6 +39,7 @@ from compare.run.approaches import flux_interval
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
+from compare.run.leftovers import release_finalizers
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
 from compare.run.workload import (
@@ -416,6 +417,8 @@ def remove_namespace(
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
         approach_of(approach).remove(target, webapp, namespace)
+    # A finalizer a fault left (an object stuck terminating) would keep the namespace forever.
+    release_finalizers(api, namespace)
     try:
         client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
     except client.ApiException as exc:
