@@ -39,6 +39,7 @@ from compare.run.approaches import flux_interval
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
+from compare.run.health import cluster_health, own_outages
 from compare.run.leftovers import release_finalizers
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
@@ -253,6 +254,7 @@ def _carry_out(
         recheck=ctx.recheck,
         cancel=ctx.cancel,
         kinds=desired.kinds,
+        health=cluster_health(ctx.target, api, own_outages(document)),
     )
     judge = observer.begin(lambda baseline: TrialJudge(desired, target, tracked, baseline))
     if judge.baseline_problems:
