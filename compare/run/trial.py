@@ -409,6 +409,9 @@ def remove_namespace(
 
     The namespace is deleted in the background: nothing later depends on it being gone.
     """
+    # First a finalizer a fault left (an object stuck terminating): it would hold an
+    # uninstall, and then the namespace, forever.
+    release_finalizers(api, namespace)
     if app_target is not None and approach == "flux":
         undeploy_target_flux(target, release_in(flux_arm(app_target), namespace), namespace)
     elif app_target is not None and approach == "operator":
@@ -419,8 +422,6 @@ def remove_namespace(
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
         approach_of(approach).remove(target, webapp, namespace)
-    # A finalizer a fault left (an object stuck terminating) would keep the namespace forever.
-    release_finalizers(api, namespace)
     try:
         client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
     except client.ApiException as exc:
