@@ -89,8 +89,8 @@ def test_a_change_beyond_what_creation_adds_is_drift() -> None:
         assert f"pod[db-0].spec.{field}" in [m.path for m in found], (field, found)
     changed = _pod("StatefulSet")
     changed["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2"  # an in-place resize
-    found = [m.path for m in pod_mismatches(changed, TEMPLATE, _owner("StatefulSet"))]
-    assert found == ["pod[db-0].spec.containers[db].resources.limits.cpu"]
+    paths = [m.path for m in pod_mismatches(changed, TEMPLATE, _owner("StatefulSet"))]
+    assert paths == ["pod[db-0].spec.containers[db].resources.limits.cpu"]
 
 
 def test_host_network_pods_get_their_container_port_as_host_port() -> None:
