@@ -215,9 +215,12 @@ FLUX_VALUES = (
     "service-selector-change",
     "service-label-remove",
 )
-UNGATED = {("apiserver-restart-drift", "operator"), ("apiserver-restart-drift", "flux")} | {
-    (name, "flux") for name in FLUX_VALUES
-}
+UNGATED = {
+    ("apiserver-restart-drift", "operator"),
+    ("apiserver-restart-drift", "flux"),
+    # The injection and the operator race for the Service's name.
+    ("service-recreated-headless", "operator"),
+} | {(name, "flux") for name in FLUX_VALUES}
 # What helm-controller corrects well inside the window: a deleted object of the release.
 FLUX_HEALS = {"deployment-delete", "service-delete", "etcd-restart-drift"}
 
