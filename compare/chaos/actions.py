@@ -13,6 +13,8 @@ report named by the experiment. Pod terminations and scaling use chaosk8s's own 
 from __future__ import annotations
 
 import base64
+import copy
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +38,9 @@ __all__ = [
     "delete_object",
     "delete_statefulset_pod",
     "patch_object",
+    "recreate_object",
     "set_container_image",
+    "set_pod_image",
     "set_service_port",
     "set_service_selector",
     "set_template_label",
@@ -428,3 +432,120 @@ def start_operator(configuration: Any = None, secrets: Any = None) -> dict[str, 
         return {"operator": "running"}
 
     return dict(shared.perform(configuration, "start the operator", start))
+
+
+def set_pod_image(
+    label_selector: str,
+    ns: str = "default",
+    image: str = "myapp:chaos",
+    container: str = CONTAINER_NAME,
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Change a container's image on one running pod in place (the first, by name, the
+    selector matches): what `kubectl set image pod/...` does. The API allows it; the pod's
+    controller only replaces missing pods, so nothing restores it."""
+    api = api_client(secrets)
+    try:
+        core = client.CoreV1Api(api)
+        pods = core.list_namespaced_pod(
+            ns, label_selector=label_selector, _request_timeout=REQUEST_TIMEOUT
+        ).items
+        running = sorted(
+            (p for p in pods if p.metadata.deletion_timestamp is None),
+            key=lambda p: p.metadata.name,
+        )
+        if not running:
+            raise ActivityFailed(f"set_pod_image: no running pod in {ns} matches {label_selector}")
+        pod = running[0]
+        body = {"spec": {"containers": [{"name": container, "image": image}]}}
+        stored = core.patch_namespaced_pod(
+            pod.metadata.name, ns, body, _request_timeout=REQUEST_TIMEOUT
+        )
+    except client.ApiException as exc:
+        raise ActivityFailed(f"patching a pod in {ns} failed: {_api_message(exc)}") from exc
+    finally:
+        api.close()
+    images = {c.name: c.image for c in stored.spec.containers}
+    return {
+        "object": "pod",
+        "name": pod.metadata.name,
+        "uid": pod.metadata.uid,
+        "field": f"pod.spec.containers[{container}].image",
+        "value": images.get(container),
+    }
+
+
+RECREATE_TIMEOUT_S = 30.0
+# What the API server writes or allocates: a copy made by someone else starts without them.
+_SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+
+
+def recreate_object(
+    kind: str,
+    name: str,
+    ns: str = "default",
+    patch: dict[str, Any] | None = None,
+    timeout: float = RECREATE_TIMEOUT_S,
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Delete one of the app's objects and create a copy of it at once, with `patch` merged
+    in (a JSON merge patch: `null` removes a key): someone else's object of the same name, a
+    new uid. Retries (bounded) while the name is still taken."""
+    kind = _object_kind(kind, "recreate_object")
+    judged = KINDS[OBJECT_KINDS[kind]]
+    api = api_client(secrets)
+    try:
+        read = judged.read_call(api)
+        old = api.sanitize_for_serialization(read(name, ns, _request_timeout=REQUEST_TIMEOUT))
+        body = _merged(copy.deepcopy(old), patch or {})
+        body.pop("status", None)
+        for key in _SERVER_METADATA:
+            body["metadata"].pop(key, None)
+        delete = judged.call(api, "delete")
+        args = (name, ns) if judged.namespaced else (name,)
+        deadline = time.monotonic() + float(timeout)
+        # A controller may make the object again first: then that one is deleted in turn,
+        # until the copy gets the name (bounded).
+        while True:
+            try:
+                delete(*args, _request_timeout=REQUEST_TIMEOUT)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise
+            try:
+                created = judged.create_call(api)(ns, body, _request_timeout=REQUEST_TIMEOUT)
+                break
+            except client.ApiException as exc:
+                if exc.status != 409:
+                    raise
+            if time.monotonic() > deadline:
+                raise ActivityFailed(
+                    f"recreate_object: {kind} {ns}/{name} was taken again each time within"
+                    f" {float(timeout):.0f}s"
+                )
+            time.sleep(0.05)
+        stored = api.sanitize_for_serialization(created)
+    except client.ApiException as exc:
+        raise ActivityFailed(f"recreating {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
+    finally:
+        api.close()
+    return {
+        "object": kind,
+        "name": name,
+        "uid": stored["metadata"]["uid"],
+        "replaced": (old.get("metadata") or {}).get("uid"),
+    }
+
+
+def _merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 merge patch."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = _merged(target.get(key), value)
+    return target

@@ -64,7 +64,7 @@ def judged_state(api: client.ApiClient, namespace: str, desired: DesiredObjects)
     reading = read(api, namespace, desired.kinds)
     live, replicaset, pods = workload(desired, reading)
     found = problems(desired, reading)
-    ready = current_ready(live, replicaset, pods)
+    ready = current_ready(live, replicaset, pods, reading.all("ControllerRevision"))
     return len(ready), "holds" if not found else f"drifted: {found[0]}"
 
 

@@ -8,8 +8,10 @@ keys relative to the object; a list item is `[]` in a pattern and `*` matches an
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import ipaddress
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # The entry's field is not judged unless the desired object sets it itself: a chart may ask
 # for `clusterIP: None` (headless) or a fixed nodePort, and then it is judged like any field.
@@ -38,18 +40,38 @@ ALLOW_LIST: tuple[Allowed, ...] = (
         OPEN_MAP,
         "annotations nobody owns may be added: controllers and tools write their own"
         " (deployment.kubernetes.io/revision, Helm's meta.helm.sh/*, kubectl's"
-        " last-applied-configuration)",
+        " last-applied-configuration); those the deployer sets are judged",
     ),
     Allowed(
         ("spec", "template", "metadata", "annotations"),
         OPEN_MAP,
         "pod-template annotations nobody owns may be added (`kubectl rollout restart` sets"
-        " kubectl.kubernetes.io/restartedAt); the state holds again once that rollout is done",
+        " kubectl.kubernetes.io/restartedAt); the state holds again once that rollout is done,"
+        " and the rollout it causes is no fault",
     ),
-    Allowed(("spec", "clusterIP"), ALLOCATED, "allocated by the API server"),
-    Allowed(("spec", "clusterIPs"), ALLOCATED, "allocated by the API server with clusterIP"),
-    Allowed(("spec", "ports", "[]", "nodePort"), ALLOCATED, "allocated by the API server"),
-    Allowed(("spec", "healthCheckNodePort"), ALLOCATED, "allocated by the API server"),
+    Allowed(
+        ("spec", "clusterIP"),
+        ALLOCATED,
+        "allocated by the API server: only as an allocation, an IP address (`None`, a"
+        " headless Service, routes differently and is drift)",
+    ),
+    Allowed(
+        ("spec", "clusterIPs"),
+        ALLOCATED,
+        "allocated by the API server with clusterIP: IP addresses, the first one clusterIP",
+    ),
+    Allowed(
+        ("spec", "ports", "[]", "nodePort"),
+        ALLOCATED,
+        "allocated by the API server: only for a port of a Service the desired object makes a"
+        " NodePort or LoadBalancer",
+    ),
+    Allowed(
+        ("spec", "healthCheckNodePort"),
+        ALLOCATED,
+        "allocated by the API server: only for a desired LoadBalancer with"
+        " externalTrafficPolicy Local",
+    ),
 )
 
 # Not part of the desired state at all: the object's identity (apiVersion, kind, name,
@@ -83,3 +105,43 @@ def _rule_at(path: Path) -> str | None:
         if _match(entry.pattern, path):
             return entry.rule
     return None
+
+
+def allocation_problem(
+    path: Sequence[str], value: Any, desired: Mapping[str, Any], live: Mapping[str, Any]
+) -> str | None:
+    """Why `value`, at an ALLOCATED path the desired object leaves unset, is not an allocation
+    the API server would make for the desired object (None: it is one). An allocated field is
+    allowed for its reason only: a value that changes what the object does is drift."""
+    spec = desired.get("spec") or {}
+    field = path[-1]
+    if field == "clusterIP":
+        return None if _is_ip(value) else "want an IP address the API server allocates"
+    if field == "clusterIPs":
+        first = (live.get("spec") or {}).get("clusterIP")
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        if all(_is_ip(v) for v in items) and items and items[0] == first:
+            return None
+        return "want the IP addresses the API server allocates, clusterIP first"
+    if field == "nodePort":
+        if spec.get("type") not in ("NodePort", "LoadBalancer"):
+            return f"want none: the desired Service is {spec.get('type') or 'ClusterIP'}"
+        return None if _is_port(value) else "want a port the API server allocates"
+    if field == "healthCheckNodePort":
+        local = spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+        if not local:
+            return "want none: only a LoadBalancer with externalTrafficPolicy Local has one"
+        return None if _is_port(value) else "want a port the API server allocates"
+    return None
+
+
+def _is_ip(value: Any) -> bool:
+    try:
+        ipaddress.ip_address(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_port(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536

@@ -51,8 +51,12 @@ class DesiredObjects:
     @property
     def kinds(self) -> tuple[str, ...]:
         """What to read to judge these objects: the watched kinds plus every desired kind (and
-        the nodes, which a DaemonSet's pod count is proven against)."""
-        extra = ["Node"] if self.of_kind("DaemonSet") else []
+        a StatefulSet's or DaemonSet's ControllerRevisions: its current revision; the nodes,
+        which a DaemonSet's pod count is proven against)."""
+        sets = any(item.kind in ("StatefulSet", "DaemonSet") for item in self.items)
+        extra = ["ControllerRevision"] if sets else []
+        if self.of_kind("DaemonSet"):
+            extra.append("Node")
         return watched_with([*(item.kind for item in self.items), *extra])
 
     def of_kind(self, name: str) -> list[DesiredObject]:

@@ -14,10 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compare.judge.allow import ALLOCATED, JUDGED_METADATA, NOT_JUDGED_TOP, OPEN_MAP, rule_at
+from compare.judge.allow import (
+    ALLOCATED,
+    JUDGED_METADATA,
+    NOT_JUDGED_TOP,
+    OPEN_MAP,
+    allocation_problem,
+    rule_at,
+)
 from compare.judge.secrets import hashed_secret
 
-Change = Literal["changed", "added", "removed", "missing"]
+Change = Literal["changed", "added", "removed", "missing", "deleting", "not-allowed"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
 LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "key", "type")
 MAX_REPR = 80
@@ -25,7 +32,9 @@ MAX_REPR = 80
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One difference between the desired and the live object (`missing`: no live object)."""
+    """One difference between the desired and the live object (`missing`: no live object;
+    `deleting`: the live object has a deletionTimestamp, `desired` holds it and `actual` the
+    finalizers that keep it)."""
 
     path: str
     change: Change
@@ -35,6 +44,11 @@ class Mismatch:
     def __str__(self) -> str:
         if self.change == "missing":
             return f"{self.path}: missing"
+        if self.change == "deleting":
+            finalizers = ", ".join(self.actual or ()) or "none"
+            return f"{self.path}: being deleted since {self.desired} (finalizers: {finalizers})"
+        if self.change == "not-allowed":
+            return f"{self.path}: {self.desired}, got {_short(self.actual)}"
         if self.change == "added":
             return f"{self.path}: added {_short(self.actual)}"
         if self.change == "removed":
@@ -63,7 +77,7 @@ def diff_object(
             hashed_secret({**live, "kind": "Secret"}),
         )
         raw = hashed_secret({**raw, "kind": "Secret"}) if raw is not None else None
-    walk = _Walk(root, raw if raw is not None else desired)
+    walk = _Walk(root, raw if raw is not None else desired, desired, live)
     keys = (set(desired) | set(live)) - {"metadata", *NOT_JUDGED_TOP}
     for key in sorted(keys):
         walk.value((key,), desired.get(key), live.get(key))
@@ -92,7 +106,8 @@ def judged_field(
                 (i for i in node if isinstance(i, Mapping) and str(i.get("name")) == key), None
             )
         else:
-            if rule_at(path) == OPEN_MAP and not (isinstance(node, Mapping) and key in node):
+            mine = _raw_keys(raw if raw is not None else desired, path)
+            if rule_at(path) == OPEN_MAP and not (isinstance(node, Mapping) and key in mine):
                 return False
             path = (*path, _key(key))
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -102,9 +117,17 @@ def judged_field(
 
 
 class _Walk:
-    def __init__(self, root: str, raw: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        root: str,
+        raw: Mapping[str, Any],
+        desired: Mapping[str, Any],
+        live: Mapping[str, Any],
+    ) -> None:
         self.root = root
         self.raw = raw
+        self.desired = desired
+        self.live = live
         self.found: list[Mismatch] = []
 
     def value(self, path: tuple[str, ...], want: Any, got: Any) -> None:
@@ -114,6 +137,10 @@ class _Walk:
             return
         rule = rule_at(path)
         if rule == ALLOCATED and not _raw_sets(self.raw, path):
+            # Allowed as an allocation only (not when removed: the server never unsets one).
+            why = None if is_empty(got) else allocation_problem(path, got, self.desired, self.live)
+            if why is not None:
+                self._add(path, "not-allowed", why, got)
             return
         if isinstance(want, Mapping) and isinstance(got, Mapping):
             self._map(path, want, got, open_map=rule == OPEN_MAP)
@@ -130,8 +157,12 @@ class _Walk:
     def _map(
         self, path: tuple[str, ...], want: Mapping[str, Any], got: Mapping[str, Any], open_map: bool
     ) -> None:
+        # An open map's keys are the deployer's: those the raw desired object sets (an
+        # annotation the API server adds on create, `deprecated.daemonset.template.generation`,
+        # is the server's to change).
+        mine = set(want) & _raw_keys(self.raw, path) if open_map else set()
         for key in sorted(set(want) | set(got)):
-            if open_map and key not in want:
+            if open_map and key not in mine:
                 continue  # someone else's key in an open map
             self.value((*path, _key(key)), want.get(key), got.get(key))
 
@@ -180,6 +211,24 @@ def _raw_sets(raw: Mapping[str, Any], path: tuple[str, ...]) -> bool:
                 nxt.append(node[_unkey(part)])
         nodes = [n for n in nxt if not is_empty(n)]
     return bool(nodes)
+
+
+def _raw_keys(raw: Mapping[str, Any], path: tuple[str, ...]) -> set[str]:
+    """The keys of the map at `path` in the raw desired object (list items matched by key)."""
+    nodes: list[Any] = [raw]
+    for part in path:
+        nxt: list[Any] = []
+        for node in nodes:
+            if part.startswith("[") and _is_list(node):
+                nxt.extend(i for i in node if _item_named(i, part[1:-1]))
+            elif isinstance(node, Mapping) and _unkey(part) in node:
+                nxt.append(node[_unkey(part)])
+        nodes = nxt
+    return {str(k) for node in nodes if isinstance(node, Mapping) for k in node}
+
+
+def _item_named(item: Any, name: str) -> bool:
+    return isinstance(item, Mapping) and any(str(item.get(k)) == name for k in LIST_KEYS)
 
 
 def _key(key: str) -> str:

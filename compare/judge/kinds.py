@@ -111,6 +111,7 @@ KINDS: dict[str, Kind] = _kinds(
     Kind("ReplicaSet", _apps, "replica_set"),
     Kind("StatefulSet", _apps, "stateful_set"),
     Kind("DaemonSet", _apps, "daemon_set"),
+    Kind("ControllerRevision", _apps, "controller_revision"),
     Kind("Service", _core, "service"),
     Kind("Pod", _core, "pod"),
     # Read (never desired) to prove a DaemonSet's pod count against the node set.

@@ -29,6 +29,10 @@ class Reading:
     objects: Mapping[str, Mapping[str, Obj]]
     # Per kind, the list's resourceVersion (full re-reads only): what the watch must have seen.
     versions: Mapping[str, str] = field(default_factory=dict)
+    # `Kind/name` -> how it changed while a watch was relisting (410 Gone): its uid,
+    # generation or (without a generation) resourceVersion moved between the last event
+    # before the gap and the relist. Set only on the reading of that relist.
+    gap: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, kind_name: str, name: str) -> Obj | None:
         return (self.objects.get(kind_name) or {}).get(name)

@@ -88,6 +88,13 @@ def stale_pods(replicaset: Obj | None, pods: Iterable[Obj]) -> list[Obj]:
     return [pod for pod in pods if not terminating(pod) and controller_uid(pod) != current]
 
 
+def foreign_pods(owners: Iterable[str | None], pods: Iterable[Obj]) -> list[Obj]:
+    """Running pods the workload's selector matches that none of `owners` (the workload, or
+    its ReplicaSets) controls: someone else's pods its Service would route to."""
+    mine = {o for o in owners if o}
+    return [pod for pod in pods if not terminating(pod) and controller_uid(pod) not in mine]
+
+
 def selected(pods: Iterable[Obj], selector: Mapping[str, str]) -> list[Obj]:
     """The pods whose labels match a Deployment's matchLabels."""
     found = []
@@ -104,6 +111,7 @@ def rollout_problems(
     """Why the rollout of the Deployment's current template is not complete (empty: it is).
 
     `pods` are the pods its selector matches."""
+    replicasets, pods = list(replicasets), list(pods)
     meta = deployment.get("metadata") or {}
     status = deployment.get("status") or {}
     generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
@@ -116,35 +124,73 @@ def rollout_problems(
     got = len(ready_pods(current, pods))
     if got != want:
         found.append(f"pods.ready: want {want}, got {got}")
-    stale = len(stale_pods(current, pods))
+    owned = {uid(rs) for rs in replicasets if controller_uid(rs) == uid(deployment)}
+    foreign = foreign_pods(owned, pods)
+    stale = len(stale_pods(current, pods)) - len(foreign)
     if stale:
         found.append(f"pods.stale: {stale} pod(s) of another ReplicaSet still running")
+    found.extend(foreign_problems(foreign, root))
     return found
 
 
+def foreign_problems(foreign: Iterable[Obj], root: str) -> list[str]:
+    return [
+        f"pod[{(p.get('metadata') or {}).get('name')}]: matches the selector of {root} but is"
+        f" not its own (controller: {controller_uid(p) or 'none'})"
+        for p in foreign
+    ]
+
+
 # StatefulSets and DaemonSets: their controllers label each pod with the ControllerRevision of
-# its template; a StatefulSet's status names the revision of its current template.
+# its template. A StatefulSet's status names the revision of its current template; a
+# DaemonSet's does not, so it is derived from the ControllerRevisions the DaemonSet owns.
 REVISION_HASH = "controller-revision-hash"
+PENDING_REVISION = "no ControllerRevision of its current template yet"
 
 
-def _current_revision(workload: Obj) -> str | None:
-    return (workload.get("status") or {}).get("updateRevision")
+def current_revision(workload: Obj, revisions: Iterable[Obj] = ()) -> str | None:
+    """The `controller-revision-hash` of the workload's current template: a StatefulSet's
+    `status.updateRevision`; for a DaemonSet the hash of the highest ControllerRevision it
+    owns whose data is its current template (the DaemonSet controller's own record)."""
+    status = workload.get("status") or {}
+    if workload.get("kind") != "DaemonSet" and status.get("updateRevision"):
+        return str(status["updateRevision"])
+    owner = uid(workload)
+    template = (workload.get("spec") or {}).get("template") or {}
+    best: tuple[int, str] | None = None
+    for rev in revisions:
+        if controller_uid(rev) != owner or terminating(rev):
+            continue
+        data = ((rev.get("data") or {}).get("spec") or {}).get("template") or {}
+        if {k: v for k, v in data.items() if k != "$patch"} != template:
+            continue
+        hashed = (
+            _labels(rev).get(REVISION_HASH)
+            or str((rev.get("metadata") or {}).get("name", "")).rsplit("-", 1)[-1]
+        )
+        number = int(rev.get("revision") or 0)
+        if best is None or number > best[0]:
+            best = (number, hashed)
+    return None if best is None else best[1]
 
 
-def current_pods(workload: Obj | None, pods: Iterable[Obj]) -> list[Obj]:
+def current_pods(
+    workload: Obj | None, pods: Iterable[Obj], revisions: Iterable[Obj] = ()
+) -> list[Obj]:
     """Ready, not terminating pods a StatefulSet or DaemonSet controls, of its current
-    template where its status names one (a StatefulSet's `updateRevision`)."""
+    revision (none while that revision is not known)."""
     owner = uid(workload)
     if owner is None or workload is None:
         return []
-    revision = _current_revision(workload)
+    revision = current_revision(workload, revisions)
     return [
         pod
         for pod in pods
         if controller_uid(pod) == owner
         and not terminating(pod)
         and ready(pod)
-        and (revision is None or _labels(pod).get(REVISION_HASH) == revision)
+        and revision is not None
+        and _labels(pod).get(REVISION_HASH) == revision
     ]
 
 
@@ -160,28 +206,34 @@ def wanted_pods(workload: Obj) -> int:
     return int((workload.get("spec") or {}).get("replicas", 1))
 
 
-def pod_set_problems(workload: Obj, pods: Iterable[Obj], *, root: str) -> list[str]:
-    """Why a StatefulSet's or DaemonSet's pods are not those of its current template, Ready
-    (empty: they are). `pods` are the pods its selector matches."""
+def pod_set_problems(
+    workload: Obj, pods: Iterable[Obj], *, root: str, revisions: Iterable[Obj] = ()
+) -> list[str]:
+    """Why a StatefulSet's or DaemonSet's pods are not those of its current revision, Ready
+    (empty: they are). `pods` are the pods its selector matches. A pod of an older revision
+    is drift whatever the update strategy (under `OnDelete` nothing replaces it)."""
     meta = workload.get("metadata") or {}
     status = workload.get("status") or {}
     generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
     if observed < generation:
         return [f"{root}.status.observedGeneration: want {generation}, got {observed}"]
+    revision = current_revision(workload, revisions)
+    if revision is None:
+        return [f"{root}: {PENDING_REVISION}"]
     pods = list(pods)
     found = []
-    want, got = wanted_pods(workload), len(current_pods(workload, pods))
+    want, got = wanted_pods(workload), len(current_pods(workload, pods, revisions))
     if got != want:
         found.append(f"pods.ready: want {want}, got {got}")
-    revision, owner = _current_revision(workload), uid(workload)
+    owner = uid(workload)
     stale = [
         p
         for p in pods
         if controller_uid(p) == owner
         and not terminating(p)
-        and revision is not None
         and _labels(p).get(REVISION_HASH) != revision
     ]
     if stale:
         found.append(f"pods.stale: {len(stale)} pod(s) of another revision still running")
+    found.extend(foreign_problems(foreign_pods([owner], pods), root))
     return found

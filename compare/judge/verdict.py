@@ -3,23 +3,33 @@
 The desired state holds when every desired object is there and equal to its desired form
 closed-world (`compare.judge.diff`, with the allow-list), and the rollout of each Deployment's
 desired pod template is complete, and a StatefulSet's or DaemonSet's pods are those of its
-current template, Ready (`compare.judge.rollout`), and each kind's own rule holds: an HPA's
-replicas, a DaemonSet's node count, a StatefulSet's ordinals, a Job's completion
-(`compare.judge.workloads`).
+current template, Ready (`compare.judge.rollout`), and every running pod of a workload is
+its template as made (`compare.judge.pods`), and no pod the workload's selector matches is
+someone else's, and each kind's own rule holds: an HPA's replicas, a DaemonSet's node count, a
+StatefulSet's ordinals, a Job's completion (`compare.judge.workloads`). An object being
+deleted (a deletionTimestamp, held by finalizers) is drift: it will not stay, whatever its
+spec says.
 """
 
 from __future__ import annotations
 
 from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
+from compare.judge.pods import pod_mismatches
 from compare.judge.reading import Obj, Reading
 from compare.judge.rollout import (
+    PENDING_REVISION,
+    REVISION_HASH,
+    controller_uid,
     current_pods,
     current_replicaset,
+    current_revision,
     pod_set_problems,
     ready_pods,
     rollout_problems,
     selected,
+    terminating,
+    uid,
 )
 from compare.judge.workloads import (
     as_own,
@@ -31,6 +41,8 @@ from compare.judge.workloads import (
     statefulset_problems,
 )
 
+REVISIONS = "ControllerRevision"
+
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     """Field by field: what differs from the desired objects (no readiness).
@@ -41,6 +53,13 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     scaled = hpa_ranges(item.raw for item in desired.items)
     for item in desired.items:
         live = reading.get(item.kind, item.name)
+        if live is not None and terminating(live):
+            meta = live.get("metadata") or {}
+            found.append(
+                Mismatch(
+                    item.root, "deleting", meta.get("deletionTimestamp"), meta.get("finalizers")
+                )
+            )
         want = as_own(item.defaulted, live) if item.own_uid else item.defaulted
         found_here = diff_object(item.root, want, live, raw=item.raw)
         hpa = scaled.get((item.kind, item.name))
@@ -55,11 +74,60 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     return found
 
 
+def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Mismatch]]:
+    """Pod uid -> how that running pod differs from the template it was made from, for every
+    pod of a desired workload that differs: a Deployment's pods (of any of its ReplicaSets)
+    with their ReplicaSet's template, a StatefulSet's or DaemonSet's pods of its current
+    revision with its template (older ones are stale: `pod_set_problems`)."""
+    found: dict[str, list[Mismatch]] = {}
+    for item in desired.items:
+        if item.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
+            continue
+        live = _live(reading, item.kind, item.name)
+        if live is None:
+            continue
+        pods = [p for p in selected(_running(reading), match_labels(item.defaulted))]
+        if item.kind == "Deployment":
+            owners = {
+                uid(rs): rs for rs in reading.all("ReplicaSet") if controller_uid(rs) == uid(live)
+            }
+        else:
+            revision = current_revision(live, reading.all(REVISIONS))
+            owners = {uid(live): live}
+            pods = [p for p in pods if _label(p, REVISION_HASH) == revision]
+        for pod in pods:
+            owner = owners.get(controller_uid(pod))
+            if owner is None or terminating(pod):
+                continue
+            template = (owner.get("spec") or {}).get("template") or {}
+            differs = pod_mismatches(pod, template, owner)
+            if differs:
+                found[str(uid(pod))] = differs
+    return found
+
+
+def _live(reading: Reading, kind: str, name: str) -> Obj | None:
+    """The live object with its kind (a list's items carry none; the rules differ by kind)."""
+    live = reading.get(kind, name)
+    if live is None or live.get("kind") == kind:
+        return live
+    return {**live, "kind": kind}
+
+
+def _running(reading: Reading) -> list[Obj]:
+    """The pods that run: one that ran to its end (a Job's, a hook's) is no workload's pod."""
+    return [pod for pod in reading.all("Pod") if not finished(pod)]
+
+
+def _label(obj: Obj, key: str) -> str | None:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(key)
+
+
 def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
     """Everything that keeps the desired state from holding (empty: it holds)."""
     found = [str(m) for m in mismatches(desired, reading)]
     # A pod that ran to its end (a Job's, a hook's) runs nothing: it is no workload's pod.
-    running = [pod for pod in reading.all("Pod") if not finished(pod)]
+    running = _running(reading)
     for item in desired.of_kind("Deployment"):
         live = reading.get("Deployment", item.name)
         if live is None:
@@ -68,11 +136,13 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
     for name in ("StatefulSet", "DaemonSet"):
         for item in desired.of_kind(name):
-            live = reading.get(name, item.name)
+            live = _live(reading, name, item.name)
             if live is None:
                 continue
             pods = selected(running, match_labels(item.defaulted))
-            found.extend(pod_set_problems(live, pods, root=item.root))
+            found.extend(
+                pod_set_problems(live, pods, root=item.root, revisions=reading.all(REVISIONS))
+            )
             if name == "StatefulSet":
                 found.extend(statefulset_problems(live, pods, root=item.root))
             else:
@@ -81,6 +151,8 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
         live = reading.get("Job", item.name)
         if live is not None:
             found.extend(job_problems(live, root=item.root))
+    for differs in pod_drift(desired, reading).values():
+        found.extend(str(m) for m in differs)
     return found
 
 
@@ -88,18 +160,20 @@ def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj
     """The app's live workload (its first Deployment, else StatefulSet, else DaemonSet), a
     Deployment's current ReplicaSet and the pods its selector matches."""
     item = desired.workload
-    live = reading.get(item.kind, item.name) if item is not None else None
+    live = _live(reading, item.kind, item.name) if item is not None else None
     replicaset = None
     if item is not None and item.kind == "Deployment":
         replicaset = current_replicaset(live, reading.all("ReplicaSet"))
     return live, replicaset, selected(reading.all("Pod"), desired.selector)
 
 
-def current_ready(live: Obj | None, replicaset: Obj | None, pods: list[Obj]) -> list[Obj]:
+def current_ready(
+    live: Obj | None, replicaset: Obj | None, pods: list[Obj], revisions: list[Obj] | None = None
+) -> list[Obj]:
     """Ready pods of the workload's current template: a Deployment's current ReplicaSet's,
     a StatefulSet's or DaemonSet's current revision's."""
     if live is not None and live.get("kind") in ("StatefulSet", "DaemonSet"):
-        return current_pods(live, pods)
+        return current_pods(live, pods, revisions or ())
     return ready_pods(replicaset, pods)
 
 
@@ -109,4 +183,4 @@ def only_pending(problem: str) -> bool:
     A Deployment's generation also moves on an annotation change (an allowed one); until the
     controller has observed it the rollout rule cannot tell, so the state does not hold yet -
     but that alone shows no fault."""
-    return ".status.observedGeneration:" in problem
+    return ".status.observedGeneration:" in problem or problem.endswith(PENDING_REVISION)

@@ -119,10 +119,11 @@ class NamespaceWatch:
         items = {item["metadata"]["name"]: item for item in body.get("items") or []}
         received = time.time()
         with self._lock:
+            gap = gap_changes(name, self._cache[name], items) if notify else {}
             self._cache[name] = items
             self._versions[name] = str((body.get("metadata") or {}).get("resourceVersion") or "")
             if notify:
-                self._notify(received, f"{name} relisted")
+                self._notify(received, f"{name} relisted", gap)
 
     def _follow(self, name: str) -> None:
         delay = RETRY_S[0]
@@ -202,9 +203,37 @@ class NamespaceWatch:
             self._notify(received, f"{kind_of} {name} {meta.get('name')}")
         return False
 
-    def _notify(self, received: float, what: str) -> None:
+    def _notify(self, received: float, what: str, gap: dict[str, str] | None = None) -> None:
         if self.on_change is not None:
-            self.on_change(received, self._reading_locked(), what)
+            reading = self._reading_locked()
+            if gap:
+                reading = Reading(reading.at, reading.objects, reading.versions, gap)
+            self.on_change(received, reading, what)
+
+
+def gap_changes(kind_name: str, before: dict[str, Obj], after: dict[str, Obj]) -> dict[str, str]:
+    """`Kind/name` -> how each object changed between the cache before a relist and the
+    relist: replaced (a new uid), gone, new, its generation moved, or - for a kind without a
+    generation - its resourceVersion moved. A change and its revert inside the gap still
+    show as a moved generation."""
+    found: dict[str, str] = {}
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        key = f"{kind_name}/{name}"
+        if old is None or new is None:
+            found[key] = "created" if old is None else "deleted"
+            continue
+        m_old, m_new = old.get("metadata") or {}, new.get("metadata") or {}
+        if m_old.get("uid") != m_new.get("uid"):
+            found[key] = f"replaced: uid {m_old.get('uid')} -> {m_new.get('uid')}"
+        elif m_new.get("generation") is not None or m_old.get("generation") is not None:
+            if m_old.get("generation") != m_new.get("generation"):
+                found[key] = f"generation {m_old.get('generation')} -> {m_new.get('generation')}"
+        elif m_old.get("resourceVersion") != m_new.get("resourceVersion"):
+            found[key] = (
+                f"resourceVersion {m_old.get('resourceVersion')} -> {m_new.get('resourceVersion')}"
+            )
+    return found
 
 
 def _close(response: Any) -> None:

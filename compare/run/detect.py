@@ -7,11 +7,16 @@ time. Events with second-precision timestamps only cannot time a sub-second dete
 name the detector without a time. Helm posts nothing: detection is not observable there.
 Flux's helm-controller posts `DriftDetected` on the HelmRelease (named after the WebApp) when a
 reconcile finds drift, before it corrects it; its Events carry whole seconds only.
+
+A target's operator manages a custom resource of its own kind and posts its own reasons: on a
+kind the toolkit does not know (`custom`), the first Event of any reason the operator posts on
+the resource after the injection is the detection - the operator reacted to the fault.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -36,13 +41,16 @@ class Detection:
         return f"Event {self.reason}"
 
 
-def first_detection(events: list[dict[str, Any]], since: float) -> Detection | None:
-    """The earliest correction Event stamped at or after `since` (pure, for tests)."""
+def first_detection(
+    events: list[dict[str, Any]], since: float, custom: Sequence[str] = ()
+) -> Detection | None:
+    """The earliest correction Event stamped at or after `since` (pure, for tests): a known
+    correction reason on a known kind, or any reason on one of the `custom` kinds."""
     found: list[tuple[float, Detection]] = []
     for event in events:
         reason = event.get("reason")
         kind = (event.get("involvedObject") or {}).get("kind", KIND)
-        if reason not in DETECTORS.get(kind, ()):
+        if reason not in DETECTORS.get(kind, ()) and (kind not in custom or not reason):
             continue
         precise = _time(event.get("eventTime"))
         if precise is not None:
@@ -56,14 +64,18 @@ def first_detection(events: list[dict[str, Any]], since: float) -> Detection | N
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
-def read_events(api: client.ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
-    """The Events on the WebApp or on the HelmRelease named after it."""
+def read_events(
+    api: client.ApiClient, namespace: str, name: str, custom: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The Events on the WebApp, on the HelmRelease named after it, or on a custom resource
+    of one of the `custom` kinds of that name."""
     selector = f"involvedObject.name={name}"
     response = client.CoreV1Api(api).list_namespaced_event(
         namespace, field_selector=selector, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
     )
     items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
-    return [i for i in items if (i.get("involvedObject") or {}).get("kind") in DETECTORS]
+    kinds = {*DETECTORS, *custom}
+    return [i for i in items if (i.get("involvedObject") or {}).get("kind") in kinds]
 
 
 def _time(value: Any) -> float | None:

@@ -34,7 +34,7 @@ from compare.judge import (
     uid,
     workload,
 )
-from compare.judge.verdict import current_ready
+from compare.judge.verdict import current_ready, pod_drift
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 
 PRESENT, ABSENT, RECREATED = "present", "absent", "recreated"
@@ -58,7 +58,8 @@ class View:
             obj = reading.get(item.kind, item.name)
             objects[item.root] = obj
             objects[item.kind.lower()] = obj
-        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods))
+        revisions = reading.all("ControllerRevision")
+        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods, revisions))
 
     def uids(self) -> dict[str, Any]:
         live = [p for p in self.pods if not terminating(p)]
@@ -121,6 +122,10 @@ class TrialJudge:
         self.uids_before = view.uids()
         self.before = self.value_of(view)
         self.baseline_problems = tuple(problems(desired, baseline))
+        # Pods seen changed in place: nothing restores a pod, so only its replacement heals.
+        self.changed_pods: dict[str, str] = {}
+        self._note_changed_pods(baseline)
+        self.templates_before = _templates(desired, baseline)
 
     def value_of(self, view: View) -> Any:
         if self.field is not None:
@@ -131,10 +136,26 @@ class TrialJudge:
             return len(view.ready)
         return None
 
+    def _note_changed_pods(self, reading: Reading) -> dict[str, list[Any]]:
+        drift = pod_drift(self.desired, reading)
+        for pod_uid, differs in drift.items():
+            self.changed_pods.setdefault(pod_uid, differs[0].path.split(".", 1)[0])
+        return drift
+
     def observe(self, reading: Reading, at: float, cause: str = "") -> Observation:
         judged = problems(self.desired, reading)
         found = list(judged)
-        fault = [p for p in judged if not only_pending(p)]
+        allowed = self._allowed_rollout(reading, judged)
+        fault = [p for p in judged if not only_pending(p) and not (allowed and _rollout(p))]
+        drift = self._note_changed_pods(reading)
+        for pod in reading.all("Pod"):
+            pod_uid = str(uid(pod))
+            if pod_uid in self.changed_pods and pod_uid not in drift and not terminating(pod):
+                found.append(
+                    f"{self.changed_pods[pod_uid]}: changed in place before (uid {pod_uid});"
+                    " only its replacement heals"
+                )
+        fault.extend(_gap_faults(self.desired, reading))
         view = View.of(self.desired, reading)
         uids = view.uids()
         if self.field is None and _by_uid(self.target):
@@ -161,6 +182,48 @@ class TrialJudge:
             cause=cause,
             fault=tuple(fault),
         )
+
+    def _allowed_rollout(self, reading: Reading, judged: Sequence[str]) -> bool:
+        """A workload's pod template changed since the baseline, but only in what the judge
+        allows (an unowned annotation, `kubectl rollout restart`): the rollout that follows
+        keeps the state from holding until it is done, yet it is no fault."""
+        now = _templates(self.desired, reading)
+        for root, template in now.items():
+            before = self.templates_before.get(root)
+            if template is None or before is None or template == before:
+                continue
+            if not any(
+                p.startswith((f"{root}.", f"{root}:")) and not only_pending(p) for p in judged
+            ):
+                return True
+        return False
+
+
+def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
+    """Each desired workload's live pod template, by root."""
+    found: dict[str, Any] = {}
+    for item in desired.items:
+        if item.kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            live = reading.get(item.kind, item.name)
+            found[item.root] = None if live is None else (live.get("spec") or {}).get("template")
+    return found
+
+
+def _rollout(problem: str) -> bool:
+    """A problem of a rollout in progress: pods of the new template not all Ready yet, pods of
+    the old one still running."""
+    return problem.startswith(("pods.ready:", "pods.stale:"))
+
+
+def _gap_faults(desired: DesiredObjects, reading: Reading) -> list[str]:
+    """Desired objects that changed while the watch was relisting (410 Gone): a fault and its
+    revert can both fall in the gap, and the relist alone would show nothing."""
+    found = []
+    for item in desired.items:
+        change = reading.gap.get(f"{item.kind}/{item.name}")
+        if change:
+            found.append(f"{item.root}: changed while the watch was relisting ({change})")
+    return found
 
 
 @dataclass(frozen=True)

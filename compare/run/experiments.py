@@ -55,6 +55,8 @@ CATALOGUE = (
     "min-ready-seconds",
     "deployment-label-add",
     "annotation-add",
+    "rollout-restart",
+    "pod-image-in-place",
     "service-port-change",
     "service-selector-change",
     "service-session-affinity",
@@ -62,6 +64,8 @@ CATALOGUE = (
     "deployment-delete",
     "service-delete",
     "replicaset-delete",
+    "service-stuck-terminating",
+    "service-recreated-headless",
     # Faults on parts the built-in WebApp has not (a target's): skipped for it, with the reason.
     "statefulset-pod-delete",
     "configmap-data-change",

@@ -13,8 +13,11 @@ again) must not read as a late heal.
 Every `recheck` seconds it also re-reads the namespace in full (list calls with request
 timeouts). That cross-checks the watch against a missed event (a listed object the cache
 never received is a disagreement, recorded in the evidence, and the re-read state is then
-judged too) and tells a cluster that stopped answering: two failed re-reads in a row, or a
-watch that cannot reconnect for `STALL_S`, end the trial as an error, never as `not-healed`.
+judged too) and tells a cluster that stopped answering: two failed re-reads in a row, a
+watch that cannot reconnect for `STALL_S`, or - at the end of the trial - a failed last read
+or a watch still failing end the trial as an error, never as `not-healed`. At each re-read
+and at the end the cluster's own components are checked too (`compare.run.health`: the
+controller manager, the scheduler, kwok): one down is an error naming it.
 Before the injection starts, an outage is the experiment's own doing (a control-plane fault
 restarts the API server or etcd first, then injects the drift): the watch reconnects from its
 resourceVersion and only failures from the injection on count.
@@ -53,8 +56,12 @@ class Observer(threading.Thread):
         recheck: float,
         cancel: threading.Event,
         kinds: Sequence[str] = WATCHED,
+        health: Callable[[], list[str]] | None = None,
     ) -> None:
         super().__init__(name=f"observe-{namespace}", daemon=True)
+        # The cluster's own components (`compare.run.health`): one down from the injection on
+        # makes the trial an error.
+        self.health = health
         self.api = api
         self.namespace = namespace
         self.window = window
@@ -155,6 +162,14 @@ class Observer(threading.Thread):
                         break
                     self._cond.wait(max(min(wake, next_check) - time.time(), 0.0))
             self._final_reread()
+            # The last seconds count as much as the first: an outage that began just before
+            # the decision is an error too, never a late `not-healed`.
+            self._check_health()
+            stalled = self._counted(self._watch.failing_since)
+            if stalled is not None and self._watch.errors:
+                raise ObserverError(
+                    f"the cluster stopped answering at the end: {self._watch.errors[-1]}"
+                )
         except ObserverError as exc:
             self.error = str(exc)
         finally:
@@ -196,15 +211,31 @@ class Observer(threading.Thread):
             return failures
         self.rereads += 1
         self._cross_check(listed)
+        self._check_health()
         return 0
+
+    def _check_health(self) -> None:
+        """Raise when a component of the cluster is down after the injection started."""
+        if self.health is None or self._counted(time.time()) is None:
+            return
+        try:
+            down = self.health()
+        except Exception as exc:  # a check that cannot tell is no proof the cluster was up
+            down = [f"its health could not be checked: {first_line(exc)}"]
+        if down:
+            raise ObserverError(f"the cluster was not fully up: {'; '.join(down)}")
 
     def _final_reread(self) -> None:
         # The end of the trial is always cross-checked once against a full read, which is
         # also the last reading (a trial in which nothing happened has no event after it).
         try:
             listed = read(self.api, self.namespace, self.kinds)
-        except Exception:
-            return  # the verdict stands on the events; a dead cluster was caught above
+        except Exception as exc:
+            if self._counted(time.time()) is None:
+                return  # never injected: no verdict rests on it
+            raise ObserverError(
+                f"the cluster stopped answering at the end: {first_line(exc)}"
+            ) from exc
         self.rereads += 1
         missed = self._cross_check(listed)
         judge = self.judge

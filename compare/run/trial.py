@@ -39,6 +39,8 @@ from compare.run.approaches import flux_interval
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
+from compare.run.health import cluster_health, own_outages
+from compare.run.leftovers import release_finalizers
 from compare.run.observe import Observer
 from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
 from compare.run.workload import (
@@ -252,6 +254,7 @@ def _carry_out(
         recheck=ctx.recheck,
         cancel=ctx.cancel,
         kinds=desired.kinds,
+        health=cluster_health(ctx.target, api, own_outages(document)),
     )
     judge = observer.begin(lambda baseline: TrialJudge(desired, target, tracked, baseline))
     if judge.baseline_problems:
@@ -406,6 +409,9 @@ def remove_namespace(
 
     The namespace is deleted in the background: nothing later depends on it being gone.
     """
+    # First a finalizer a fault left (an object stuck terminating): it would hold an
+    # uninstall, and then the namespace, forever.
+    release_finalizers(api, namespace)
     if app_target is not None and approach == "flux":
         undeploy_target_flux(target, release_in(flux_arm(app_target), namespace), namespace)
     elif app_target is not None and approach == "operator":
@@ -434,10 +440,18 @@ def _detect(
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        found = first_detection(read_events(api, namespace, name), since)
+        custom = _announcer_kinds(ctx)
+        found = first_detection(read_events(api, namespace, name, custom), since, custom)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
+
+
+def _announcer_kinds(ctx: TrialContext) -> tuple[str, ...]:
+    """The kinds of a target operator's custom resources: any Event on them times detection."""
+    if ctx.app_target is None or ctx.app_target.operator is None:
+        return ()
+    return tuple(str(r.get("kind")) for r in ctx.app_target.operator.resources)
 
 
 def _announcer(ctx: TrialContext) -> str:

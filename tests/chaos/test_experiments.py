@@ -38,9 +38,10 @@ DELETIONS = (
     "configmap-delete",
     "secret-delete",
     "rbac-binding-delete",
+    "service-stuck-terminating",
 )
 # Allowed changes: the judge sees no drift (expected: no-fault); the field still tracks them.
-ALLOWED = ("annotation-add",)
+ALLOWED = ("annotation-add", "rollout-restart")
 # Every file in experiments/ (the catalogue must list exactly these, see below).
 FILES = sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.json"))
 # At least one fault per class of drift the closed-world judge sees, and one allowed change.
@@ -53,6 +54,9 @@ DRIFT_CLASSES = {
     "Service spec field": ("service-session-affinity", "service-port-change"),
     "object label": ("service-label-remove", "deployment-label-add"),
     "allowed change": ALLOWED,
+    "pod changed in place": ("pod-image-in-place",),
+    "object being deleted (a finalizer holds it)": ("service-stuck-terminating",),
+    "allocated field that is no allocation": ("service-recreated-headless",),
 }
 PROBES = ("desired_state_holds", "wait_for_desired_state")
 
@@ -146,7 +150,14 @@ def _compare(doc: dict[str, Any]) -> dict[str, Any]:
     return next(e for e in doc["extensions"] if e["name"] == "compare")
 
 
-PATCHED = [n for n in FILES if _doc(n)["method"][0]["provider"].get("func") == "patch_object"]
+PATCHED = [
+    n
+    for n in FILES
+    if next(a for a in _doc(n)["method"] if a["name"] == _compare(_doc(n))["injection"])[
+        "provider"
+    ].get("func")
+    == "patch_object"
+]
 
 
 def test_the_new_drifts_use_the_generic_patch_action() -> None:
@@ -156,6 +167,10 @@ def test_the_new_drifts_use_the_generic_patch_action() -> None:
         "container-add",
         "env-add",
         "service-port-change",
+        # Their own actions: a pod patched in place, a delete held by a finalizer, a copy.
+        "pod-image-in-place",
+        "service-stuck-terminating",
+        "service-recreated-headless",
     }
 
 
@@ -200,9 +215,12 @@ FLUX_VALUES = (
     "service-selector-change",
     "service-label-remove",
 )
-UNGATED = {("apiserver-restart-drift", "operator"), ("apiserver-restart-drift", "flux")} | {
-    (name, "flux") for name in FLUX_VALUES
-}
+UNGATED = {
+    ("apiserver-restart-drift", "operator"),
+    ("apiserver-restart-drift", "flux"),
+    # The injection and the operator race for the Service's name.
+    ("service-recreated-headless", "operator"),
+} | {(name, "flux") for name in FLUX_VALUES}
 # What helm-controller corrects well inside the window: a deleted object of the release.
 FLUX_HEALS = {"deployment-delete", "service-delete", "etcd-restart-drift"}
 

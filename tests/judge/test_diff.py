@@ -254,12 +254,95 @@ def test_allowed_changes_are_not_drift(change: Callable[[Obj], None]) -> None:
 def test_server_allocated_service_fields_are_allowed_unless_desired_sets_them() -> None:
     live = service()
     live["spec"].update(clusterIP="10.96.0.99", clusterIPs=["10.96.0.99"])
-    live["spec"]["ports"][0]["nodePort"] = 30001
     assert diff_object("service", SERVICE, live) == []
+    node_port = copy.deepcopy(SERVICE)
+    node_port["spec"]["type"] = "NodePort"
+    live["spec"]["type"] = "NodePort"
+    live["spec"]["ports"][0]["nodePort"] = 30001
+    assert diff_object("service", node_port, live) == []
     headless = copy.deepcopy(SERVICE)
     headless["spec"]["clusterIP"] = "None"
-    found = diff_object("service", headless, live)
+    found = diff_object("service", headless, service())
     assert [(m.path, m.change) for m in found] == [("service.spec.clusterIP", "changed")]
+
+
+def _allocated(**spec: Any) -> list[str]:
+    live = service()
+    live["spec"].update(clusterIP="10.96.0.99", clusterIPs=["10.96.0.99"])
+    for key, value in spec.items():
+        if key == "nodePort":
+            live["spec"]["ports"][0]["nodePort"] = value
+        else:
+            live["spec"][key] = value
+    return [str(m) for m in diff_object("service", SERVICE, live)]
+
+
+# Each allow-list entry, given a value that changes what the object does: drift all the same.
+ALLOCATED_DRIFT = [
+    pytest.param(
+        {"clusterIP": "None", "clusterIPs": ["None"]},
+        [
+            "service.spec.clusterIP: want an IP address the API server allocates, got 'None'",
+            "service.spec.clusterIPs: want the IP addresses the API server allocates, clusterIP"
+            " first, got ['None']",
+        ],
+        id="headless-clusterIP",
+    ),
+    pytest.param(
+        {"clusterIPs": ["fd00::9", "10.96.0.99"]},
+        [
+            "service.spec.clusterIPs: want the IP addresses the API server allocates, clusterIP"
+            " first, got ['fd00::9', '10.96.0.99']"
+        ],
+        id="clusterIPs-not-led-by-clusterIP",
+    ),
+    pytest.param(
+        {"nodePort": 30001},
+        [
+            "service.spec.ports[http].nodePort: want none: the desired Service is ClusterIP,"
+            " got 30001"
+        ],
+        id="nodePort-on-a-ClusterIP-Service",
+    ),
+    pytest.param(
+        {"healthCheckNodePort": 30002},
+        [
+            "service.spec.healthCheckNodePort: want none: only a LoadBalancer with"
+            " externalTrafficPolicy Local has one, got 30002"
+        ],
+        id="healthCheckNodePort-without-Local",
+    ),
+    pytest.param(
+        {"ipFamilyPolicy": "PreferDualStack"},
+        ["service.spec.ipFamilyPolicy: added 'PreferDualStack'"],
+        id="ipFamilyPolicy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "want"), ALLOCATED_DRIFT)
+def test_an_allocated_field_is_allowed_only_as_an_allocation(
+    spec: dict[str, Any], want: list[str]
+) -> None:
+    assert _allocated(**spec) == want
+
+
+def test_an_allowed_annotation_map_still_judges_the_deployers_keys() -> None:
+    # Both open maps: someone else's key is allowed, the deployer's own changed is drift.
+    for path in (("metadata",), ("spec", "template", "metadata")):
+        desired = copy.deepcopy(DEPLOYMENT)
+        live = deployment()
+        node_d, node_l = desired, live
+        for key in path:
+            node_d, node_l = node_d[key], node_l[key]
+        node_d["annotations"] = {"owner/config-hash": "abc"}
+        node_l["annotations"] = {"owner/config-hash": "abc", "kubectl.kubernetes.io/x": "1"}
+        assert diff_object("deployment", desired, live) == []
+        node_l["annotations"]["owner/config-hash"] = "other"
+        assert [m.change for m in diff_object("deployment", desired, live)] == ["changed"]
+        # An annotation the API server added to the defaulted object (not in the raw one)
+        # is the server's: it may change.
+        assert diff_object("deployment", desired, live, raw=DEPLOYMENT) == []
 
 
 def test_an_owned_annotation_is_judged_but_others_may_be_added() -> None:

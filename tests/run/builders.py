@@ -11,6 +11,7 @@ import copy
 from typing import Any
 
 from compare.judge import DesiredObjects, Reading, as_given
+from compare.judge.pods import SA_MOUNT
 from compare.webapp import parse_webapp
 from webapp_operator.builders import build_deployment, build_service, owner_reference
 
@@ -83,16 +84,31 @@ def pod(
     terminating: bool = False,
     labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """A pod as its ReplicaSet `owner` made it from the Deployment's template (with what pod
+    creation adds: a node, the ServiceAccount token volume, the system's tolerations)."""
+    template = copy.deepcopy(DEPLOYMENT["spec"]["template"])
+    template_labels = {**template["metadata"]["labels"], "pod-template-hash": f"h{owner}"}
     meta: dict[str, Any] = {
         "name": f"shop-{uid}",
         "uid": uid,
-        "labels": dict(SELECTOR if labels is None else labels),
+        "resourceVersion": "1",
+        "labels": template_labels if labels is None else dict(labels),
         "ownerReferences": [{"uid": owner, "controller": True}],
     }
     if terminating:
         meta["deletionTimestamp"] = "2026-12-02T12:00:00Z"
+    spec = template["spec"]
+    spec.update(nodeName="node-1", serviceAccountName="default", serviceAccount="default")
+    spec["volumes"] = [*spec.get("volumes", []), {"name": "kube-api-access-x1", "projected": {}}]
+    for container in spec["containers"]:
+        mount = {"name": "kube-api-access-x1", "mountPath": SA_MOUNT, "readOnly": True}
+        container["volumeMounts"] = [*container.get("volumeMounts", []), mount]
+    spec["tolerations"] = [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
+    ]
     return {
         "metadata": meta,
+        "spec": spec,
         "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     }
 

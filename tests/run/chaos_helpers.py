@@ -16,7 +16,7 @@ from kubernetes import client
 from compare.chaos.cluster import api_client
 from tests.loopback_proxy import LoopbackProxy
 
-__all__ = ["PROXIES", "LoopbackProxy", "keep_scaling", "scale_and_cut"]
+__all__ = ["PROXIES", "LoopbackProxy", "keep_scaling", "scale_and_cut", "scale_then_crash"]
 
 # Loopback proxies by port, registered by the tests that run through one.
 PROXIES: dict[int, LoopbackProxy] = {}
@@ -59,4 +59,22 @@ def scale_and_cut(name: str, ns: str, port: int, secrets: Any = None) -> dict[st
     """Scale to 1, then make the cluster stop answering (the proxy refuses and resets)."""
     _scale(name, ns, 1, secrets)
     PROXIES[port].cut()
+    return {"object": "deployment", "field": "deployment.spec.replicas", "value": 1}
+
+
+def scale_then_crash(
+    name: str, ns: str, component: str, after: float, secrets: Any = None
+) -> dict[str, Any]:
+    """Scale to 1, then `after` seconds later stop a component of the embedded cluster (in a
+    thread): an outage the experiment does not own, late in the heal window."""
+    from compare.chaos.control_plane import embedded_cluster
+
+    cluster = embedded_cluster(secrets)
+    _scale(name, ns, 1, secrets)
+
+    def crash() -> None:
+        time.sleep(after)
+        cluster.stop_component(component)
+
+    threading.Thread(target=crash, daemon=True).start()
     return {"object": "deployment", "field": "deployment.spec.replicas", "value": 1}

@@ -40,3 +40,21 @@ def test_second_precision_names_the_detector_without_a_time() -> None:
     found = first_detection([event("DriftCorrected", None, "2026-12-02T12:00:05Z")], T0)
     assert found is not None and found.at is None
     assert first_detection([event("DriftCorrected", None, "2026-12-02T12:00:04Z")], T0) is None
+
+
+def test_any_event_on_a_targets_own_custom_resource_kind_is_a_detection() -> None:
+    on_shop = {
+        **event("Reconciling", "2026-12-02T12:00:05.500000Z"),
+        "involvedObject": {"kind": "Shop"},
+    }
+    # Unknown kinds are not detections unless the target's operator manages that kind.
+    assert first_detection([on_shop], T0) is None
+    found = first_detection([on_shop], T0, custom=("Shop",))
+    assert found is not None and found.detected_by == "Event Reconciling"
+    assert found.at is not None and round(found.at - T0, 6) == 0.25
+    # Known kinds keep their own reasons: a ReconcileFailed on a WebApp is still no detection.
+    failed = {
+        **event("ReconcileFailed", "2026-12-02T12:00:05.600000Z"),
+        "involvedObject": {"kind": "WebApp"},
+    }
+    assert first_detection([failed], T0, custom=("Shop",)) is None

@@ -68,11 +68,11 @@ def test_nothing_to_run_is_a_usage_error() -> None:
         plan_trials(_request("operator-down-drift", approaches=("helm",)))
 
 
-def test_the_default_run_has_60_trials() -> None:
-    # 29 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only);
+def test_the_default_run_has_68_trials() -> None:
+    # 33 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only);
     # the faults on parts the WebApp has not are left out of its run, each with the reason.
     kept, skipped = runnable(_request(), embedded=True)
-    assert len(plan_trials(kept)) == 60
+    assert len(plan_trials(kept)) == 68
     assert skipped == {
         "statefulset-pod-delete": "applies to a StatefulSet only (the app's is Deployment shop)",
         "configmap-data-change": "needs a ConfigMap (the app's manifest has none)",
