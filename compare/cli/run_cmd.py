@@ -38,6 +38,7 @@ from compare.deploy.target_flux import flux_arm
 from compare.deploy.target_helm import helm_arm, render_target
 from compare.deploy.target_operator import install_documents, operator_arm
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.judge.desired import elsewhere
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -201,7 +202,11 @@ def run(
             if a in charts
         ]
         if rendered:
-            workload = workload_of(rendered[0])
+            # The app's parts are its own: an object it renders into another namespace is
+            # judged, never acted on by a fault.
+            workload = workload_of(
+                [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
+            )
         if "operator" in approaches:
             # The kustomize build / chart rendering of the operator's install, no cluster.
             operator = operator_arm(app_target)

@@ -21,7 +21,7 @@ from kubernetes import client
 
 from compare.cluster.apierror import status_message
 from compare.errors import CompareError
-from compare.judge.kinds import REQUEST_TIMEOUT, kind, watched_with
+from compare.judge.kinds import REQUEST_TIMEOUT, kind, scoped, watched_with
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 from compare.judge.workloads import carries_own_uid
@@ -40,6 +40,14 @@ class DesiredObject:
     # The dry-run named its own UID in the object (a Job's generated selector): compared with
     # the live object's UID in its place (`compare.judge.workloads.as_own`).
     own_uid: bool = False
+    # The namespace it lives in when that is not the one it is judged in (a chart's
+    # RoleBinding in kube-system): judged as an object, never as the app's workload or parts.
+    namespace: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The kind a reading holds it under (`Kind@namespace` outside the reading's own)."""
+        return scoped(self.kind, self.namespace)
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,11 @@ class DesiredObjects:
         extra = ["ControllerRevision"] if sets else []
         if self.of_kind("DaemonSet"):
             extra.append("Node")
-        return watched_with([*(item.kind for item in self.items), *extra])
+        return watched_with([*(item.key for item in self.items), *extra])
 
     def of_kind(self, name: str) -> list[DesiredObject]:
-        return [item for item in self.items if item.kind == name]
+        """The objects of that kind in the namespace judged (the app's own)."""
+        return [item for item in self.items if item.kind == name and item.namespace is None]
 
     @property
     def deployment(self) -> DesiredObject | None:
@@ -161,18 +170,39 @@ def api_defaults(
     operator keeps one entry per WebApp, dropped when the WebApp goes). With `api_errors` the
     API server's refusal is raised as its ApiException (a controller tells a 429 from a 403)."""
     kept = judged_objects(objects)
-    return _build([(obj, _dry_run(api, namespace, obj, api_errors)) for obj in kept])
+    pairs = [(obj, _dry_run(api, namespace, obj, api_errors)) for obj in kept]
+    return _build(pairs, home=namespace)
 
 
-def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
+def elsewhere(obj: Mapping[str, Any], home: str | None) -> str | None:
+    """The namespace a namespaced object names when it is not `home` (else None)."""
+    given = (obj.get("metadata") or {}).get("namespace")
+    if home is None or not given or given == home:
+        return None
+    try:
+        return str(given) if kind(str(obj.get("kind"))).namespaced else None
+    except ValueError:
+        return None
+
+
+def _build(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], *, home: str | None = None
+) -> DesiredObjects:
     counts: dict[str, int] = {}
     for raw, _ in pairs:
-        counts[str(raw.get("kind"))] = counts.get(str(raw.get("kind")), 0) + 1
+        if elsewhere(raw, home) is None:
+            counts[str(raw.get("kind"))] = counts.get(str(raw.get("kind")), 0) + 1
     items = []
     for raw, defaulted in pairs:
         name = str((raw.get("metadata") or {}).get("name"))
         kind_name = str(raw.get("kind"))
-        root = kind_name.lower() if counts[kind_name] == 1 else f"{kind_name.lower()}/{name}"
+        other = elsewhere(raw, home)
+        if other is not None:
+            root = f"{kind_name.lower()}/{other}/{name}"
+        elif counts[kind_name] == 1:
+            root = kind_name.lower()
+        else:
+            root = f"{kind_name.lower()}/{name}"
         # A Secret's values are held as hashes from here on (compare.judge.secrets).
         items.append(
             DesiredObject(
@@ -182,6 +212,7 @@ def _build(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Desi
                 hashed_secret(raw),
                 hashed_secret(defaulted),
                 own_uid=carries_own_uid(defaulted),
+                namespace=other,
             )
         )
     return DesiredObjects(tuple(items))
@@ -199,6 +230,8 @@ def _dry_run(
         judged = kind(str(obj.get("kind")))
     except ValueError as exc:
         raise CompareError(f"desired {what}: {exc}") from None
+    # An object that names another namespace is defaulted there (its own LimitRanges, ...).
+    namespace = str(meta.get("namespace") or namespace)
     body["metadata"] = {
         "generateName": DRY_RUN_PREFIX,
         **({"namespace": namespace} if judged.namespaced else {}),

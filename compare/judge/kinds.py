@@ -158,7 +158,25 @@ KINDS: dict[str, Kind] = _kinds(
 WATCHED = ("Deployment", "Service", "ReplicaSet", "Pod")
 
 
+# A namespaced object outside the namespace a reading is of (a chart's RoleBinding in
+# kube-system) is read under a scoped kind name, `RoleBinding@kube-system`: its kind and the
+# namespace it lives in, so that it never mixes with the reading's own objects of that kind.
+SCOPE = "@"
+
+
+def scoped(kind_name: str, namespace: str | None) -> str:
+    """The reading's name for objects of `kind_name` in `namespace` (None: its own)."""
+    return f"{kind_name}{SCOPE}{namespace}" if namespace else kind_name
+
+
+def unscoped(name: str) -> tuple[str, str | None]:
+    """(kind, namespace or None) of a reading's kind name."""
+    base, _, namespace = name.partition(SCOPE)
+    return base, namespace or None
+
+
 def kind(name: str) -> Kind:
+    name = unscoped(name)[0]
     try:
         return KINDS[name]
     except KeyError:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind, unscoped
 from compare.judge.secrets import hashed_secret
 
 Obj = dict[str, Any]
@@ -53,8 +53,10 @@ def read(api: client.ApiClient, namespace: str, kinds: Sequence[str] = WATCHED) 
 
 
 def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: Any) -> Obj:
+    """One list of `kind_name` in `namespace` (a scoped kind name, `Kind@ns`: in its own)."""
+    kind_name, elsewhere = unscoped(kind_name)
     response = kind(kind_name).list_call(api)(
-        namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
+        elsewhere or namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
     )
     result: Obj = json.loads(response.data)
     # A list's items carry no kind (a watch event's object does): set it, so that every

@@ -52,7 +52,7 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     found: list[Mismatch] = []
     scaled = hpa_ranges(item.raw for item in desired.items)
     for item in desired.items:
-        live = reading.get(item.kind, item.name)
+        live = reading.get(item.key, item.name)
         if live is not None and terminating(live):
             meta = live.get("metadata") or {}
             found.append(
@@ -81,8 +81,8 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
     revision with its template (older ones are stale: `pod_set_problems`)."""
     found: dict[str, list[Mismatch]] = {}
     for item in desired.items:
-        if item.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
-            continue
+        if item.kind not in ("Deployment", "StatefulSet", "DaemonSet") or item.namespace:
+            continue  # a workload elsewhere: its pods are not read (judged as an object)
         live = _live(reading, item.kind, item.name)
         if live is None:
             continue

@@ -22,7 +22,7 @@ from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
 from compare.errors import first_line
-from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind, unscoped
 from compare.judge.reading import Obj, Reading, list_raw
 from compare.judge.secrets import hashed_secret
 
@@ -148,8 +148,9 @@ class NamespaceWatch:
         """Follow one watch connection; True when the history is gone (410) and must be relisted."""
         with self._lock:
             version = self._versions.get(name, "")
+        elsewhere = unscoped(name)[1]
         response = kind(name).list_call(self.api)(
-            self.namespace,
+            elsewhere or self.namespace,
             watch=True,
             resource_version=version,
             allow_watch_bookmarks=True,
@@ -180,7 +181,7 @@ class NamespaceWatch:
 
     def _apply(self, name: str, event: dict[str, Any]) -> bool:
         kind_of, obj = event.get("type"), event.get("object") or {}
-        if name == "Secret":
+        if unscoped(name)[0] == "Secret":
             obj = hashed_secret({**obj, "kind": "Secret"})
         if kind_of == "ERROR":
             if obj.get("code") == 410:

@@ -55,9 +55,10 @@ class View:
         live, replicaset, pods = workload(desired, reading)
         objects: dict[str, dict[str, Any] | None] = {"deployment": None, "service": None}
         for item in reversed(desired.items):  # the first of a kind wins its bare name
-            obj = reading.get(item.kind, item.name)
+            obj = reading.get(item.key, item.name)
             objects[item.root] = obj
-            objects[item.kind.lower()] = obj
+            if item.namespace is None:
+                objects[item.kind.lower()] = obj
         revisions = reading.all("ControllerRevision")
         return cls(objects, replicaset, pods, current_ready(live, replicaset, pods, revisions))
 
@@ -203,7 +204,7 @@ def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
     """Each desired workload's live pod template, by root."""
     found: dict[str, Any] = {}
     for item in desired.items:
-        if item.kind in ("Deployment", "StatefulSet", "DaemonSet"):
+        if item.kind in ("Deployment", "StatefulSet", "DaemonSet") and item.namespace is None:
             live = reading.get(item.kind, item.name)
             found[item.root] = None if live is None else (live.get("spec") or {}).get("template")
     return found
@@ -220,7 +221,7 @@ def _gap_faults(desired: DesiredObjects, reading: Reading) -> list[str]:
     revert can both fall in the gap, and the relist alone would show nothing."""
     found = []
     for item in desired.items:
-        change = reading.gap.get(f"{item.kind}/{item.name}")
+        change = reading.gap.get(f"{item.key}/{item.name}")
         if change:
             found.append(f"{item.root}: changed while the watch was relisting ({change})")
     return found
