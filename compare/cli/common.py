@@ -20,6 +20,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
 
+from compare import outputfile
 from compare.cluster import ClusterTarget, resolve_target
 from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError, first_line
 from compare.paths import cache_dir
@@ -138,15 +139,15 @@ def _unexpected(exc: BaseException) -> int:
     where = "(no log written)"
     try:
         directory = log_dir()
-        directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"compare-error-{stamp}-{os.getpid()}.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}")
+        with outputfile.create_new(path) as handle:  # O_EXCL: never over anything
+            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}".encode())
         where = f"(traceback in {path})"
-    except OSError:
-        pass
+    except CompareError as problem:
+        where = f"(no log written: {problem.message})"
+    except OSError as problem:
+        where = f"(no log written: {problem.strerror or problem})"
     print_error(f"unexpected {first_line(exc)} {where}")
     return EXIT_INTERNAL
 

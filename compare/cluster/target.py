@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import urllib3
-import yaml
 from kubernetes import client, config
 
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
-from compare.inputfile import read_text
+from compare.inputfile import parse_yaml, read_text
 
 REACH_TIMEOUT_S = 5.0
 MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
@@ -100,13 +99,9 @@ def _check_kubeconfig(path: Path, context: str | None) -> None:
     if not path.exists():
         raise CompareError(f"kubeconfig {path}: no such file")
     try:
-        data = yaml.safe_load(read_text(path, limit=MAX_KUBECONFIG_BYTES))
+        data = parse_yaml(read_text(path, limit=MAX_KUBECONFIG_BYTES), str(path))
     except CompareError as exc:
         raise CompareError(f"kubeconfig {exc.message}") from None
-    except yaml.YAMLError as exc:
-        raise CompareError(
-            f"kubeconfig {path}: not valid YAML ({first_line(exc, typed=False)})"
-        ) from exc
     if not isinstance(data, dict) or not data.get("clusters"):
         raise CompareError(f"kubeconfig {path}: no clusters defined")
     names = [c.get("name") for c in data.get("contexts") or [] if isinstance(c, dict)]

@@ -21,6 +21,7 @@ raises RunInterrupted.
 
 from __future__ import annotations
 
+import io
 import logging
 import secrets
 import threading
@@ -34,7 +35,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare import __version__
+from compare import __version__, outputfile
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
@@ -516,7 +517,11 @@ def cluster_info(target: ClusterTarget) -> ClusterInfo:
 def _chaostoolkit_log(path: Path) -> Iterator[None]:
     """chaoslib's log of every trial in the run directory (as `chaos run` keeps its own)."""
     logger = logging.getLogger("chaostoolkit")
-    handler = logging.FileHandler(path, encoding="utf-8")
+    # Opened by the safe helper: never through a symlink, never a FIFO or a device.
+    stream = io.TextIOWrapper(
+        outputfile.open_append(path, mode=0o644), encoding="utf-8", line_buffering=True
+    )
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(message)s"))
     previous = logger.level, logger.propagate
     logger.addHandler(handler)
@@ -530,3 +535,4 @@ def _chaostoolkit_log(path: Path) -> Iterator[None]:
         logger.setLevel(previous[0])
         logger.propagate = previous[1]
         handler.close()
+        stream.close()
