@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import stat
@@ -251,8 +252,25 @@ def parse_json(text: str, source: str) -> Any:
             )
         return int(digits)
 
+    def constant(name: str) -> float:
+        # Python's json reads NaN and Infinity, which JSON has not: an infinite heal window
+        # or a NaN time would pass every range check that compares.
+        raise CompareError(f"{source}: not valid JSON ({name} is not a JSON number)")
+
+    def number(digits: str) -> float:
+        value = float(digits)
+        if not math.isfinite(value):
+            raise CompareError(f"{source}: not valid JSON ({digits} is not a finite number)")
+        return value
+
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_int=integer)
+        return json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_int=integer,
+            parse_float=number,
+            parse_constant=constant,
+        )
     except json.JSONDecodeError as exc:
         raise CompareError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"

@@ -12,6 +12,7 @@ from compare.cli.common import (
     ErrorBoundaryGroup,
     KubeconfigOpt,
     console,
+    not_empty,
     target_from,
 )
 from compare.cluster import ClusterTarget, EmbeddedCluster
@@ -24,7 +25,11 @@ app = typer.Typer(
 
 NameOpt = Annotated[
     str | None,
-    typer.Option("--name", help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare')."),
+    typer.Option(
+        "--name",
+        callback=not_empty,
+        help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare').",
+    ),
 ]
 
 

@@ -172,6 +172,16 @@ def finite(low: float, high: float, unit: str = "s") -> Any:
     return check
 
 
+def not_empty(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> Any:
+    """A typer callback: a name given on the command line is never empty. An empty `--name`
+    or `-n` must not fall back to a default - for a delete that would widen its scope (an empty
+    name lists the whole collection)."""
+    if value is not None and not value.strip():
+        flag = param.opts[0] if param.opts else param.name
+        raise typer.BadParameter("must not be empty", param_hint=flag)
+    return value
+
+
 _HOST_LABEL = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$")
 
 
@@ -190,6 +200,25 @@ def check_host(value: str | None, flag: str = "--webhook-host") -> str | None:
     return value
 
 
+# Namespaces of the cluster itself: a WebApp deployed (and later undeployed, with its
+# namespace-wide waits and rollbacks) there could disturb the control plane's own objects.
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+
+
+def refuse_system_namespace(namespace: str) -> str:
+    """Deploys and undeploys never act in a system namespace; `default` is allowed (a shared
+    namespace: only what the command itself made is ever removed there) with a note."""
+    if namespace in SYSTEM_NAMESPACES:
+        raise CompareError(
+            f"namespace {namespace!r}: a system namespace of the cluster; choose your own"
+        )
+    if namespace == "default":
+        print_warning(
+            "note: namespace 'default' is shared; only what this command makes is removed there"
+        )
+    return namespace
+
+
 def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, default: str) -> str:
     """The namespace of a deploy: `-n`, else the file's metadata.namespace, else `default`.
 
@@ -201,7 +230,9 @@ def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, defau
             f"{app or DEFAULT_APP}: metadata.namespace {own!r} conflicts with -n {given!r}"
             " (drop one of them)"
         )
-    return given or own or default
+    if given is not None:
+        return given
+    return own or default
 
 
 def target_from(
