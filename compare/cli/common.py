@@ -6,11 +6,15 @@ import ipaddress
 import math
 import os
 import re
+import signal
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -69,13 +73,14 @@ class ErrorBoundaryGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         try:
-            result = super().main(
-                args=args,
-                prog_name=prog_name,
-                complete_var=complete_var,
-                standalone_mode=False,
-                **extra,
-            )
+            with sigterm_as_interrupt():
+                result = super().main(
+                    args=args,
+                    prog_name=prog_name,
+                    complete_var=complete_var,
+                    standalone_mode=False,
+                    **extra,
+                )
             code = result if isinstance(result, int) else 0
         except NoArgsIsHelpError as exc:
             exc.show()
@@ -115,6 +120,25 @@ class ErrorBoundaryGroup(TyperGroup):
             raise
         except Exception as exc:
             raise typer.Exit(_unexpected(exc)) from None
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM is handled like Ctrl-C by every command (deploy and undeploy roll back, a run
+    saves and cleans up, `cluster up` stops what it started): a KeyboardInterrupt."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding caller): its signals are its own
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def print_error(message: str) -> None:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -28,6 +24,7 @@ from compare.cli.common import (
     console,
     err_console,
     finite,
+    sigterm_as_interrupt,
     target_from,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
@@ -249,7 +246,7 @@ def run(
     if app_target is not None:
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans
-    with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
+    with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
         for name, reason in engine.skipped.items():
             listener.note(f"skipped {name}: {reason}")
         listener.note(f"run {engine.run_id}: {len(plans)} trials, {parallel} at a time")
@@ -335,17 +332,3 @@ class _ProgressListener:
         )
         detail = f": {result.error}" if result.error else took
         self.progress.console.print(f"{plan.label}: {result.status}{detail}", highlight=False)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM is handled like Ctrl-C: save, clean up, exit non-zero."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
