@@ -34,8 +34,11 @@ def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES) -> bytes:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise CompareError(f"{path}: no such file") from None
+        what = "a symlink to nothing" if os.path.islink(path) else "no such file"
+        raise CompareError(f"{path}: {what}") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CompareError(f"{path}: a symlink loop, not a file") from None
         raise CompareError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if stat.S_ISDIR(info.st_mode):
         raise CompareError(f"{path}: is a directory, not a file")

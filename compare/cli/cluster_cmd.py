@@ -18,6 +18,8 @@ from compare.cli.common import (
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
 from compare.deploy.forget import forget_cluster
+from compare.errors import CompareError
+from compare.paths import cache_dir
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
@@ -31,6 +33,15 @@ NameOpt = Annotated[
         help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare').",
     ),
 ]
+
+
+def _cluster(name: str | None) -> EmbeddedCluster:
+    """The named cluster, once the cache directory its state lives in is usable: a cache
+    path that is a file would read as "not created" and make every write fail later."""
+    cache = cache_dir()
+    if cache.exists() and not cache.is_dir():
+        raise CompareError(f"cache directory {cache}: not a directory (COMPARE_CACHE_DIR?)")
+    return EmbeddedCluster(name)
 
 
 @app.command()
@@ -55,7 +66,7 @@ def up(
 
     It is sized for thousands of WebApps: a /16 Service range and high-capacity kwok nodes.
     """
-    cluster = EmbeddedCluster(name)
+    cluster = _cluster(name)
     before = cluster.status()
     if before.running:
         if nodes is not None:
@@ -76,7 +87,7 @@ def up(
 @app.command()
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
-    cluster = EmbeddedCluster(name)
+    cluster = _cluster(name)
     # The local operator and Flux processes (started by `compare deploy` / `compare run`) belong
     # to the cluster: they go first, so no process outlives the cluster.
     forget_cluster(ClusterTarget(cluster.kubeconfig, None, embedded=True))
@@ -89,13 +100,13 @@ def down(name: NameOpt = None) -> None:
 @app.command()
 def status(name: NameOpt = None) -> None:
     """Tell whether the embedded cluster exists and which processes run."""
-    console.print(EmbeddedCluster(name).status().describe(), highlight=False)
+    console.print(_cluster(name).status().describe(), highlight=False)
 
 
 @app.command()
 def kubeconfig(name: NameOpt = None) -> None:
     """Print the embedded cluster's kubeconfig path."""
-    typer.echo(str(EmbeddedCluster(name).kubeconfig))
+    typer.echo(str(_cluster(name).kubeconfig))
 
 
 @app.command()

@@ -56,6 +56,10 @@ from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
+# Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
+# of a billion trials would exhaust memory before the first one started.
+MAX_TRIALS = 1000
+
 EXIT_INTERRUPTED = 130
 # Where `--target`'s chart is rendered before the run: a trial namespace's shape.
 TRIAL_NAMESPACE = "cmp-helm-target"
@@ -94,7 +98,10 @@ def run(
         ),
     ] = None,
     trials: Annotated[
-        int, typer.Option("--trials", "-n", min=1, help="Trials per experiment and approach.")
+        int,
+        typer.Option(
+            "--trials", "-n", min=1, max=MAX_TRIALS, help="Trials per experiment and approach."
+        ),
     ] = 1,
     heal_window: Annotated[
         float,

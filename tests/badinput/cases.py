@@ -20,6 +20,8 @@ from compare.paths import EXPERIMENTS_DIR
 from tests.results.helpers import fixture
 
 FIFO = "<fifo>"
+# A symbolic link to the path after the colon (made as it is: relative or absolute).
+SYMLINK = "<symlink>:"
 DIRECTORY = "<directory>"
 DEV_ZERO = "<dev-zero>"
 NO_CLUSTER = ["--kubeconfig", "{tmp}/no-cluster"]
@@ -33,6 +35,8 @@ class Case:
     expected: str = ""
     exit_code: int = 2
     env: dict[str, str | None] = field(default_factory=dict)
+    # Further fragments the line must hold as well (the file named, then the key, ...).
+    also: tuple[str, ...] = ()
 
     @property
     def cls(self) -> str:
@@ -462,6 +466,9 @@ def build() -> list[Case]:
     ]
 
     cases += _flag_cases(valid_app)
+    from tests.badinput.sweep import sweep_cases  # it builds on this module's helpers
+
+    cases += sweep_cases()
     return cases
 
 
