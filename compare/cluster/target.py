@@ -202,6 +202,11 @@ def check_reachable(target: ClusterTarget) -> None:
         if exc.status == 403:
             return  # reachable and authenticated; authorization is checked by each call
         raise CompareError(f"cluster at {host} answered {exc.status} {exc.reason}") from exc
+    except ValueError as exc:  # the client could not read the answer as Kubernetes'
+        raise CompareError(
+            f"cluster at {host} (kubeconfig {target.kubeconfig}) did not answer as a Kubernetes"
+            f" API server: {first_line(exc, typed=False)}"
+        ) from None
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         problem = first_line(exc, typed=False)
         raise CompareError(
