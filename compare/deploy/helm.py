@@ -387,7 +387,10 @@ def release_objects(
             revision = await helm.get_current_revision(release, namespace=namespace)
         except helm_errors.ReleaseNotFoundError:
             return None
-        return [obj for obj in await revision.resources() if obj]
+        try:
+            return [obj for obj in await revision.resources() if obj]
+        except KeyError:  # a release of a chart that rendered nothing has no manifest
+            return []
 
     try:
         return _run(go())

@@ -86,6 +86,13 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
     except CompareError as exc:
         raise _fail(target, install, exc, usage=True) from None
     kept = judged_objects(objects)
+    if not kept:
+        # Helm would install an empty release that pyhelm3 cannot read back (no manifest):
+        # nothing to deploy or judge, and nothing any command could then remove.
+        raise CompareError(
+            f"{target.source}: {install.where}: the chart renders no objects"
+            " (nothing to deploy or judge; check its values and templates)"
+        )
     _check_judged(target, install, namespace, kept)
     return kept
 

@@ -253,11 +253,11 @@ def _degenerate() -> list[Case]:
                 )
             )
     for i, bad in enumerate(["../escape", "a/b", "..", "UPPER", "x" * 41, "-lead"]):
-        for cmd in ("status", "down", "kubeconfig"):
+        for sub in ("status", "down", "kubeconfig"):
             cases.append(
                 Case(
-                    f"cluster-name/{cmd}-{i}",
-                    ["cluster", cmd, "--name", bad],
+                    f"cluster-name/{sub}-{i}",
+                    ["cluster", sub, "--name", bad],
                     {},
                     f"cluster name {bad!r}: must be lower-case letters",
                 )
@@ -319,6 +319,27 @@ def _degenerate() -> list[Case]:
                 )
             },
             "-Infinity is not a JSON number",
+        ),
+        Case(
+            "empty/target-chart-renders-nothing",
+            ["deploy", "helm", "--target", "{tmp}/t.yaml", "-n", "shop", *NO_CLUSTER],
+            {
+                "t.yaml": _TARGET,
+                "chart/Chart.yaml": "apiVersion: v2\nname: empty\nversion: 0.1.0\n",
+                "chart/templates/NOTES.txt": "nothing here\n",
+            },
+            "helm: the chart renders no objects",
+            also=("t.yaml: ",),
+        ),
+        Case(
+            "empty/target-flux-chart-renders-nothing",
+            ["deploy", "flux", "--target", "{tmp}/t.yaml", "-n", "shop", *NO_CLUSTER],
+            {
+                "t.yaml": _TARGET.replace("helm:", "flux:"),
+                "chart/Chart.yaml": "apiVersion: v2\nname: empty\nversion: 0.1.0\n",
+                "chart/templates/NOTES.txt": "nothing here\n",
+            },
+            "the chart renders no objects",
         ),
         Case(
             "webapp/replicas-sexagesimal",

@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def _kubeconfig(path: Path, server: str, user: dict[str, object]) -> Path:
+def _kubeconfig(path: Path, server: str, user: Mapping[str, object]) -> Path:
     path.write_text(
         json.dumps(
             {
