@@ -7,6 +7,7 @@ public, everything else 401 - as a cluster does for a token it does not accept."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -144,3 +145,13 @@ def test_a_misspelt_optional_fault_breaks_the_policy(tmp_path: Path) -> None:
     fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1, result.stdout
     assert "'pod-delet-one' is neither a built-in experiment nor in this run" in fails[0]
+
+
+def test_a_helm_call_that_never_returns_is_stopped() -> None:
+    from compare.deploy.helm import _run
+    from compare.errors import CompareError
+
+    started = time.monotonic()
+    with pytest.raises(CompareError, match=r"helm did not finish within 0\.2 s"):
+        _run(asyncio.sleep(100), timeout=0.2)
+    assert time.monotonic() - started < 5
