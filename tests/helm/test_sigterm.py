@@ -19,7 +19,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import list_releases
-from tests.helpers import eventually
+from tests.operator.helpers import eventually
 
 pytestmark = pytest.mark.cluster
 
