@@ -29,7 +29,7 @@ from compare.errors import CompareError, first_line
 from compare.inputfile import parse_json, parse_yaml, read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import APPROACHES, ExperimentInfo
-from compare.run.extension import check_injection, find_extension, where
+from compare.run.extension import check_injection, check_shape, find_extension, where
 from compare.run.workload import PART_KINDS, PARTS, Workload, needs_of
 from compare.run.workload import unmet as unmet_by
 
@@ -353,11 +353,15 @@ def _load_valid(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         )
     # Strict, and before chaoslib, which expects `extensions` to be a list: unknown keys and
     # wrong types (`"exclusive": "false"`) are errors, never coerced.
+    check_shape(document, path)
     ext = find_extension(document, path)
     try:
         ensure_experiment_is_valid(document)
     except ChaosException as exc:
         raise CompareError(f"{path}: {first_line(exc, typed=False)}") from exc
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        # A shape chaoslib's validation did not expect, past `check_shape`: still one line.
+        raise CompareError(f"{path}: not a valid experiment ({first_line(exc)})") from exc
     return document, ext
 
 

@@ -11,6 +11,7 @@ import itertools
 import json
 from typing import Any
 
+from compare.paths import EXPERIMENTS_DIR
 from tests.badinput.cases import FIFO, NO_CLUSTER, SYMLINK, VALID_APP, Case
 from tests.results.helpers import fixture
 
@@ -437,8 +438,53 @@ def _exec_plugins() -> list[Case]:
     ]
 
 
+def _experiment_shapes() -> list[Case]:
+    """Shapes chaoslib's validation assumed (each was exit 3 "unexpected", no file named)."""
+    base = json.loads((EXPERIMENTS_DIR / "image-change.json").read_text())
+
+    def doc(change: dict[str, Any], where: str = "") -> str:
+        data = json.loads(json.dumps(base))
+        (data[where] if where else data).update(change)
+        return json.dumps(data)
+
+    shapes = [
+        ("method-object", doc({"method": {"a": 1}}), "method: must be a list of activities"),
+        ("method-string", doc({"method": "x"}), "method: must be a list of activities"),
+        ("method-number-item", doc({"method": [1]}), "method[0]: must be an activity"),
+        ("hypothesis-list", doc({"steady-state-hypothesis": [1]}), "steady-state-hypothesis:"),
+        (
+            "probes-object",
+            doc({"probes": {"a": 1}}, "steady-state-hypothesis"),
+            "steady-state-hypothesis.probes: must be a list of activities",
+        ),
+        ("rollbacks-object", doc({"rollbacks": {"a": 1}}), "rollbacks: must be a list"),
+        ("configuration-list", doc({"configuration": [1]}), "configuration: must be an object"),
+        ("title-number", doc({"title": 5}), "title: must be a string"),
+        ("tags-object", doc({"tags": {"a": 1}}), "tags: must be a list of strings"),
+        ("extension-name-number", doc({"extensions": [{"name": 5}]}), "extensions[0].name:"),
+    ]
+    data = json.loads(json.dumps(base))
+    data["method"][0]["provider"] = "x"
+    shapes.append(("provider-string", json.dumps(data), "method[0].provider: must be an object"))
+    return [
+        Case(
+            f"experiment-shape/{name}",
+            ["run", "-e", "{tmp}/mine.json", "--output", "{tmp}/out", *NO_CLUSTER],
+            {"mine.json": content},
+            f"mine.json: {fragment}",
+        )
+        for name, content, fragment in shapes
+    ]
+
+
 def sweep_cases() -> list[Case]:
-    return [*_bounded_inputs(), *_degenerate(), *_outputs(), *_exec_plugins()]
+    return [
+        *_bounded_inputs(),
+        *_degenerate(),
+        *_outputs(),
+        *_exec_plugins(),
+        *_experiment_shapes(),
+    ]
 
 
 def classes(cases: list[Case]) -> dict[str, int]:
