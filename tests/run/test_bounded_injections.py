@@ -41,7 +41,8 @@ def test_hanging_and_failing_injections_are_errors(cluster: ClusterTarget, tmp_p
         tmp_path / "hang.json",
         _experiment(
             "Hang",
-            _process("hang", f"echo $$ > {marker}; exec sleep 100000", timeout=3),
+            # `$$$$`: chaoslib substitutes the arguments (string.Template), `$$` is one `$`.
+            _process("hang", f"echo $$$$ > {marker}; exec sleep 100000", timeout=3),
             {"name": "compare", "approaches": ["helm"], "injection": "hang"},
         ),
     )
