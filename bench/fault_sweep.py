@@ -97,14 +97,16 @@ def _round(
         [
             *(COMPARE, "run", "--kubeconfig", str(target.kubeconfig)),
             *("-e", "pod-delete-one", "-e", "image-change"),
-            *("--heal-window", "5", "--parallel", "3", "--output", str(out)),
+            *("--heal-window", "10", "--parallel", "3", "--output", str(out)),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
     delay = rng.uniform(2, 30)
-    time.sleep(delay)
+    until = time.monotonic() + delay
+    while time.monotonic() < until and process.poll() is None:
+        time.sleep(0.2)
     outage: tuple[float, float | None] | None = None
     if process.poll() is None:
         outage = _kill(target, victim, rng)
@@ -147,6 +149,7 @@ def _round(
         "exit": process.returncode,
         "statuses": statuses,
         "problems": problems,
+        "stderr_tail": [x[:300] for x in stderr.strip().splitlines()[-8:]] if problems else [],
     }
 
 
@@ -155,13 +158,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=len(VICTIMS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--deadline", type=float, default=900.0)
+    parser.add_argument("--victim", action="append", choices=VICTIMS, help="only these")
     add_cluster_args(parser)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     rounds: list[dict[str, Any]] = []
     with bench_target(args) as target, tempfile.TemporaryDirectory() as tmp:
         for i in range(args.rounds):
-            victim = VICTIMS[i % len(VICTIMS)]
+            victims = args.victim or VICTIMS
+            victim = victims[i % len(victims)]
             row = _round(target, victim, rng, Path(tmp) / f"round-{i}", args.deadline)
             rounds.append(row)
             print(json.dumps(row), flush=True)
