@@ -101,7 +101,7 @@ def resolve_target(
 
 
 def _check_kubeconfig(path: Path, context: str | None) -> None:
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise CompareError(f"kubeconfig {path}: no such file")
     try:
         data = parse_yaml(read_text(path, limit=MAX_KUBECONFIG_BYTES), str(path))

@@ -104,6 +104,8 @@ def resolve_results(run: Path | None, reports_dir: Path) -> Path:
     if run is None:
         return latest_run(reports_dir) / RESULTS_FILE
     if not run.exists():
+        if run.is_symlink():
+            read_text(run)  # names it: a symlink loop, or to nothing
         raise CompareError(f"{run}: no such run directory or results file")
     file = results_path(run)
     if not file.exists() and not file.is_symlink():

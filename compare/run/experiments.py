@@ -206,9 +206,11 @@ def resolve(ref: str) -> tuple[str, Path, bool]:
     if ref in CATALOGUE:
         return ref, builtin_path(ref), True
     path = Path(ref)
-    if path.suffix in SUFFIXES or os.sep in ref or path.exists():
+    if path.suffix in SUFFIXES or os.sep in ref or path.exists() or path.is_symlink():
         if not path.is_file():
-            raise CompareError(f"experiment {ref}: no such file")
+            # The input reader names what is there instead (a directory, a FIFO, a device,
+            # a symlink loop or to nothing, no such file).
+            read_text(path, limit=MAX_EXPERIMENT_BYTES)
         builtin = path.resolve() == builtin_path(path.stem).resolve()
         return path.stem, path, builtin
     raise CompareError(

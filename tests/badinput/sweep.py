@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from compare.paths import EXPERIMENTS_DIR
-from tests.badinput.cases import FIFO, NO_CLUSTER, SYMLINK, VALID_APP, Case
+from tests.badinput.cases import DEV_ZERO, DIRECTORY, FIFO, NO_CLUSTER, SYMLINK, VALID_APP, Case
 from tests.results.helpers import fixture
 
 # A "billion laughs": nine levels of nine aliases (9^9 nodes once expanded), under `key`.
@@ -477,6 +477,42 @@ def _experiment_shapes() -> list[Case]:
     ]
 
 
+def _input_kinds() -> list[Case]:
+    """What is at an input path is named: a directory, a FIFO, a device, a symlink loop or
+    a symlink to nothing (all were "no such file" for some commands)."""
+    kinds = {
+        "directory": (DIRECTORY, "is a directory, not a file"),
+        "fifo": (FIFO, "not a regular file"),
+        "dev-zero": (DEV_ZERO, "not a regular file"),
+        "symlink-loop": (SYMLINK + "in.json", "a symlink loop, not a file"),
+        "dangling-symlink": (SYMLINK + "nowhere", "a symlink to nothing"),
+    }
+    cases: list[Case] = []
+    for name, (content, said) in kinds.items():
+        files = {"in.json": content}
+        cases.append(
+            Case(
+                f"input-kind/experiment-{name}",
+                ["run", "-e", "{tmp}/in.json", "--output", "{tmp}/out", *NO_CLUSTER],
+                files,
+                f"in.json: {said}",
+            )
+        )
+        if name in ("symlink-loop", "dangling-symlink"):
+            cases.append(
+                Case(f"input-kind/report-{name}", ["report", "{tmp}/in.json"], files, said)
+            )
+            cases.append(
+                Case(
+                    f"input-kind/kubeconfig-{name}",
+                    ["status", "--kubeconfig", "{tmp}/in.json"],
+                    files,
+                    f"kubeconfig {{tmp}}/in.json: {said}",
+                )
+            )
+    return cases
+
+
 def sweep_cases() -> list[Case]:
     return [
         *_bounded_inputs(),
@@ -484,6 +520,7 @@ def sweep_cases() -> list[Case]:
         *_outputs(),
         *_exec_plugins(),
         *_experiment_shapes(),
+        *_input_kinds(),
     ]
 
 
