@@ -143,11 +143,22 @@ class BoundedLoader(
         self._alias_nodes = 0
         self._depth = 0
 
+    def compose_document(self) -> Any:
+        self._weights = {}  # node ids are per document (a freed node's id can come back)
+        return super().compose_document()
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             node = super().compose_node(parent, index)
-            self._alias_nodes += self._weights.get(id(node), 1)
+            if id(node) not in self._weights:  # its anchor is still being composed
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"alias *{event.anchor} is inside its own anchor (a recursive structure)",
+                    event.start_mark,
+                )
+            self._alias_nodes += self._weights[id(node)]
             if self._alias_nodes > MAX_ALIAS_NODES:
                 raise yaml.composer.ComposerError(
                     None,

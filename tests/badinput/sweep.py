@@ -59,6 +59,8 @@ def _webapp_variants() -> dict[str, str]:
     return {
         "bomb": "apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: shop}\n"
         "spec: {image: 'shop:v1'}\n" + bomb(),
+        "recursive": "apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: shop}\n"
+        "spec: {image: 'shop:v1'}\nlol: &r [1, *r]\n",
         "duplicate-key": "apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: shop}\n"
         "spec:\n  image: 'shop:v1'\n  replicas: 2\n  replicas: 50\n",
         "deep": "apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: shop}\n"
@@ -69,6 +71,7 @@ def _webapp_variants() -> dict[str, str]:
 
 
 _EXPECTED = {
+    "recursive": "is inside its own anchor (a recursive structure)",
     "bomb": BOMB_MSG,
     "duplicate-key": DUP_MSG,
     "deep": DEEP_MSG,
@@ -100,6 +103,7 @@ def _bounded_inputs() -> list[Case]:
             valid_app,
             {
                 "bomb": bomb("podLabels"),
+                "recursive": "tolerations: &r [*r]\n",
                 "duplicate-key": "podLabels: {a: x}\npodLabels: {b: y}\n",
                 "deep": f"tolerations: {DEEP}\n",
                 "huge-number": f"securityContext: {{runAsUser: {HUGE}}}\n",
@@ -111,6 +115,7 @@ def _bounded_inputs() -> list[Case]:
             {},
             {
                 "bomb": _EXPERIMENT_YAML + bomb(),
+                "recursive": _EXPERIMENT_YAML + "lol: &r {a: *r}\n",
                 "duplicate-key": _EXPERIMENT_YAML + "title: again\n",
                 "deep": _EXPERIMENT_YAML + f"lol: {DEEP}\n",
                 "huge-number": _EXPERIMENT_YAML + f"lol: {HUGE}\n",
@@ -132,6 +137,7 @@ def _bounded_inputs() -> list[Case]:
             {},
             {
                 "bomb": _POLICY + bomb(),
+                "recursive": _POLICY + "lol: &r [*r]\n",
                 "duplicate-key": _POLICY + "version: 1\n",
                 "deep": _POLICY + f"lol: {DEEP}\n",
                 "huge-number": _POLICY.replace("heals}", f"heals, within: {HUGE}}}"),
@@ -154,6 +160,7 @@ def _bounded_inputs() -> list[Case]:
             {},
             {
                 "bomb": _KUBECONFIG + bomb("preferences"),
+                "recursive": _KUBECONFIG + "preferences: &r {a: *r}\n",
                 "duplicate-key": _KUBECONFIG + "current-context: d\n",
                 "deep": _KUBECONFIG + f"extensions: {DEEP}\n",
                 "huge-number": _KUBECONFIG + f"preferences: {{n: {HUGE}}}\n",
