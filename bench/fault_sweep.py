@@ -90,9 +90,26 @@ def _namespaces_left(target: ClusterTarget, run_id: str) -> list[str]:
     return [i["metadata"]["name"] for i in items if not i["metadata"].get("deletionTimestamp")]
 
 
+def _restore(target: ClusterTarget) -> list[str]:
+    """Start whatever control-plane component is down (kube-controller-manager and the
+    scheduler exit when they lose their lease during an API outage, and nothing restarts them
+    in the embedded cluster, as a kubelet would): the components that were down."""
+    if not target.embedded:
+        return []
+    cluster = EmbeddedCluster(cluster_key(target))
+    down = [
+        c
+        for c in ("kube-controller-manager", "kube-scheduler", "kwok-controller", "etcd")
+        if cluster.component_pid(c) is None
+    ]
+    cluster.start_components()
+    return down
+
+
 def _round(
     target: ClusterTarget, victim: str, rng: random.Random, out: Path, deadline: float
 ) -> dict[str, Any]:
+    restored_before = _restore(target)
     process = subprocess.Popen(
         [
             *(COMPARE, "run", "--kubeconfig", str(target.kubeconfig)),
@@ -149,6 +166,7 @@ def _round(
         "exit": process.returncode,
         "statuses": statuses,
         "problems": problems,
+        "down_before_round": restored_before,
         "stderr_tail": [x[:300] for x in stderr.strip().splitlines()[-8:]] if problems else [],
     }
 
