@@ -155,3 +155,16 @@ def test_a_helm_call_that_never_returns_is_stopped() -> None:
     with pytest.raises(CompareError, match=r"helm did not finish within 0\.2 s"):
         _run(asyncio.sleep(100), timeout=0.2)
     assert time.monotonic() - started < 5
+
+
+def test_an_empty_webapp_name_never_reaches_a_delete(tmp_path: Path) -> None:
+    from compare.cluster import ClusterTarget
+    from compare.deploy.operator import undeploy_operator
+    from compare.errors import CompareError
+
+    # No cluster behind it: the refusal comes before any API call (a DELETE without a name
+    # addresses the whole collection).
+    nowhere = ClusterTarget(tmp_path / "no-kubeconfig")
+    for name, namespace in (("", "shop"), ("shop", "")):
+        with pytest.raises(CompareError, match="empty name or namespace; nothing deleted"):
+            undeploy_operator(nowhere, namespace, name=name)
