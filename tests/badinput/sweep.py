@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from compare.paths import EXPERIMENTS_DIR
-from tests.badinput.cases import DEV_ZERO, DIRECTORY, FIFO, NO_CLUSTER, SYMLINK, VALID_APP, Case
+from tests.badinput.common import DEV_ZERO, DIRECTORY, FIFO, NO_CLUSTER, SYMLINK, VALID_APP, Case
 from tests.results.helpers import fixture
 
 # A "billion laughs": nine levels of nine aliases (9^9 nodes once expanded), under `key`.
