@@ -83,6 +83,26 @@ def output_path(path: Path, *, inputs: Iterable[Path] = ()) -> Path:
     return target
 
 
+def check_directory(path: Path) -> Path:
+    """A directory outputs will go into: it is one, or it can be made (every existing part of
+    the path is a writable directory). Nothing is created: a command that fails later (no
+    cluster) leaves no empty directory behind."""
+    path = Path(path)
+    for part in [path, *path.parents]:
+        try:
+            info = os.stat(part)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise CompareError(f"{path}: cannot create ({exc.strerror or exc})") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise CompareError(f"{path}: cannot create ({part} is not a directory)")
+        if not os.access(part, os.W_OK | os.X_OK):
+            raise CompareError(f"{path}: cannot create ({part}: permission denied)")
+        break
+    return path
+
+
 def _check_parent(path: Path) -> None:
     """The directory a new file goes into must be a directory (or creatable as one)."""
     for parent in [path.parent, *path.parent.parents]:

@@ -17,9 +17,8 @@ from compare.cli.common import (
 )
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
+from compare.cluster.target import check_cache_dir
 from compare.deploy.forget import forget_cluster
-from compare.errors import CompareError
-from compare.paths import cache_dir
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
@@ -38,9 +37,7 @@ NameOpt = Annotated[
 def _cluster(name: str | None) -> EmbeddedCluster:
     """The named cluster, once the cache directory its state lives in is usable: a cache
     path that is a file would read as "not created" and make every write fail later."""
-    cache = cache_dir()
-    if cache.exists() and not cache.is_dir():
-        raise CompareError(f"cache directory {cache}: not a directory (COMPARE_CACHE_DIR?)")
+    check_cache_dir()
     return EmbeddedCluster(name)
 
 

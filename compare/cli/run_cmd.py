@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from compare import outputfile
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -227,10 +228,14 @@ def run(
         # short window with `-a helm -a operator`, has nothing to do with Flux's interval.
         check_interval(flux_interval, heal_window)
     try:
+        outputfile.check_directory(output)  # made once the cluster answers
+    except CompareError as exc:
+        raise CompareError(f"--output {exc.message}") from None
+    target = target_from(ctx, kubeconfig, context)
+    try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
-    target = target_from(ctx, kubeconfig, context)
     if app_target is not None and "operator" in approaches:
         with console.status("preflight: installing the target's operator, deploying it once"):
             installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)

@@ -284,10 +284,20 @@ def _degenerate() -> list[Case]:
             "cache-dir/is-a-file",
             ["cluster", "status", "--name", "x"],
             {"cachefile": "x"},
-            "cache directory {tmp}/cachefile: not a directory",
+            "cache directory {tmp}/cachefile: {tmp}/cachefile is not a directory",
             env={"COMPARE_CACHE_DIR": "{tmp}/cachefile"},
         )
     )
+    for name, args in (("status", ["status"]), ("run", ["run", "--output", "{tmp}/o"])):
+        cases.append(
+            Case(
+                f"cache-dir/{name}-under-a-file",
+                args,
+                {"cachefile": "x"},
+                "cache directory {tmp}/cachefile/sub: {tmp}/cachefile is not a directory",
+                env={"COMPARE_CACHE_DIR": "{tmp}/cachefile/sub", "KUBECONFIG": None},
+            )
+        )
     cases += [
         Case(
             "results/check-complete-no-trials",
