@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compare.check.policy import Expectation, Policy
+from compare.paths import EXPERIMENTS_DIR
 from compare.results import Cell, RunSummary, seconds
 
 
@@ -118,6 +119,12 @@ def _judge(
 
     absent = _absence(rule, fault, cell, summary)
     if absent is not None:
+        if cell is None and isinstance(rule.faults, list) and not _known_fault(fault, summary):
+            # `optional` forgives a fault this run did not include, never a misspelt one.
+            return verdict(
+                f"fault {fault!r} is neither a built-in experiment nor in this run"
+                " (a misspelt name?)"
+            )
         if rule.optional:
             return verdict(note=f"optional; {absent}")
         return verdict(f"{absent}, and the expectation is not optional")
@@ -165,6 +172,13 @@ def _judge(
         median = f", p50 {seconds(heal.p50)}" if heal else ""
         problems.append(f"healed in {cell.healed}/{n} trials{median}")
     return verdict(*problems)
+
+
+def _known_fault(fault: str, summary: RunSummary) -> bool:
+    """A built-in experiment's name or a fault this run holds (a user's experiment)."""
+    if any(c.experiment.name == fault for c in summary.cells.values()):
+        return True
+    return "/" not in fault and (EXPERIMENTS_DIR / f"{fault}.json").is_file()
 
 
 def _absence(rule: Expectation, fault: str, cell: Cell | None, summary: RunSummary) -> str | None:

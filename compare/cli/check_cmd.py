@@ -9,7 +9,7 @@ import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
 from compare.cli.report_cmd import RunArg
-from compare.errors import EXIT_FAILED
+from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
 from compare.results import load_results, resolve_results, summarize
 
@@ -32,7 +32,12 @@ def check(
     """Check a run against a policy; every broken expectation is one line."""
     source = resolve_results(run, REPORTS_DIR)
     rules = load_policy(policy)
-    result = evaluate(rules, summarize(load_results(source)))
+    results = load_results(source)
+    if results.complete and not results.trials:
+        # Every expectation would hold vacuously: a complete run with no trial proves nothing
+        # (an interrupted one is reported as such by the evaluation).
+        raise CompareError(f"{source}: complete is true but it holds no trials; nothing to check")
+    result = evaluate(rules, summarize(results))
     typer.echo(f"policy {policy} on {source}")
     for line in result.run_problems:
         typer.echo(f"FAIL {line}")

@@ -12,11 +12,13 @@ from compare.cli.common import (
     ErrorBoundaryGroup,
     KubeconfigOpt,
     console,
+    not_empty,
     target_from,
 )
 from compare.cli.setup_cmd import build_with_progress
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
+from compare.cluster.target import check_cache_dir
 from compare.cluster.toolchain import missing_binaries
 from compare.deploy.forget import forget_cluster
 
@@ -26,8 +28,19 @@ app = typer.Typer(
 
 NameOpt = Annotated[
     str | None,
-    typer.Option("--name", help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare')."),
+    typer.Option(
+        "--name",
+        callback=not_empty,
+        help="Cluster name (env COMPARE_CLUSTER_NAME, default 'compare').",
+    ),
 ]
+
+
+def _cluster(name: str | None) -> EmbeddedCluster:
+    """The named cluster, once the cache directory its state lives in is usable: a cache
+    path that is a file would read as "not created" and make every write fail later."""
+    check_cache_dir()
+    return EmbeddedCluster(name)
 
 
 @app.command()
@@ -52,10 +65,10 @@ def up(
 
     It is sized for thousands of WebApps: a /16 Service range and high-capacity kwok nodes.
     """
+    cluster = _cluster(name)
     if missing_binaries():
         # The first run: the build's own progress, not under the spinner below.
         build_with_progress()
-    cluster = EmbeddedCluster(name)
     before = cluster.status()
     if before.running:
         if nodes is not None:
@@ -76,7 +89,7 @@ def up(
 @app.command()
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
-    cluster = EmbeddedCluster(name)
+    cluster = _cluster(name)
     # The local operator and Flux processes (started by `compare deploy` / `compare run`) belong
     # to the cluster: they go first, so no process outlives the cluster.
     forget_cluster(ClusterTarget(cluster.kubeconfig, None, embedded=True))
@@ -89,13 +102,13 @@ def down(name: NameOpt = None) -> None:
 @app.command()
 def status(name: NameOpt = None) -> None:
     """Tell whether the embedded cluster exists and which processes run."""
-    console.print(EmbeddedCluster(name).status().describe(), highlight=False)
+    console.print(_cluster(name).status().describe(), highlight=False)
 
 
 @app.command()
 def kubeconfig(name: NameOpt = None) -> None:
     """Print the embedded cluster's kubeconfig path."""
-    typer.echo(str(EmbeddedCluster(name).kubeconfig))
+    typer.echo(str(_cluster(name).kubeconfig))
 
 
 @app.command()

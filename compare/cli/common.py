@@ -6,11 +6,15 @@ import ipaddress
 import math
 import os
 import re
+import signal
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +24,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
 
+from compare import outputfile
 from compare.cluster import ClusterTarget, resolve_target
 from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError, first_line
 from compare.paths import cache_dir
@@ -68,13 +73,14 @@ class ErrorBoundaryGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         try:
-            result = super().main(
-                args=args,
-                prog_name=prog_name,
-                complete_var=complete_var,
-                standalone_mode=False,
-                **extra,
-            )
+            with sigterm_as_interrupt():
+                result = super().main(
+                    args=args,
+                    prog_name=prog_name,
+                    complete_var=complete_var,
+                    standalone_mode=False,
+                    **extra,
+                )
             code = result if isinstance(result, int) else 0
         except NoArgsIsHelpError as exc:
             exc.show()
@@ -116,6 +122,25 @@ class ErrorBoundaryGroup(TyperGroup):
             raise typer.Exit(_unexpected(exc)) from None
 
 
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM is handled like Ctrl-C by every command (deploy and undeploy roll back, a run
+    saves and cleans up, `cluster up` stops what it started): a KeyboardInterrupt."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding caller): its signals are its own
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def print_error(message: str) -> None:
     """`error: <message>` on stderr, one line; the message is text, never rich markup (a
     `[a-z]` in a pattern or `[webapp]` in a path stays as it is)."""
@@ -138,15 +163,15 @@ def _unexpected(exc: BaseException) -> int:
     where = "(no log written)"
     try:
         directory = log_dir()
-        directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"compare-error-{stamp}-{os.getpid()}.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}")
+        with outputfile.create_new(path) as handle:  # O_EXCL: never over anything
+            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}".encode())
         where = f"(traceback in {path})"
-    except OSError:
-        pass
+    except CompareError as problem:
+        where = f"(no log written: {problem.message})"
+    except OSError as problem:
+        where = f"(no log written: {problem.strerror or problem})"
     print_error(f"unexpected {first_line(exc)} {where}")
     return EXIT_INTERNAL
 
@@ -171,6 +196,16 @@ def finite(low: float, high: float, unit: str = "s") -> Any:
     return check
 
 
+def not_empty(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> Any:
+    """A typer callback: a name given on the command line is never empty. An empty `--name`
+    or `-n` must not fall back to a default - for a delete that would widen its scope (an empty
+    name lists the whole collection)."""
+    if value is not None and not value.strip():
+        flag = param.opts[0] if param.opts else param.name
+        raise typer.BadParameter("must not be empty", param_hint=flag)
+    return value
+
+
 _HOST_LABEL = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$")
 
 
@@ -189,6 +224,25 @@ def check_host(value: str | None, flag: str = "--webhook-host") -> str | None:
     return value
 
 
+# Namespaces of the cluster itself: a WebApp deployed (and later undeployed, with its
+# namespace-wide waits and rollbacks) there could disturb the control plane's own objects.
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+
+
+def refuse_system_namespace(namespace: str) -> str:
+    """Deploys and undeploys never act in a system namespace; `default` is allowed (a shared
+    namespace: only what the command itself made is ever removed there) with a note."""
+    if namespace in SYSTEM_NAMESPACES:
+        raise CompareError(
+            f"namespace {namespace!r}: a system namespace of the cluster; choose your own"
+        )
+    if namespace == "default":
+        print_warning(
+            "note: namespace 'default' is shared; only what this command makes is removed there"
+        )
+    return namespace
+
+
 def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, default: str) -> str:
     """The namespace of a deploy: `-n`, else the file's metadata.namespace, else `default`.
 
@@ -200,7 +254,9 @@ def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, defau
             f"{app or DEFAULT_APP}: metadata.namespace {own!r} conflicts with -n {given!r}"
             " (drop one of them)"
         )
-    return given or own or default
+    if given is not None:
+        return given
+    return own or default
 
 
 def target_from(

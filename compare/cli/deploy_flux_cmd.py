@@ -15,6 +15,7 @@ from compare.cli.common import (
     KubeconfigOpt,
     console,
     finite,
+    not_empty,
     print_warning,
     target_from,
 )
@@ -40,6 +41,7 @@ NamespaceOpt = Annotated[
     typer.Option(
         "--namespace",
         "-n",
+        callback=not_empty,
         help="Namespace of the HelmRelease (default: the file's metadata.namespace, else "
         f"{DEFAULT_NAMESPACE}).",
         show_default=False,
@@ -47,7 +49,11 @@ NamespaceOpt = Annotated[
 ]
 ReleaseOpt = Annotated[
     str | None,
-    typer.Option("--release", help="HelmRelease and Helm release name (default: metadata.name)."),
+    typer.Option(
+        "--release",
+        callback=not_empty,
+        help="HelmRelease and Helm release name (default: metadata.name).",
+    ),
 ]
 TimeoutOpt = Annotated[
     float,

@@ -15,7 +15,9 @@ from compare.cli.common import (
     KubeconfigOpt,
     console,
     finite,
+    not_empty,
     print_warning,
+    refuse_system_namespace,
     resolve_namespace,
     target_from,
 )
@@ -50,6 +52,7 @@ NamespaceOpt = Annotated[
     typer.Option(
         "--namespace",
         "-n",
+        callback=not_empty,
         help="Namespace of the release (default: the file's metadata.namespace, else "
         f"{DEFAULT_NAMESPACE}).",
         show_default=False,
@@ -57,7 +60,11 @@ NamespaceOpt = Annotated[
 ]
 ReleaseOpt = Annotated[
     str | None,
-    typer.Option("--release", help="Helm release name (default: the WebApp's metadata.name)."),
+    typer.Option(
+        "--release",
+        callback=not_empty,
+        help="Helm release name (default: the WebApp's metadata.name).",
+    ),
 ]
 TimeoutOpt = Annotated[
     float,
@@ -97,9 +104,10 @@ def chart_inputs(
     webapp = load_webapp(app)
     extra = load_values(values)
     namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    release = release or webapp.name
+    release = webapp.name if release is None else release
     check_release_name(release)
     check_namespace_name(namespace)
+    refuse_system_namespace(namespace)
     try:
         chart_values(webapp, extra)
         # `helm template` (no cluster): the chart's schema and templates accept these values.
@@ -120,9 +128,10 @@ def release_to_remove(
         webapp = load_webapp(app)
         release = webapp.name
         namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    namespace = namespace or DEFAULT_NAMESPACE
+    namespace = DEFAULT_NAMESPACE if namespace is None else namespace
     check_release_name(release)
     check_namespace_name(namespace)
+    refuse_system_namespace(namespace)
     return release, namespace
 
 
@@ -206,7 +215,11 @@ def undeploy_helm_command(
     namespace: NamespaceOpt = None,
     release: Annotated[
         str | None,
-        typer.Option("--release", help="Helm release name (default: metadata.name of --app)."),
+        typer.Option(
+            "--release",
+            callback=not_empty,
+            help="Helm release name (default: metadata.name of --app).",
+        ),
     ] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     kubeconfig: KubeconfigOpt = None,

@@ -22,7 +22,9 @@ from compare.cli.common import (
     check_host,
     console,
     finite,
+    not_empty,
     print_warning,
+    refuse_system_namespace,
     resolve_namespace,
     target_from,
 )
@@ -54,6 +56,7 @@ NamespaceOpt = Annotated[
     typer.Option(
         "--namespace",
         "-n",
+        callback=not_empty,
         help="Namespace of the WebApp (default: the file's metadata.namespace, else "
         f"{DEFAULT_NAMESPACE}).",
         show_default=False,
@@ -99,6 +102,7 @@ def deploy_operator_command(
     webapp = load_webapp(app)
     namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
     check_namespace(namespace)
+    refuse_system_namespace(namespace)
     check_host(webhook_host)
     operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
     target = target_from(ctx, kubeconfig, context)
@@ -144,7 +148,9 @@ def undeploy_operator_command(
     namespace: NamespaceOpt = None,
     name: Annotated[
         str | None,
-        typer.Option("--name", help="WebApp to delete (default: the name in --app)."),
+        typer.Option(
+            "--name", callback=not_empty, help="WebApp to delete (default: the name in --app)."
+        ),
     ] = None,
     app: AppOpt = None,
     timeout: TimeoutOpt = 60.0,
@@ -192,8 +198,9 @@ def undeploy_operator_command(
         namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
     else:
         webapp_name = name
-    namespace = namespace or DEFAULT_NAMESPACE
+    namespace = DEFAULT_NAMESPACE if namespace is None else namespace
     check_namespace(namespace)
+    refuse_system_namespace(namespace)
     target = target_from(ctx, kubeconfig, context)
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
         deleted = undeploy_operator(target, namespace, name=webapp_name, timeout=timeout)

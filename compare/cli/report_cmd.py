@@ -69,10 +69,9 @@ def report(
     if to_stdout or output is None:
         sys.stdout.write(text)
         return
+    inputs = [source] + ([policy] if policy is not None else [])
     try:
-        written = write_text_atomic(output, text)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(output) else ""
-        raise CompareError(f"--output {output}: cannot write ({reason}{where})") from None
+        written = write_text_atomic(output, text, inputs=inputs)
+    except CompareError as exc:
+        raise CompareError(f"--output {exc.message}") from None
     typer.echo(f"{fmt.value} report written to {written}", err=True)

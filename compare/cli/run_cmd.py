@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -22,12 +18,14 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from compare import outputfile
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     console,
     err_console,
     finite,
+    sigterm_as_interrupt,
     target_from,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
@@ -68,6 +66,10 @@ from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
+# Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
+# of a billion trials would exhaust memory before the first one started.
+MAX_TRIALS = 1000
+
 EXIT_INTERRUPTED = 130
 # Where `--target`'s chart is rendered before the run: a trial namespace's shape.
 TRIAL_NAMESPACE = "cmp-helm-target"
@@ -106,7 +108,10 @@ def run(
         ),
     ] = None,
     trials: Annotated[
-        int, typer.Option("--trials", "-n", min=1, help="Trials per experiment and approach.")
+        int,
+        typer.Option(
+            "--trials", "-n", min=1, max=MAX_TRIALS, help="Trials per experiment and approach."
+        ),
     ] = 1,
     heal_window: Annotated[
         float,
@@ -236,6 +241,11 @@ def run(
         # short window with `-a helm -a operator`, has nothing to do with Flux's interval.
         check_interval(flux_interval, heal_window)
     try:
+        outputfile.check_directory(output)  # made once the cluster answers
+    except CompareError as exc:
+        raise CompareError(f"--output {exc.message}") from None
+    target = target_from(ctx, kubeconfig, context)
+    try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
@@ -246,7 +256,6 @@ def run(
         shared = chart_sharing(app_target, approaches)
         if shared and request.parallel > 1:
             request = replace(request, parallel=1)
-    target = target_from(ctx, kubeconfig, context)
     # A chart's crds/ are installed by Helm once and never removed: the run removes the ones
     # it installed, whatever happens.
     crds = new_chart_crds(target, app_target, approaches) if app_target is not None else []
@@ -288,7 +297,7 @@ def run(
         if app_target is not None:
             # Without the experiments the app has no object for (listed below).
             plans = engine.plans
-        with _ProgressListener(len(plans)) as listener, _sigterm_as_interrupt():
+        with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
             for name, reason in engine.skipped.items():
                 listener.note(f"skipped {name}: {reason}")
             if shared:
@@ -379,17 +388,3 @@ class _ProgressListener:
         )
         detail = f": {result.error}" if result.error else took
         self.progress.console.print(f"{plan.label}: {result.status}{detail}", highlight=False)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM is handled like Ctrl-C: save, clean up, exit non-zero."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

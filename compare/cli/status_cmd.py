@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from compare.cli.common import ContextOpt, KubeconfigOpt, console, target_from
+from compare.cli.common import ContextOpt, KubeconfigOpt, console, not_empty, target_from
 from compare.cli.target_cmd import TargetOpt, target_status
 from compare.cli.target_flux_cmd import target_flux_status
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
@@ -42,7 +42,7 @@ def _table(apps: list[DeployedApp]) -> Table:
 def status(
     ctx: typer.Context,
     namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="Namespace to look in.")
+        str, typer.Option("--namespace", "-n", callback=not_empty, help="Namespace to look in.")
     ] = DEFAULT_NAMESPACE,
     all_namespaces: Annotated[
         bool, typer.Option("--all-namespaces", "-A", help="Look in every namespace.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -82,6 +83,18 @@ def default_name() -> str:
     return os.environ.get("COMPARE_CLUSTER_NAME", DEFAULT_NAME)
 
 
+_CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+
+
+def check_cluster_name(name: str) -> str:
+    """A cluster name is a directory under the cache: a DNS label, never `..` or a `/`."""
+    if not _CLUSTER_NAME.match(name):
+        raise CompareError(
+            f"cluster name {name!r}: must be lower-case letters, digits and '-' (at most 40)"
+        )
+    return name
+
+
 @dataclass(frozen=True)
 class ClusterStatus:
     name: str
@@ -107,7 +120,7 @@ class EmbeddedCluster:
     """One named kwokctl cluster whose state lives in the toolkit's cache directory."""
 
     def __init__(self, name: str | None = None) -> None:
-        self.name = name or default_name()
+        self.name = check_cluster_name(default_name() if name is None else name)
         self.workdir = cache_dir() / "kwok"
         self.cluster_dir = self.workdir / "clusters" / self.name
         self.kubeconfig = self.cluster_dir / "kubeconfig.yaml"

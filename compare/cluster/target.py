@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import urllib3
-import yaml
 from kubernetes import client, config
 
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
-from compare.inputfile import read_text
+from compare.inputfile import parse_yaml, read_text
+from compare.paths import cache_dir
 
 REACH_TIMEOUT_S = 5.0
+# An exec credential plugin (cloud login helpers) gets this long to print its credential.
+EXEC_PLUGIN_TIMEOUT_S = 30.0
 MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 
 
@@ -62,6 +67,20 @@ class ClusterTarget:
         return f"{where} (kubeconfig {self.kubeconfig}{ctx})"
 
 
+def check_cache_dir() -> Path:
+    """The cache directory (binaries, clusters, logs), when it is one or can be made: a path
+    that is a file read as "not created" or failed later as a build error."""
+    cache = cache_dir()
+    for path in [cache, *cache.parents]:
+        if path.exists():
+            if not path.is_dir():
+                raise CompareError(
+                    f"cache directory {cache}: {path} is not a directory (COMPARE_CACHE_DIR?)"
+                )
+            break
+    return cache
+
+
 def resolve_target(
     kubeconfig: Path | None = None,
     context: str | None = None,
@@ -74,6 +93,7 @@ def resolve_target(
     or an unreachable API server, before anything is deployed.
     """
     if kubeconfig is None and context is None:
+        check_cache_dir()
         cluster = EmbeddedCluster()
         status = cluster.up() if start_embedded else cluster.status()
         if not status.running:
@@ -97,22 +117,80 @@ def resolve_target(
 
 
 def _check_kubeconfig(path: Path, context: str | None) -> None:
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise CompareError(f"kubeconfig {path}: no such file")
     try:
-        data = yaml.safe_load(read_text(path, limit=MAX_KUBECONFIG_BYTES))
+        data = parse_yaml(read_text(path, limit=MAX_KUBECONFIG_BYTES), str(path))
     except CompareError as exc:
         raise CompareError(f"kubeconfig {exc.message}") from None
-    except yaml.YAMLError as exc:
-        raise CompareError(
-            f"kubeconfig {path}: not valid YAML ({first_line(exc, typed=False)})"
-        ) from exc
     if not isinstance(data, dict) or not data.get("clusters"):
         raise CompareError(f"kubeconfig {path}: no clusters defined")
     names = [c.get("name") for c in data.get("contexts") or [] if isinstance(c, dict)]
     if context is not None and context not in names:
         known = ", ".join(str(n) for n in names) or "none"
         raise CompareError(f"kubeconfig {path}: no context {context!r} (known: {known})")
+    _check_exec_plugin(path, data, context)
+
+
+def _entry(data: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
+    for item in data.get(section) or []:
+        if isinstance(item, dict) and item.get("name") == name:
+            inner = item.get(section.rstrip("s"))
+            return inner if isinstance(inner, dict) else {}
+    return {}
+
+
+def _check_exec_plugin(path: Path, data: dict[str, Any], context: str | None) -> None:
+    """Run the context's exec credential plugin once, bounded, before the Kubernetes client
+    does: the client waits for it without a timeout (a plugin that never answers hung every
+    command) and logs a missing one as several lines of noise."""
+    name = context if context is not None else data.get("current-context")
+    user = _entry(data, "users", _entry(data, "contexts", name).get("user"))
+    plugin = user.get("exec")
+    if not isinstance(plugin, dict):
+        return
+    command = plugin.get("command")
+    if not isinstance(command, str) or not command:
+        raise CompareError(f"kubeconfig {path}: users[].user.exec.command: not given")
+    args = [str(a) for a in plugin.get("args") or []]
+    env = dict(os.environ)
+    for item in plugin.get("env") or []:
+        if isinstance(item, dict) and "name" in item:
+            env[str(item["name"])] = str(item.get("value", ""))
+    info = {"apiVersion": plugin.get("apiVersion"), "kind": "ExecCredential"}
+    env["KUBERNETES_EXEC_INFO"] = json.dumps({**info, "spec": {"interactive": False}})
+    # Relative commands are resolved against the kubeconfig's directory, as the client does.
+    cwd = path.resolve().parent
+    try:
+        done = subprocess.run(
+            [command, *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=EXEC_PLUGIN_TIMEOUT_S,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise CompareError(
+            f"kubeconfig {path}: exec credential plugin {command!r} not found (not on PATH)"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise CompareError(
+            f"kubeconfig {path}: exec credential plugin {command!r} did not answer within"
+            f" {EXEC_PLUGIN_TIMEOUT_S:g} s (killed)"
+        ) from None
+    except OSError as exc:
+        raise CompareError(
+            f"kubeconfig {path}: exec credential plugin {command!r}: {exc.strerror or exc}"
+        ) from None
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.decode("utf-8", "replace").splitlines() if x.strip()]
+        tail = f": {lines[-1].strip()[:200]}" if lines else ""
+        raise CompareError(
+            f"kubeconfig {path}: exec credential plugin {command!r} exited with status"
+            f" {done.returncode}{tail}"
+        )
 
 
 def check_reachable(target: ClusterTarget) -> None:
@@ -128,10 +206,23 @@ def check_reachable(target: ClusterTarget) -> None:
     api.configuration.retries = 0
     try:
         client.VersionApi(api).get_code(_request_timeout=REACH_TIMEOUT_S)
+        # /version is public on most clusters: a call that needs credentials tells a refused
+        # login (401) from one that is merely not allowed to list namespaces (403, fine).
+        client.CoreV1Api(api).list_namespace(limit=1, _request_timeout=REACH_TIMEOUT_S)
     except client.ApiException as exc:
-        if exc.status in (401, 403):
-            return  # reachable; authorization is checked by the calls that need it
+        if exc.status == 401:
+            raise CompareError(
+                f"cluster at {host} refused the credentials of kubeconfig {target.kubeconfig}"
+                " (401 Unauthorized)"
+            ) from None
+        if exc.status == 403:
+            return  # reachable and authenticated; authorization is checked by each call
         raise CompareError(f"cluster at {host} answered {exc.status} {exc.reason}") from exc
+    except ValueError as exc:  # the client could not read the answer as Kubernetes'
+        raise CompareError(
+            f"cluster at {host} (kubeconfig {target.kubeconfig}) did not answer as a Kubernetes"
+            f" API server: {first_line(exc, typed=False)}"
+        ) from None
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         problem = first_line(exc, typed=False)
         raise CompareError(

@@ -90,15 +90,31 @@ def chart_values(webapp: WebApp, extra: Mapping[str, Any] | None = None) -> dict
     return values
 
 
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a pyhelm3 coroutine to completion from synchronous code, in any thread."""
+# A helm process that reads (status, list, template, show chart) gets this long; one that waits
+# (install, upgrade, uninstall: helm's own --timeout) gets its wait plus this margin.
+HELM_TIMEOUT_S = 300.0
+HELM_MARGIN_S = 60.0
+
+
+def _run(coro: Coroutine[Any, Any, T], *, timeout: float = HELM_TIMEOUT_S) -> T:
+    """Run a pyhelm3 coroutine to completion from synchronous code, in any thread, bounded:
+    past `timeout` the task is cancelled, and pyhelm3 terminates its helm process on that."""
+
+    async def bounded() -> T:
+        try:
+            return await asyncio.wait_for(coro, timeout)
+        except TimeoutError:
+            raise CompareError(
+                f"helm did not finish within {timeout:g} s (stopped); is the cluster answering?"
+            ) from None
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(bounded())
     # Called from inside an event loop (a kopf handler, a notebook): use a private thread.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(asyncio.run, bounded()).result()
 
 
 @functools.cache
@@ -189,7 +205,9 @@ def install_or_upgrade(
         return _release_of(revision, chart.metadata)
 
     try:
-        return _run(go(chart if chart is not None else _chart(chart_dir)))
+        chosen = chart if chart is not None else _chart(chart_dir)
+        # Two waits of up to `timeout` (a pending revision's rollback, then the install).
+        return _run(go(chosen), timeout=2 * timeout + HELM_MARGIN_S)
     except helm_errors.Error as exc:
         raise helm_failure(
             f"helm upgrade --install {release} (namespace {namespace})", exc
@@ -394,7 +412,10 @@ def release_objects(
             revision = await helm.get_current_revision(release, namespace=namespace)
         except helm_errors.ReleaseNotFoundError:
             return None
-        return [obj for obj in await revision.resources() if obj]
+        try:
+            return [obj for obj in await revision.resources() if obj]
+        except KeyError:  # a release of a chart that rendered nothing has no manifest
+            return []
 
     try:
         return _run(go())
@@ -491,7 +512,7 @@ def undeploy_helm(
         await helm.uninstall_release(release, namespace=namespace, timeout=_seconds(timeout))
 
     try:
-        _run(go())
+        _run(go(), timeout=timeout + HELM_MARGIN_S)
     except helm_errors.Error as exc:
         raise helm_failure(f"helm uninstall {release} (namespace {namespace})", exc) from exc
     selectors = [

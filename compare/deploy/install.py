@@ -5,7 +5,6 @@ local process that must run with exactly that identity's permissions."""
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import yaml
 from kubernetes import client
 
+from compare import outputfile
 from compare.cluster import ClusterTarget, tool_path
 from compare.errors import CompareError
 
@@ -111,9 +111,5 @@ def write_token_kubeconfig(
         "contexts": [{"name": user, "context": {"cluster": "cluster", "user": user}}],
         "current-context": user,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(yaml.safe_dump(kubeconfig, sort_keys=False))
-    tmp.replace(path)
+    # 0600: it holds a token. A new file, or our own earlier one (never a device or a FIFO).
+    outputfile.write_text(path, yaml.safe_dump(kubeconfig, sort_keys=False), mode=0o600)

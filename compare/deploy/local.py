@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import urllib3
 from kubernetes import client
 
+from compare import outputfile
 from compare.cluster import ClusterTarget
 from compare.errors import CompareError
 
@@ -50,7 +51,7 @@ def state_lock(directory: Path) -> Iterator[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault(str(directory), threading.Lock())
-    with lock, (directory / ".lock").open("w") as handle:
+    with lock, outputfile.open_append(directory / ".lock") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield directory
@@ -60,9 +61,7 @@ def state_lock(directory: Path) -> Iterator[Path]:
 
 def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
     """Replace `path` atomically (a reader sees the old file or the new one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=indent))
-    tmp.replace(path)
+    outputfile.write_text(path, json.dumps(data, indent=indent), mode=0o600)
 
 
 def read_settings(directory: Path) -> dict[str, Any]:
@@ -189,7 +188,7 @@ def start_session(
     """Start `args` in a session of its own (it outlives the command that started it and does
     not receive the terminal's Ctrl-C), its output appended to `log`; its pid."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
+    with outputfile.open_append(log) as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(args)}\n".encode())
         out.flush()
         child = subprocess.Popen(

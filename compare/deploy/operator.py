@@ -558,6 +558,9 @@ def undeploy_operator(
     """Delete the WebApp CR and wait until it is gone: the finalizer's cleanup has run (the
     operator is started if none leads the cluster) and the garbage collector takes the
     children. False when there was no such WebApp (nothing is started then)."""
+    if not name or not namespace:
+        # An empty name makes the DELETE address the whole collection: every WebApp.
+        raise CompareError(f"{KIND} to delete: empty name or namespace; nothing deleted")
     api = target.api_client()
     custom = client.CustomObjectsApi(api)
     try:

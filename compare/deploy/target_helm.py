@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pyhelm3
-import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
@@ -38,7 +37,7 @@ from compare.deploy.helm import (
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
-from compare.inputfile import read_text
+from compare.inputfile import parse_yaml, read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.judge.kinds import kind
 from compare.target import API_VERSION, KIND, HelmInstall, Target
@@ -88,6 +87,13 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
     except CompareError as exc:
         raise _fail(target, install, exc, usage=True) from None
     kept = judged_objects(objects)
+    if not kept:
+        # Helm would install an empty release that pyhelm3 cannot read back (no manifest):
+        # nothing to deploy or judge, and nothing any command could then remove.
+        raise CompareError(
+            f"{target.source}: {install.where}: the chart renders no objects"
+            " (nothing to deploy or judge; check its values and templates)"
+        )
     _check_judged(target, install, namespace, kept)
     return kept
 
@@ -191,8 +197,8 @@ def helm_arm(target: Target) -> HelmInstall:
 def is_target_file(path: Path) -> bool:
     """Whether a manifest is a target file (`kind: Target`), not a WebApp."""
     try:
-        data = yaml.safe_load(read_text(path))
-    except (CompareError, yaml.YAMLError):
+        data = parse_yaml(read_text(path), str(path))
+    except CompareError:
         return False
     return (
         isinstance(data, dict)

@@ -35,6 +35,7 @@ from compare.deploy.install import kubectl, run_tool
 from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
 from compare.deploy.target_helm import install_target, render_target, uninstall_target
 from compare.errors import EXIT_FAILED, CompareError
+from compare.inputfile import parse_yaml_all
 from compare.judge import DesiredObjects
 from compare.target import Operator, Target
 
@@ -101,9 +102,9 @@ def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
     assert directory is not None
     try:
         text = run_tool("kubectl", "kustomize", str(directory))
-        docs = [doc for doc in yaml.safe_load_all(text) if doc]
-    except (CompareError, yaml.YAMLError) as exc:
-        message = exc.message if isinstance(exc, CompareError) else "not valid YAML"
+        docs = [doc for doc in parse_yaml_all(text, f"kubectl kustomize {directory}") if doc]
+    except CompareError as exc:
+        message = exc.message
         raise CompareError(f"{target.source}: operator.install.kustomize: {message}") from None
     return docs
 

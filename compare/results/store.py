@@ -3,36 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from compare import outputfile
 from compare.errors import CompareError
-from compare.inputfile import read_text
+from compare.inputfile import parse_json, read_text
 from compare.results.migrate import MigrationError
 from compare.results.model import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, RunResults
 
 RESULTS_FILE = "results.json"
 
 
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write via a temp file in the same directory and os.replace: readers never see half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # mkstemp creates 0600; a report is meant to be read (served, uploaded) like any file.
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def write_text_atomic(path: Path, text: str, *, inputs: Iterable[Path] = ()) -> Path:
+    """Write via a temp file in the same directory and a rename (readers never see half),
+    only over a regular file that is none of `inputs` (`compare.outputfile`)."""
+    return outputfile.write_text(path, text, inputs=inputs)
 
 
 def save_results(results: RunResults, run_dir: Path) -> Path:
@@ -61,13 +50,7 @@ def load_results(path: Path) -> RunResults:
     if not file.exists():
         where = f"no {RESULTS_FILE} in {path}" if Path(path).is_dir() else f"{file}: not found"
         raise CompareError(where)
-    text = read_text(file)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CompareError(
-            f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from exc
+    data = parse_json(read_text(file), str(file))
     return parse_results(data, source=str(file))
 
 
@@ -121,6 +104,8 @@ def resolve_results(run: Path | None, reports_dir: Path) -> Path:
     if run is None:
         return latest_run(reports_dir) / RESULTS_FILE
     if not run.exists():
+        if run.is_symlink():
+            read_text(run)  # names it: a symlink loop, or to nothing
         raise CompareError(f"{run}: no such run directory or results file")
     file = results_path(run)
     if not file.exists() and not file.is_symlink():

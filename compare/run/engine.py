@@ -21,9 +21,11 @@ raises RunInterrupted.
 
 from __future__ import annotations
 
+import io
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -34,7 +36,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare import __version__
+from compare import __version__, outputfile
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
@@ -42,7 +44,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
 from compare.deploy.target_operator import Install, uninstall
-from compare.errors import EXIT_USAGE, CompareError
+from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.results import (
     AppInfo,
@@ -71,6 +73,9 @@ from compare.target import Target
 from compare.webapp import WebApp
 
 DEFAULT_HEAL_WINDOW_S = 10.0
+# How long the end-of-run cleanup waits for an API server that is not answering.
+LEFTOVER_API_WAIT_S = 60.0
+LEFTOVER_ATTEMPTS = 3
 DEFAULT_RECHECK_S = 2.0
 # 12 at a time: with the three approaches on 2 cores, 24 at once was slower (349 s against 321 s
 # for the default run) and pushed pod-template heals past the 10 s window (bench/run_catalogue.py).
@@ -441,24 +446,39 @@ class Run:
         leftovers = self.ctx.ledger.items()
         if self.request.keep or not leftovers:
             return
-        if "operator" in self.request.approaches and self.request.target is None:
-            # A WebApp's finalizer needs the operator: never delete its namespace without it.
-            ensure_operator_running(self.target)
         api = self.target.api_client()
         try:
-            for namespace, approach in leftovers:
+            # An API server that was down (the reason the trials could not clean up) gets a
+            # bounded time to come back before the namespaces are reported as left behind.
+            _wait_for_api(api, LEFTOVER_API_WAIT_S)
+            if "operator" in self.request.approaches and self.request.target is None:
+                # A WebApp's finalizer needs the operator: never delete its namespace without
+                # it (and without it, say what is left rather than fail the saved run).
                 try:
-                    remove_namespace(
-                        self.target,
-                        api,
-                        self.request.webapp,
-                        namespace,
-                        approach,
-                        self.request.target,
-                    )
-                    self.ctx.ledger.discard(namespace)
+                    ensure_operator_running(self.target)
                 except Exception as exc:
-                    self.ctx.cleanup_errors.append(f"{namespace}: {exc}")
+                    for namespace, _ in leftovers:
+                        self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
+                    return
+            for namespace, approach in leftovers:
+                # A control plane just restarted may drop a connection or two: a few tries.
+                for attempt in range(LEFTOVER_ATTEMPTS):
+                    try:
+                        remove_namespace(
+                            self.target,
+                            api,
+                            self.request.webapp,
+                            namespace,
+                            approach,
+                            self.request.target,
+                        )
+                        self.ctx.ledger.discard(namespace)
+                        break
+                    except Exception as exc:
+                        if attempt + 1 == LEFTOVER_ATTEMPTS:
+                            self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
+                        else:
+                            _wait_for_api(api, LEFTOVER_API_WAIT_S)
         finally:
             api.close()
 
@@ -512,11 +532,28 @@ def cluster_info(target: ClusterTarget) -> ClusterInfo:
     )
 
 
+def _wait_for_api(api: client.ApiClient, timeout: float) -> bool:
+    """Whether the API server answers within `timeout` (polled each second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.VersionApi(api).get_code(_request_timeout=2.0)
+            return True
+        except Exception:  # any failure to answer: down still, try again until the deadline
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(1.0)
+
+
 @contextmanager
 def _chaostoolkit_log(path: Path) -> Iterator[None]:
     """chaoslib's log of every trial in the run directory (as `chaos run` keeps its own)."""
     logger = logging.getLogger("chaostoolkit")
-    handler = logging.FileHandler(path, encoding="utf-8")
+    # Opened by the safe helper: never through a symlink, never a FIFO or a device.
+    stream = io.TextIOWrapper(
+        outputfile.open_append(path, mode=0o644), encoding="utf-8", line_buffering=True
+    )
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(message)s"))
     previous = logger.level, logger.propagate
     logger.addHandler(handler)
@@ -530,3 +567,4 @@ def _chaostoolkit_log(path: Path) -> Iterator[None]:
         logger.setLevel(previous[0])
         logger.propagate = previous[1]
         handler.close()
+        stream.close()

@@ -36,6 +36,51 @@ def where(key: str) -> str:
     return f"extensions[{EXTENSION}].{key}"
 
 
+def check_shape(document: dict[str, Any], path: Path) -> None:
+    """The experiment's structure, before chaoslib reads it: chaoslib assumes the shapes of
+    its schema (a `method` that is an object, an activity that is a number, a `provider` that
+    is a string made it fail with an AttributeError or TypeError, exit 3 naming no file)."""
+
+    def fail(key: str, wanted: str, value: Any) -> CompareError:
+        return CompareError(f"{path}: {key}: must be {wanted}, got {_kind(value)}")
+
+    for key in ("title", "description"):
+        if key in document and not isinstance(document[key], str):
+            raise fail(key, "a string", document[key])
+    for key in ("configuration", "secrets", "steady-state-hypothesis"):
+        if key in document and not isinstance(document[key], dict):
+            raise fail(key, "an object", document[key])
+    tags = document.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise fail("tags", "a list of strings", tags)
+    activities: list[tuple[str, Any]] = []
+    hypothesis = document.get("steady-state-hypothesis")
+    if isinstance(hypothesis, dict) and "probes" in hypothesis:
+        probes = hypothesis["probes"]
+        if not isinstance(probes, list):
+            raise fail("steady-state-hypothesis.probes", "a list of activities", probes)
+        activities += [(f"steady-state-hypothesis.probes[{i}]", a) for i, a in enumerate(probes)]
+    for key in ("method", "rollbacks"):
+        if key in document:
+            items = document[key]
+            if not isinstance(items, list):
+                raise fail(key, "a list of activities", items)
+            activities += [(f"{key}[{i}]", a) for i, a in enumerate(items)]
+    for at, activity in activities:
+        if not isinstance(activity, dict):
+            raise fail(at, "an activity (an object)", activity)
+        if "provider" in activity and not isinstance(activity["provider"], dict):
+            raise fail(f"{at}.provider", "an object", activity["provider"])
+        if "name" in activity and not isinstance(activity["name"], str):
+            raise fail(f"{at}.name", "a string", activity["name"])
+    extensions = document.get("extensions") or []
+    for i, extension in enumerate(extensions if isinstance(extensions, list) else []):
+        if not isinstance(extension, dict):
+            raise fail(f"extensions[{i}]", "an object", extension)
+        if not isinstance(extension.get("name"), str):
+            raise fail(f"extensions[{i}].name", "a string", extension.get("name"))
+
+
 def find_extension(document: dict[str, Any], path: Path) -> dict[str, Any]:
     """The experiment's `compare` block, checked (an empty dict when there is none)."""
     extensions = document.get("extensions")

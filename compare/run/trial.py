@@ -42,7 +42,13 @@ from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.health import cluster_health, own_outages
 from compare.run.leftovers import release_finalizers
 from compare.run.observe import Observer
-from compare.run.runner import InjectionClock, epoch, run_experiment_in_thread, write_journal
+from compare.run.runner import (
+    ActivityTimedOut,
+    InjectionClock,
+    epoch,
+    run_experiment_in_thread,
+    write_journal,
+)
 from compare.run.workload import (
     OWNED,
     Workload,
@@ -59,6 +65,8 @@ RUN_LABEL = "compare.example.com/run-id"
 EVENT_GRACE_S = 2.0
 # The observer decides within window + settle; this bounds the join beyond that.
 OBSERVER_GRACE_S = 30.0
+# Added to the heal window and settle period for an activity's default deadline.
+ACTIVITY_MARGIN_S = 60.0
 
 _EXCEPTION_PREFIX = re.compile(r"^((?:[A-Za-z_][\w.]*: )+)(.*)$")
 
@@ -267,12 +275,20 @@ def _carry_out(
         spec.injection, lambda run: observer.injected(epoch(run["start"]), epoch(run["end"]))
     )
     ctx.listener.phase(plan, "injecting")
+    journal_name = f"journals/{plan.slug}.json"
     try:
-        journal = run_experiment_in_thread(document, [clock])
+        journal = run_experiment_in_thread(
+            document, [clock], default_deadline=activity_deadline(ctx), cancel=ctx.cancel
+        )
+    except ActivityTimedOut as exc:
+        if exc.journal is not None:
+            write_journal(exc.journal, ctx.run_dir / journal_name)
+            recorder.journal = journal_name
+        _check(ctx)
+        return recorder.error(str(exc))
     finally:
         observer.experiment_over()
         observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)
-    journal_name = f"journals/{plan.slug}.json"
     write_journal(journal, ctx.run_dir / journal_name)
     recorder.journal = journal_name
     _check(ctx)
@@ -291,6 +307,10 @@ def _carry_out(
         )
     if run.get("status") != "succeeded":
         return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
+    exited = _process_failure(run)
+    if exited is not None:
+        # chaoslib records a process that exited non-zero as succeeded: no fault was made.
+        return recorder.error(f"the injection {spec.injection!r} {exited}")
     setup = _failed_before(journal, spec.injection)
     if setup is not None:
         # The fault is not the one the experiment describes (say, the API server was not
@@ -492,14 +512,38 @@ class _Recorder:
         )
 
 
+def activity_deadline(ctx: TrialContext) -> float:
+    """An activity's default deadline: the wait probe alone may take the heal window and the
+    settle period; a control-plane restart or a slow API call gets a generous margin."""
+    return ctx.heal_window + ctx.settle + ACTIVITY_MARGIN_S
+
+
 def _failed_before(journal: dict[str, Any], injection: str) -> dict[str, Any] | None:
-    """The first method activity run before the injection that did not succeed."""
+    """The first method activity run before the injection that did not succeed (a process
+    that exited non-zero included)."""
     for run in journal.get("run") or []:
         if run.get("activity", {}).get("name") == injection:
             return None
         if run.get("status") != "succeeded":
             return dict(run)
+        exited = _process_failure(run)
+        if exited is not None:
+            return {**run, "exception": [f"the process {exited}"]}
     return None
+
+
+def _process_failure(run: dict[str, Any]) -> str | None:
+    """`exited with status N: <stderr's last line>` for a process activity that failed."""
+    provider = (run.get("activity") or {}).get("provider") or {}
+    output = run.get("output")
+    if provider.get("type") != "process" or not isinstance(output, dict):
+        return None
+    code = output.get("status")
+    if not isinstance(code, int) or code == 0:
+        return None
+    stderr = [line for line in str(output.get("stderr") or "").splitlines() if line.strip()]
+    tail = f": {stderr[-1].strip()[:200]}" if stderr else ""
+    return f"exited with status {code}{tail}"
 
 
 def _verdict(journal: dict[str, Any]) -> str:

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import ValidationError
 
 from compare.errors import CompareError
-from compare.inputfile import load_yaml, read_text
+from compare.inputfile import load_yaml, parse_yaml_all, read_text
 from compare.target.model import ChartSource, HelmSpec, OperatorChart, OperatorSpec, TargetFile
 from compare.webapp.load import format_validation_error
 
@@ -217,11 +216,9 @@ def _read_documents(path: Path, file: Path, at: str) -> list[Any]:
     except CompareError as exc:
         raise CompareError(f"{path}: {at}: {exc.message}") from None
     try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise CompareError(f"{path}: {at}: {file}: not valid YAML{where}") from None
+        documents = [doc for doc in parse_yaml_all(text, str(file)) if doc is not None]
+    except CompareError as exc:
+        raise CompareError(f"{path}: {at}: {exc.message}") from None
     if not documents:
         raise CompareError(f"{path}: {at}: {file}: holds no object")
     return documents

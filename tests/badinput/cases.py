@@ -13,44 +13,20 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from compare.paths import EXPERIMENTS_DIR
+
+# Re-exported: the tests import them from here.
+from tests.badinput.common import DEV_ZERO as DEV_ZERO
+from tests.badinput.common import DIRECTORY as DIRECTORY
+from tests.badinput.common import FIFO as FIFO
+from tests.badinput.common import NO_CLUSTER as NO_CLUSTER
+from tests.badinput.common import SYMLINK as SYMLINK
+from tests.badinput.common import VALID_APP as VALID_APP
+from tests.badinput.common import Case as Case
+from tests.badinput.sweep import sweep_cases
 from tests.results.helpers import fixture
-
-FIFO = "<fifo>"
-DIRECTORY = "<directory>"
-DEV_ZERO = "<dev-zero>"
-NO_CLUSTER = ["--kubeconfig", "{tmp}/no-cluster"]
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    args: list[str]
-    files: dict[str, Any] = field(default_factory=dict)
-    expected: str = ""
-    exit_code: int = 2
-    env: dict[str, str | None] = field(default_factory=dict)
-
-    @property
-    def cls(self) -> str:
-        return self.id.split("/", 1)[0]
-
-
-VALID_APP: dict[str, Any] = {
-    "apiVersion": "example.com/v1",
-    "kind": "WebApp",
-    "metadata": {"name": "shop"},
-    "spec": {
-        "replicas": 2,
-        "image": "shop:v1",
-        "port": 8080,
-        "env": [{"name": "LOG_LEVEL", "value": "info"}],
-        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
-    },
-}
 
 
 def _app(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
@@ -462,6 +438,7 @@ def build() -> list[Case]:
     ]
 
     cases += _flag_cases(valid_app)
+    cases += sweep_cases()
     return cases
 
 

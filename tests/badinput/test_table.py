@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from compare.cli import app
-from tests.badinput.cases import CASES, DEV_ZERO, DIRECTORY, FIFO, Case
+from tests.badinput.cases import CASES, DEV_ZERO, DIRECTORY, FIFO, SYMLINK, Case
 
 runner = CliRunner()
 
@@ -34,6 +34,8 @@ def materialize(case: Case, tmp: Path) -> None:
             path.mkdir()
         elif content == DEV_ZERO:
             path.symlink_to("/dev/zero")
+        elif isinstance(content, str) and content.startswith(SYMLINK):
+            path.symlink_to(content.removeprefix(SYMLINK))
         elif isinstance(content, bytes):
             path.write_bytes(content)
         elif isinstance(content, str):
@@ -83,6 +85,9 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: "), lines[0]
     assert _fill(case.expected, tmp) in lines[0], lines[0]
+    for fragment in case.also:
+        assert _fill(fragment, tmp) in lines[0], lines[0]
     assert "Traceback" not in result.output
     assert result.stdout.strip() == ""
     assert snapshot(tmp) == before
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)  # a symlink to it was never written over
