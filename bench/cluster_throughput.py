@@ -260,7 +260,7 @@ def one_run(name: str, tuning: str, count: int, args: list[ControlPlaneArg]) -> 
         cluster.down()
     load_before = os.getloadavg()
     up_start = time.perf_counter()
-    status = cluster.up(tuning=tuning, args=args)
+    status = cluster.up(tuning=tuning, extra_args=args)
     up_s = time.perf_counter() - up_start
     target = ClusterTarget(status.kubeconfig, None, embedded=True)
     api = target.api_client()

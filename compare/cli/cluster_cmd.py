@@ -96,7 +96,7 @@ def up(
     else:
         with console.status(f"starting embedded cluster {cluster.name!r} ..."):
             overrides = parse_control_plane_args(arg, source="--arg") if arg else None
-            cluster.up(nodes=nodes, port=port, tuning=tuning, args=overrides)
+            cluster.up(nodes=nodes, port=port, tuning=tuning, extra_args=overrides)
         console.print(f"embedded cluster {cluster.name!r} is running")
     console.print(f"  capacity:   Services from {SERVICE_CIDR}, {NODE_MAX_PODS} pods per node")
     console.print(f"  kubeconfig: {cluster.kubeconfig}")

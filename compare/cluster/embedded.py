@@ -194,17 +194,17 @@ class EmbeddedCluster:
         port: int | None = None,
         audit_policy: str | None = None,
         tuning: str | None = None,
-        args: list[ControlPlaneArg] | None = None,
+        extra_args: list[ControlPlaneArg] | None = None,
     ) -> ClusterStatus:
         """Start the cluster, or report the running one (idempotent).
 
         `nodes` (default 2) is the number of kwok nodes; given for a running cluster, its nodes
         are scaled to it. `audit_policy` (an audit.k8s.io Policy, YAML) turns on the API
-        server's audit log (`audit_log`) for a cluster created here. `tuning` and `args` pick
+        server's audit log (`audit_log`) for a cluster created here. `tuning` and `extra_args` pick
         the control plane's flags for a cluster created here (see `control_plane_args`).
         """
         check_nodes(nodes)
-        flags = control_plane_args(tuning, args)
+        flags = control_plane_args(tuning, extra_args)
         ensure_binaries()
         current = self.status()
         if current.running:

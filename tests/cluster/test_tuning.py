@@ -65,10 +65,11 @@ def test_an_override_replaces_the_tuned_value_and_keeps_the_rest() -> None:
         == tuned["kube-controller-manager"]["concurrent-deployment-syncs"]
     )
     # One value per flag: the override is not appended next to the tuned one.
-    kcm_args = [a for a in control_plane_args("throughput", override)
-                if a.component == "kube-controller-manager" and a.flag == "kube-api-qps"]  # fmt: skip
-    assert kcm_args == [ControlPlaneArg("kube-controller-manager", "kube-api-qps", "123",
-                                        "set by --arg")]  # fmt: skip
+    kcm = "kube-controller-manager"
+    qps = [a for a in control_plane_args("throughput", override) if a.flag == "kube-api-qps"]
+    assert [a for a in qps if a.component == kcm] == [
+        ControlPlaneArg(kcm, "kube-api-qps", "123", "set by --arg")
+    ]
 
 
 def test_the_environment_picks_the_tuning_and_the_overrides(
