@@ -30,6 +30,8 @@ import json
 import os
 import ssl
 import statistics
+import subprocess
+import threading
 import time
 import urllib.request
 from collections import defaultdict
@@ -41,13 +43,14 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, tool_path
 from compare.cluster.embedded import TUNINGS, ControlPlaneArg, parse_control_plane_args
 from compare.deploy.forget import forget_cluster
 
 NAMESPACE = "bench-throughput"
 WORKERS = 8
 TIMEOUT_S = 900.0
+PROBE_S = 0.25
 # kube-apiserver's long-running requests are not latency: leave them out of the percentiles.
 LONG_RUNNING_VERBS = {"WATCH", "CONNECT"}
 Metrics = dict[str, list[tuple[dict[str, str], float]]]
@@ -120,10 +123,13 @@ def quantile(before: dict[float, float], after: dict[float, float], q: float) ->
 # -- reading the components -------------------------------------------------------------------
 
 
-def apiserver_metrics(api: client.ApiClient) -> Metrics:
-    raw = api.call_api("/metrics", "GET", _preload_content=False, auth_settings=["BearerToken"])
+def apiserver_metrics(cluster: EmbeddedCluster) -> Metrics:
+    raw = subprocess.run(
+        [tool_path("kubectl"), "--kubeconfig", str(cluster.kubeconfig), "get", "--raw", "/metrics"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
     return parse_metrics(
-        raw[0].data.decode(),
+        raw.stdout,
         ["apiserver_request_duration_seconds", "apiserver_flowcontrol_", "apiserver_request_total"],
     )
 
@@ -164,13 +170,37 @@ def cpu_seconds(cluster: EmbeddedCluster) -> dict[str, float]:
     return out
 
 
-def snapshot(api: client.ApiClient, cluster: EmbeddedCluster) -> dict[str, Any]:
+def snapshot(cluster: EmbeddedCluster) -> dict[str, Any]:
     return {
-        "apiserver": apiserver_metrics(api),
+        "apiserver": apiserver_metrics(cluster),
         "kcm": component_metrics(cluster, "kube-controller-manager"),
         "scheduler": component_metrics(cluster, "kube-scheduler"),
         "cpu": cpu_seconds(cluster),
     }
+
+
+class Prober:
+    """A user's view of responsiveness: one small GET every PROBE_S, timed, during the load."""
+
+    def __init__(self, core: client.CoreV1Api) -> None:
+        self.core = core
+        self.latencies: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Prober:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(PROBE_S):
+            start = time.perf_counter()
+            self.core.read_namespace(NAMESPACE, _preload_content=False)
+            self.latencies.append(time.perf_counter() - start)
 
 
 # -- the workload -----------------------------------------------------------------------------
@@ -268,24 +298,24 @@ def one_run(name: str, tuning: str, count: int, args: list[ControlPlaneArg]) -> 
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
         core.create_namespace({"metadata": {"name": NAMESPACE}})
         wait_namespace_ready(core, time.monotonic() + 60)
-        before = snapshot(api, cluster)
+        before = snapshot(cluster)
         start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        with Prober(core) as prober, ThreadPoolExecutor(max_workers=WORKERS) as pool:
             list(pool.map(
                 lambda i: apps.create_namespaced_deployment(
                     NAMESPACE, deployment(f"d-{i:05d}"), _preload_content=False
                 ),
                 range(count),
             ))  # fmt: skip
-        created_s = time.perf_counter() - start
-        deadline = time.monotonic() + TIMEOUT_S
-        ready = 0
-        while (ready := ready_count(apps)) < count:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        ready_s = time.perf_counter() - start
-        after = snapshot(api, cluster)
+            created_s = time.perf_counter() - start
+            deadline = time.monotonic() + TIMEOUT_S
+            ready = 0
+            while (ready := ready_count(apps)) < count:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            ready_s = time.perf_counter() - start
+        after = snapshot(cluster)
         timeline = stages(api)
     finally:
         api.close()
@@ -302,6 +332,7 @@ def one_run(name: str, tuning: str, count: int, args: list[ControlPlaneArg]) -> 
         "load_before": load_before,
         "load_after": os.getloadavg(),
         "timeline": timeline,
+        "probe_s": sorted(prober.latencies),
         "before": before,
         "after": after,
     }
@@ -367,6 +398,14 @@ def describe(run: dict[str, Any]) -> str:
         f" (mutating p99 {latency(run, mutating, 0.99)});"
         f" APF queued {queued:.1f} s in all, rejected {rejected:.0f}"
     )
+    probes = run["probe_s"]
+    if probes:
+        lines.append(
+            f"   a GET every {PROBE_S} s during the load: {len(probes)} requests, p50"
+            f" {statistics.median(probes) * 1000:.0f} ms, p99"
+            f" {probes[min(len(probes) - 1, int(0.99 * len(probes)))] * 1000:.0f} ms,"
+            f" max {probes[-1] * 1000:.0f} ms"
+        )
     for part, label in (("kcm", "kube-controller-manager"), ("scheduler", "kube-scheduler")):
         waited = delta(run, part, "rest_client_rate_limiter_duration_seconds_sum")
         sent = delta(run, part, "rest_client_requests_total")
