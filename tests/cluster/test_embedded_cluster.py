@@ -10,6 +10,7 @@ import pytest
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
+from compare.chaos.control_plane import restore
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
 from compare.deploy.operator_install import cluster_key
@@ -221,10 +222,19 @@ def test_the_running_controllers_got_the_tuned_flags(cluster: ClusterTarget) -> 
     embedded = EmbeddedCluster(cluster_key(cluster))
     wanted = control_plane_args()
     assert wanted, "the default tuning sets flags"
-    for component in {arg.component for arg in wanted}:
-        pid = embedded.component_pid(component)
-        assert pid is not None, f"{component} is not running"
-        flags = running_flags(pid)
-        for arg in wanted:
-            if arg.component == component:
-                assert flags.get(arg.flag) == arg.value, (component, arg.flag, flags.get(arg.flag))
+
+    def check() -> None:
+        for component in {arg.component for arg in wanted}:
+            pid = embedded.component_pid(component)
+            assert pid is not None, f"{component} is not running"
+            flags = running_flags(pid)
+            for arg in wanted:
+                if arg.component == component:
+                    assert flags.get(arg.flag) == arg.value, (component, arg, flags.get(arg.flag))
+
+    check()
+    # A control-plane fault's restart (kwokctl start, from the cluster's kwok.yaml) keeps them.
+    old = embedded.stop_component("kube-controller-manager", kill=True)
+    restore(embedded)
+    assert embedded.component_pid("kube-controller-manager") not in (None, old)
+    check()
