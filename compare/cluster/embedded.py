@@ -252,7 +252,11 @@ class EmbeddedCluster:
             )
         self.scale_nodes(DEFAULT_NODES if nodes is None else nodes)
         self.tighten_secrets()
-        return self.status()
+        # kwokctl waited until it was ready and the nodes were just created through its API
+        # server: running, without another readiness probe (a kubectl process).
+        return ClusterStatus(
+            self.name, True, True, self.kubeconfig, self.workdir, self._live_processes()
+        )
 
     def tighten_secrets(self) -> None:
         """kwokctl writes the cluster's private keys (pki/*.key: the CA's, the admin's, which
