@@ -62,18 +62,22 @@ DEFAULT_TUNING = "throughput"
 _KCM, _SCHED = "kube-controller-manager", "kube-scheduler"
 THROUGHPUT_ARGS: tuple[ControlPlaneArg, ...] = (
     # Every controller of kcm has a client of its own with this token bucket (kcm's default:
-    # 20/s, burst 30); a one-replica Deployment costs the deployment controller ~4 requests and
-    # the replicaset controller ~4 more (create, status updates, events), so 20/s capped the
-    # cluster at ~4 pods/s (measured: bench/cluster_throughput.py, README).
+    # 20/s, burst 30). kcm sends ~9 requests per one-replica Deployment (ReplicaSet, pod,
+    # status updates, events); with 1,000 of them it waited 2,230 s in its rate limiters and
+    # the deployment queue held items 75 s: the binding limit, ~4 pods/s. 300/s is more than
+    # 2 cores serve, so CPU sets the pace (bench/cluster_throughput.py; README).
     ControlPlaneArg(_KCM, "kube-api-qps", "300", "kcm's 20/s client limit bound pod creation"),
-    ControlPlaneArg(_KCM, "kube-api-burst", "600", "absorbs a whole run's apply burst"),
-    # Workers per controller (default 5): with the client limit gone, a worker waits on the
-    # API server's round trip, so more workers keep it busy.
-    ControlPlaneArg(_KCM, "concurrent-deployment-syncs", "20", "deployment queue, 5 workers"),
-    ControlPlaneArg(_KCM, "concurrent-replicaset-syncs", "20", "replicaset queue, 5 workers"),
+    ControlPlaneArg(_KCM, "kube-api-burst", "600", "absorbs a run's apply burst"),
+    # Workers per controller (default 5): without the client limit a worker waits on the API
+    # server's round trip. 50 was slower than 20 (more conflicting updates).
+    ControlPlaneArg(_KCM, "concurrent-deployment-syncs", "20", "5 workers queue Deployments"),
+    ControlPlaneArg(_KCM, "concurrent-replicaset-syncs", "20", "5 workers queue ReplicaSets"),
     # kube-scheduler: a binding and an event per pod, at 50/s (burst 100) by default.
     ControlPlaneArg(_SCHED, "kube-api-qps", "300", "the scheduler's 50/s limit: 25 pods/s"),
     ControlPlaneArg(_SCHED, "kube-api-burst", "600", "absorbs a burst of new pods"),
+    # Not set, on measurement: kube-apiserver's inflight limits and APF (nothing queued or
+    # rejected under the burst; APF keeps protecting the server), kwok (no client limit, no
+    # stage delays in kwokctl's default stages).
 )
 TUNINGS: dict[str, tuple[ControlPlaneArg, ...]] = {
     "throughput": THROUGHPUT_ARGS,
