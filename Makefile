@@ -51,6 +51,7 @@ manifests: $(STAMP)
 
 bench: setup
 	$(BIN)/python bench/cluster_up.py
+	$(BIN)/python bench/cluster_throughput.py --count 300
 	$(BIN)/python bench/run_catalogue.py
 
 cluster-down: $(STAMP)

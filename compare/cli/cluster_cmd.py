@@ -17,7 +17,16 @@ from compare.cli.common import (
 )
 from compare.cli.setup_cmd import build_with_progress
 from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.cluster.embedded import DEFAULT_NODES, MAX_NODES, NODE_MAX_PODS, SERVICE_CIDR
+from compare.cluster.embedded import (
+    ARGS_ENV,
+    DEFAULT_NODES,
+    MAX_NODES,
+    NODE_MAX_PODS,
+    SERVICE_CIDR,
+    TUNING_ENV,
+    TUNINGS,
+    parse_control_plane_args,
+)
 from compare.cluster.target import check_cache_dir
 from compare.cluster.toolchain import missing_binaries
 from compare.deploy.forget import forget_cluster
@@ -60,6 +69,27 @@ def up(
     port: Annotated[
         int | None, typer.Option(min=1, max=65535, help="kube-apiserver port on 127.0.0.1.")
     ] = None,
+    tuning: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                f"Control-plane flags for a new cluster: {' or '.join(TUNINGS)} (kwokctl's own "
+                f"defaults); env {TUNING_ENV}, default throughput."
+            ),
+        ),
+    ] = None,
+    arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arg",
+            metavar="COMPONENT:FLAG=VALUE",
+            help=(
+                "One control-plane flag for a new cluster, over the tuning's "
+                f"(repeatable; env {ARGS_ENV}, space-separated), "
+                "e.g. kube-controller-manager:kube-api-qps=300."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Start the embedded cluster (idempotent: reports a running one).
 
@@ -76,9 +106,15 @@ def up(
             console.print(f"embedded cluster {cluster.name!r} is already running; {nodes} node(s)")
         else:
             console.print(f"embedded cluster {cluster.name!r} is already running")
+        if tuning or arg:
+            console.print(
+                "  --tuning/--arg apply when a cluster is created: "
+                f"`compare cluster down{cluster.name_flag()}` first to change them"
+            )
     else:
         with console.status(f"starting embedded cluster {cluster.name!r} ..."):
-            cluster.up(nodes=nodes, port=port)
+            overrides = parse_control_plane_args(arg, source="--arg") if arg else None
+            cluster.up(nodes=nodes, port=port, tuning=tuning, extra_args=overrides)
         console.print(f"embedded cluster {cluster.name!r} is running")
     console.print(f"  capacity:   Services from {SERVICE_CIDR}, {NODE_MAX_PODS} pods per node")
     console.print(f"  kubeconfig: {cluster.kubeconfig}")

@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -40,6 +41,49 @@ kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
 """
+
+
+@dataclass(frozen=True)
+class ControlPlaneArg:
+    """One flag `compare cluster up` gives a control-plane component, and why."""
+
+    component: str
+    flag: str
+    value: str
+    reason: str = ""
+
+
+# Tuning profiles: "throughput" (the default) or "kwokctl" (kwokctl's and Kubernetes' own
+# defaults). Chosen with COMPARE_CLUSTER_TUNING or `compare cluster up --tuning`; single flags
+# are overridden with COMPARE_CLUSTER_ARGS / `--arg COMPONENT:FLAG=VALUE`. Applied when the
+# cluster is created (kwokctl keeps them in the cluster's kwok.yaml, restarts reuse them).
+TUNING_ENV = "COMPARE_CLUSTER_TUNING"
+ARGS_ENV = "COMPARE_CLUSTER_ARGS"
+DEFAULT_TUNING = "throughput"
+_KCM, _SCHED = "kube-controller-manager", "kube-scheduler"
+THROUGHPUT_ARGS: tuple[ControlPlaneArg, ...] = (
+    # Every controller of kcm has a client of its own with this token bucket (kcm's default:
+    # 20/s, burst 30). kcm sends ~9 requests per one-replica Deployment (ReplicaSet, pod,
+    # status updates, events); with 1,000 of them it waited 2,230 s in its rate limiters and
+    # the deployment queue held items 75 s: the binding limit, ~4 pods/s. 300/s is more than
+    # 2 cores serve, so CPU sets the pace (bench/cluster_throughput.py; README).
+    ControlPlaneArg(_KCM, "kube-api-qps", "300", "kcm's 20/s client limit bound pod creation"),
+    ControlPlaneArg(_KCM, "kube-api-burst", "600", "absorbs a run's apply burst"),
+    # Workers per controller (default 5): without the client limit a worker waits on the API
+    # server's round trip. 50 was slower than 20 (more conflicting updates).
+    ControlPlaneArg(_KCM, "concurrent-deployment-syncs", "20", "5 workers queue Deployments"),
+    ControlPlaneArg(_KCM, "concurrent-replicaset-syncs", "20", "5 workers queue ReplicaSets"),
+    # kube-scheduler: a binding and an event per pod, at 50/s (burst 100) by default.
+    ControlPlaneArg(_SCHED, "kube-api-qps", "300", "the scheduler's 50/s limit: 25 pods/s"),
+    ControlPlaneArg(_SCHED, "kube-api-burst", "600", "absorbs a burst of new pods"),
+    # Not set, on measurement: kube-apiserver's inflight limits and APF (nothing queued or
+    # rejected under the burst; APF keeps protecting the server), kwok (no client limit, no
+    # stage delays in kwokctl's default stages).
+)
+TUNINGS: dict[str, tuple[ControlPlaneArg, ...]] = {
+    "throughput": THROUGHPUT_ARGS,
+    "kwokctl": (),
+}
 
 
 # The components kwokctl runs for the cluster (each one's pid file is pids/<component>.pid).
@@ -166,14 +210,18 @@ class EmbeddedCluster:
         nodes: int | None = None,
         port: int | None = None,
         audit_policy: str | None = None,
+        tuning: str | None = None,
+        extra_args: list[ControlPlaneArg] | None = None,
     ) -> ClusterStatus:
         """Start the cluster, or report the running one (idempotent).
 
         `nodes` (default 2) is the number of kwok nodes; given for a running cluster, its nodes
         are scaled to it. `audit_policy` (an audit.k8s.io Policy, YAML) turns on the API
-        server's audit log (`audit_log`) for a cluster created here.
+        server's audit log (`audit_log`) for a cluster created here. `tuning` and `extra_args` pick
+        the control plane's flags for a cluster created here (see `control_plane_args`).
         """
         check_nodes(nodes)
+        flags = control_plane_args(tuning, extra_args)
         ensure_binaries()
         current = self.status()
         if current.running:
@@ -207,9 +255,13 @@ class EmbeddedCluster:
         if port is not None:
             args += ["--kube-apiserver-port", str(port)]
         args += self._capacity_args(audit_policy)
-        result = self._kwokctl(*args, timeout=360, check=False)
-        # kwokctl copied the policy into the cluster's directory.
-        self._audit_policy_file().unlink(missing_ok=True)
+        config = self._create_config(flags)
+        try:
+            result = self._kwokctl(*args, timeout=360, check=False, config=config)
+        finally:
+            # kwokctl copied the policy and the configuration into the cluster's directory.
+            self._audit_policy_file().unlink(missing_ok=True)
+            config.unlink(missing_ok=True)
         if result.returncode != 0:
             raise CompareError(
                 f"could not start the embedded cluster: {_last_line(result.stderr)} "
@@ -217,7 +269,11 @@ class EmbeddedCluster:
             )
         self.scale_nodes(DEFAULT_NODES if nodes is None else nodes)
         self.tighten_secrets()
-        return self.status()
+        # kwokctl waited until it was ready and the nodes were just created through its API
+        # server: running, without another readiness probe (a kubectl process).
+        return ClusterStatus(
+            self.name, True, True, self.kubeconfig, self.workdir, self._live_processes()
+        )
 
     def tighten_secrets(self) -> None:
         """kwokctl writes the cluster's private keys (pki/*.key: the CA's, the admin's, which
@@ -274,6 +330,21 @@ class EmbeddedCluster:
     def _audit_policy_file(self) -> Path:
         return self.workdir / "audit" / f"{self.name}.yaml"
 
+    def _create_config(self, flags: tuple[ControlPlaneArg, ...]) -> Path:
+        """This cluster's creation configuration (the tuned flags), apart from other clusters'."""
+        path = self.workdir / "create" / f"{self.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(kwokctl_config(flags))
+        return path
+
+    def component_args(self, component: str) -> tuple[str, ...]:
+        """The command-line arguments kwokctl runs the component with (its kwok.yaml)."""
+        _check_component(component)
+        for item in self._kwokctl_components():
+            if item.get("name") == component:
+                return tuple(str(a) for a in item.get("args") or [])
+        return ()
+
     def scale_nodes(self, nodes: int) -> None:
         """Exactly `nodes` kwok nodes, each holding NODE_MAX_PODS pods (kept: existing ones)."""
         check_nodes(nodes)
@@ -310,16 +381,20 @@ class EmbeddedCluster:
     def component_ports(self, component: str) -> tuple[int, ...]:
         """The loopback ports kwokctl gave the component (from the cluster's kwok.yaml)."""
         _check_component(component)
+        for item in self._kwokctl_components():
+            if item.get("name") == component:
+                return tuple(int(p["port"]) for p in item.get("ports") or [] if "port" in p)
+        return ()
+
+    def _kwokctl_components(self) -> list[dict[str, Any]]:
         try:
             documents = list(yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()))
         except (OSError, yaml.YAMLError):
-            return ()
+            return []
         for doc in documents:
             if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
-                for item in doc.get("components") or []:
-                    if isinstance(item, dict) and item.get("name") == component:
-                        return tuple(int(p["port"]) for p in item.get("ports") or [] if "port" in p)
-        return ()
+                return [c for c in doc.get("components") or [] if isinstance(c, dict)]
+        return []
 
     def stop_component(self, component: str, *, kill: bool = False) -> int:
         """Stop one component: SIGKILL, or SIGTERM (SIGKILL after STOP_TIMEOUT_S); return its
@@ -447,9 +522,10 @@ class EmbeddedCluster:
         return path
 
     def _kwokctl(
-        self, *args: str, timeout: float, check: bool = True
+        self, *args: str, timeout: float, check: bool = True, config: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [tool_path("kwokctl"), "--name", self.name, "--config", str(self._config()), *args]
+        config = config or self._config()
+        cmd = [tool_path("kwokctl"), "--name", self.name, "--config", str(config), *args]
         try:
             result = subprocess.run(
                 cmd, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
@@ -472,6 +548,63 @@ class EmbeddedCluster:
             if check:
                 raise CompareError(f"kubectl {' '.join(args)} failed: {exc}") from exc
             return subprocess.CompletedProcess(cmd, 1, "", str(exc))
+
+
+def default_tuning() -> str:
+    return os.environ.get(TUNING_ENV, "").strip() or DEFAULT_TUNING
+
+
+def parse_control_plane_args(items: list[str] | str, *, source: str) -> list[ControlPlaneArg]:
+    """`COMPONENT:FLAG=VALUE` items (a string: separated by spaces or commas) as arguments;
+    a malformed one is a one-line error naming `source` (the option or variable)."""
+    if isinstance(items, str):
+        items = items.replace(",", " ").split()
+    parsed = []
+    for item in items:
+        component, _, rest = item.partition(":")
+        flag, eq, value = rest.partition("=")
+        flag = flag.strip().lstrip("-")
+        if not eq or not flag or component not in COMPONENTS:
+            raise CompareError(
+                f"{source}: {item!r} is not COMPONENT:FLAG=VALUE with COMPONENT one of"
+                f" {', '.join(COMPONENTS)} (e.g. kube-controller-manager:kube-api-qps=300)"
+            )
+        parsed.append(ControlPlaneArg(component, flag, value.strip(), f"set by {source}"))
+    return parsed
+
+
+def control_plane_args(
+    tuning: str | None = None, overrides: list[ControlPlaneArg] | None = None
+) -> tuple[ControlPlaneArg, ...]:
+    """The profile's flags (default: COMPARE_CLUSTER_TUNING, else throughput), then the
+    overrides (default: COMPARE_CLUSTER_ARGS), each replacing the profile's value of its flag."""
+    tuning = tuning or default_tuning()
+    if tuning not in TUNINGS:
+        raise CompareError(
+            f"unknown cluster tuning {tuning!r} (known: {', '.join(TUNINGS)}; {TUNING_ENV})"
+        )
+    if overrides is None:
+        overrides = parse_control_plane_args(os.environ.get(ARGS_ENV, ""), source=ARGS_ENV)
+    chosen = {(a.component, a.flag): a for a in TUNINGS[tuning]}
+    for arg in overrides:
+        chosen.pop((arg.component, arg.flag), None)  # the override goes last, in given order
+        chosen[(arg.component, arg.flag)] = arg
+    return tuple(chosen.values())
+
+
+def kwokctl_config(args: tuple[ControlPlaneArg, ...] = ()) -> str:
+    """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, and each argument
+    as a component patch (kwokctl appends `--flag=value` to the component's command line,
+    after its own flags, so a value given here wins over kwokctl's)."""
+    config = yaml.safe_load(KWOKCTL_CONFIG)
+    patches: dict[str, list[dict[str, str]]] = {}
+    for arg in args:
+        patches.setdefault(arg.component, []).append({"key": arg.flag, "value": arg.value})
+    if patches:
+        config["componentsPatches"] = [
+            {"name": name, "extraArgs": extra} for name, extra in patches.items()
+        ]
+    return str(yaml.safe_dump(config, sort_keys=False))
 
 
 def check_nodes(nodes: int | None) -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, tool_path
-from compare.cluster.embedded import MAX_NODES
+from compare.cluster.embedded import MAX_NODES, control_plane_args
 from compare.deploy.operator import install_operator
 from compare.errors import CompareError
 from compare.paths import TOOLS_DIR
@@ -96,11 +96,21 @@ def test_up_twice_is_idempotent(cluster: ClusterTarget) -> None:
 
 @pytest.mark.cluster
 def test_up_then_down_leaves_no_process_and_no_port() -> None:
-    name = "compare-lifecycle"
+    name = f"{TEST_CLUSTER}-lifecycle"  # helpers running in parallel pick their own names
     cluster = EmbeddedCluster(name)
-    result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1"])
+    qps = "kube-controller-manager:kube-api-qps=123"
+    result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "1", "--arg", qps])
     assert result.exit_code == 0, result.output
     assert len(_node_names(cluster)) == 1
+    # The override reached the running kube-controller-manager; the tuning's other flags too.
+    kcm = cluster.component_pid("kube-controller-manager")
+    assert kcm is not None
+    argv = Path(f"/proc/{kcm}/cmdline").read_bytes().decode().split("\0")
+    assert [a for a in argv if a.startswith("--kube-api-qps=")][-1] == "--kube-api-qps=123"
+    tuned = control_plane_args(overrides=[])
+    for arg in tuned:
+        if arg.component == "kube-controller-manager" and arg.flag != "kube-api-qps":
+            assert f"--{arg.flag}={arg.value}" in argv
     # --nodes on a running cluster scales its kwok nodes and keeps its processes.
     before = _pids(cluster)
     result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "3"])

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import time
+from pathlib import Path
 
 import pytest
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
-from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR
+from compare.chaos.control_plane import restore
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
+from compare.deploy.operator_install import cluster_key
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -201,3 +205,36 @@ def test_a_kwok_node_runs_more_pods_than_the_kwok_default(
     )
     assert {p.spec.node_name for p in pods} == {target}
     assert len({p.status.pod_ip for p in pods}) == 120
+
+
+def running_flags(pid: int) -> dict[str, str]:
+    """A process's `--flag=value` arguments as it parses them (the last one of a flag wins)."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+
+
+def test_the_running_controllers_got_the_tuned_flags(cluster: ClusterTarget) -> None:
+    """kube-controller-manager and kube-scheduler run with the tuning's client limits and
+    workers, read from their own command lines (a flag kwokctl also set is overridden: the
+    last value is the one the process parses)."""
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    embedded = EmbeddedCluster(cluster_key(cluster))
+    wanted = control_plane_args()
+    assert wanted, "the default tuning sets flags"
+
+    def check() -> None:
+        for component in {arg.component for arg in wanted}:
+            pid = embedded.component_pid(component)
+            assert pid is not None, f"{component} is not running"
+            flags = running_flags(pid)
+            for arg in wanted:
+                if arg.component == component:
+                    assert flags.get(arg.flag) == arg.value, (component, arg, flags.get(arg.flag))
+
+    check()
+    # A control-plane fault's restart (kwokctl start, from the cluster's kwok.yaml) keeps them.
+    old = embedded.stop_component("kube-controller-manager", kill=True)
+    restore(embedded)
+    assert embedded.component_pid("kube-controller-manager") not in (None, old)
+    check()
