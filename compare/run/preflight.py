@@ -149,8 +149,15 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
         if arm is None:
             continue
         install = arm(target)
-        first, second = (render_target(target, release_in(install, ns), ns) for ns in SHARE_PROBES)
-        reasons.extend(cannot_share(first, second))
+        probes = [release_in(install, ns) for ns in SHARE_PROBES]
+        first, second = (
+            render_target(target, probe, ns) for probe, ns in zip(probes, SHARE_PROBES, strict=True)
+        )
+        # Named as the user knows them: the release name, not a probe's suffixed one.
+        reasons.extend(
+            reason.replace(probes[0].release, install.release)
+            for reason in cannot_share(first, second)
+        )
     return list(dict.fromkeys(reasons))
 
 
