@@ -23,7 +23,6 @@ from compare.judge.rollout import (
     controller_uid,
     current_pods,
     current_replicaset,
-    current_revision,
     pod_set_problems,
     ready_pods,
     rollout_problems,
@@ -92,17 +91,43 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
                 uid(rs): rs for rs in reading.all("ReplicaSet") if controller_uid(rs) == uid(live)
             }
         else:
-            revision = current_revision(live, reading.all(REVISIONS))
             owners = {uid(live): live}
-            pods = [p for p in pods if _label(p, REVISION_HASH) == revision]
+            # Each pod with the template of its own revision (the ControllerRevision its hash
+            # names): the workload's status may name a revision its live template has already
+            # left (a change and its revert), and a pod is what it was made from.
+            made_from = _revision_templates(live, reading.all(REVISIONS))
         for pod in pods:
             owner = owners.get(controller_uid(pod))
             if owner is None or terminating(pod):
                 continue
-            template = (owner.get("spec") or {}).get("template") or {}
+            if item.kind == "Deployment":
+                template = (owner.get("spec") or {}).get("template") or {}
+            else:
+                found_template = made_from.get(_label(pod, REVISION_HASH) or "")
+                if found_template is None:
+                    continue  # its revision not read yet: nothing to compare it with
+                template = found_template
             differs = pod_mismatches(pod, template, owner)
             if differs:
                 found[str(uid(pod))] = differs
+    return found
+
+
+def _revision_templates(workload: Obj, revisions: list[Obj]) -> dict[str, Obj]:
+    """A StatefulSet's or DaemonSet's ControllerRevisions: revision hash -> pod template."""
+    owner = uid(workload)
+    found: dict[str, Obj] = {}
+    for rev in revisions:
+        if controller_uid(rev) != owner:
+            continue
+        data = ((rev.get("data") or {}).get("spec") or {}).get("template") or {}
+        template = {k: v for k, v in data.items() if k != "$patch"}
+        # A StatefulSet's pods carry the revision's name, a DaemonSet's its hash (the name's
+        # last part, or the revision's own hash label).
+        name = str((rev.get("metadata") or {}).get("name", ""))
+        for key in (name, name.rsplit("-", 1)[-1], _label(rev, REVISION_HASH)):
+            if key:
+                found[key] = template
     return found
 
 

@@ -427,7 +427,7 @@ def test_broken_json_names_the_line(tmp_path: Path) -> None:
 def test_unknown_names_and_files() -> None:
     with pytest.raises(CompareError, match=r"not a built-in experiment .*known: pod-delete-one"):
         load_spec("pod-delete-some")
-    with pytest.raises(CompareError, match=r"experiment /nowhere/x\.json: no such file"):
+    with pytest.raises(CompareError, match=r"^/nowhere/x\.json: no such file"):
         load_spec("/nowhere/x.json")
     with pytest.raises(CompareError, match="'env-add' is given twice"):
         load_experiments(["env-add", str(EXPERIMENTS_DIR / "env-add.json")])
