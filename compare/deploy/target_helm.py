@@ -94,16 +94,13 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
             f"{target.source}: {install.where}: the chart renders no objects"
             " (nothing to deploy or judge; check its values and templates)"
         )
-    _check_judged(target, install, namespace, kept)
+    _check_judged(target, install, kept)
     return kept
 
 
-def _check_judged(
-    target: Target, install: HelmInstall, namespace: str, objects: list[dict[str, Any]]
-) -> None:
+def _check_judged(target: Target, install: HelmInstall, objects: list[dict[str, Any]]) -> None:
     """Every object is of a kind the judge knows (one in another namespace than the release's
     is judged there: `compare.judge.desired`)."""
-    del namespace
     for obj in objects:
         meta = obj.get("metadata") or {}
         what = f"{obj.get('kind')} {meta.get('name')}"
@@ -170,7 +167,7 @@ def release_desired(
             exit_code=EXIT_FAILED,
         )
     kept = judged_objects(objects)
-    _check_judged(target, install, namespace, kept)
+    _check_judged(target, install, kept)
     return desired_of(
         api, namespace, helm_applied(kept, release=install.release, namespace=namespace)
     )

@@ -10,6 +10,7 @@ would store, so no hand-written normaliser can drift from the real defaulting.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 from collections import OrderedDict
@@ -24,7 +25,7 @@ from compare.errors import CompareError
 from compare.judge.kinds import REQUEST_TIMEOUT, kind, scoped, watched_with
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
-from compare.judge.workloads import carries_own_uid
+from compare.judge.workloads import carries_own_uid, hpa_ranges, replaced_value
 
 DRY_RUN_PREFIX = "judge-"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
@@ -66,6 +67,12 @@ class DesiredObjects:
         if self.of_kind("DaemonSet"):
             extra.append("Node")
         return watched_with([*(item.key for item in self.items), *extra])
+
+    @functools.cached_property
+    def scaled(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(kind, name) of each workload an HPA of these objects scales -> its replica range
+        (made once: the judge asks on every event)."""
+        return hpa_ranges(item.raw for item in self.items)
 
     def of_kind(self, name: str) -> list[DesiredObject]:
         """The objects of that kind in the namespace judged (the app's own)."""
@@ -270,14 +277,5 @@ def _dry_run(
     generated = stored["metadata"].get("name")
     stored["metadata"]["name"] = meta.get("name")
     if generated and generated != meta.get("name"):
-        stored = _replaced(stored, str(generated), str(meta.get("name")))
+        stored = replaced_value(stored, str(generated), str(meta.get("name")))
     return stored
-
-
-def _replaced(node: Any, old: str, new: str) -> Any:
-    """`node` with every string value equal to `old` replaced by `new`."""
-    if isinstance(node, dict):
-        return {key: _replaced(value, old, new) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_replaced(value, old, new) for value in node]
-    return new if node == old else node

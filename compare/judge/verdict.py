@@ -34,7 +34,6 @@ from compare.judge.workloads import (
     as_own,
     daemonset_problems,
     finished,
-    hpa_ranges,
     job_problems,
     scaled_replicas_allowed,
     statefulset_problems,
@@ -49,7 +48,7 @@ def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
     Replicas an HPA of the same set scales are the HPA's within its range, and an object's
     own UID in its spec is the live object's (`compare.judge.workloads`)."""
     found: list[Mismatch] = []
-    scaled = hpa_ranges(item.raw for item in desired.items)
+    scaled = desired.scaled
     for item in desired.items:
         live = reading.get(item.key, item.name)
         if live is not None and terminating(live):
@@ -82,7 +81,7 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
     for item in desired.items:
         if item.kind not in ("Deployment", "StatefulSet", "DaemonSet") or item.namespace:
             continue  # a workload elsewhere: its pods are not read (judged as an object)
-        live = _live(reading, item.kind, item.name)
+        live = reading.get(item.kind, item.name)
         if live is None:
             continue
         pods = [p for p in selected(_running(reading), match_labels(item.defaulted))]
@@ -131,14 +130,6 @@ def _revision_templates(workload: Obj, revisions: list[Obj]) -> dict[str, Obj]:
     return found
 
 
-def _live(reading: Reading, kind: str, name: str) -> Obj | None:
-    """The live object with its kind (a list's items carry none; the rules differ by kind)."""
-    live = reading.get(kind, name)
-    if live is None or live.get("kind") == kind:
-        return live
-    return {**live, "kind": kind}
-
-
 def _running(reading: Reading) -> list[Obj]:
     """The pods that run: one that ran to its end (a Job's, a hook's) is no workload's pod."""
     return [pod for pod in reading.all("Pod") if not finished(pod)]
@@ -161,7 +152,7 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
         found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
     for name in ("StatefulSet", "DaemonSet"):
         for item in desired.of_kind(name):
-            live = _live(reading, name, item.name)
+            live = reading.get(name, item.name)
             if live is None:
                 continue
             pods = selected(running, match_labels(item.defaulted))
@@ -185,7 +176,7 @@ def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj
     """The app's live workload (its first Deployment, else StatefulSet, else DaemonSet), a
     Deployment's current ReplicaSet and the pods its selector matches."""
     item = desired.workload
-    live = _live(reading, item.kind, item.name) if item is not None else None
+    live = reading.get(item.kind, item.name) if item is not None else None
     replicaset = None
     if item is not None and item.kind == "Deployment":
         replicaset = current_replicaset(live, reading.all("ReplicaSet"))

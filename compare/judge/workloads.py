@@ -190,11 +190,6 @@ def daemonset_problems(
     ]
 
 
-def _controlled_by(obj: Mapping[str, Any], uid: Any) -> bool:
-    refs = _meta(obj).get("ownerReferences") or []
-    return any(ref.get("uid") == uid and ref.get("controller") for ref in refs)
-
-
 # -- StatefulSet ------------------------------------------------------------------------------
 
 
@@ -275,5 +270,15 @@ def as_own(defaulted: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapp
     old, new = _meta(defaulted).get("uid"), _meta(live or {}).get("uid")
     if not old or not new or old == new:
         return defaulted
-    replaced: Obj = json.loads(json.dumps(defaulted).replace(str(old), str(new)))
+    replaced: Obj = replaced_value(defaulted, str(old), str(new))
     return replaced
+
+
+def replaced_value(node: Any, old: str, new: str) -> Any:
+    """`node` with every string value equal to `old` replaced by `new` (the dry-run's own
+    identity, its UID or generated name, standing for the live object's)."""
+    if isinstance(node, dict):
+        return {key: replaced_value(value, old, new) for key, value in node.items()}
+    if isinstance(node, list):
+        return [replaced_value(value, old, new) for value in node]
+    return new if node == old else node
