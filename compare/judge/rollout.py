@@ -18,13 +18,42 @@ TEMPLATE_HASH = "pod-template-hash"  # the label the controller adds to its Repl
 Obj = dict[str, Any]
 
 
+# The watch has one stream per kind, so a reading can hold a workload's children (a new
+# ReplicaSet, its pods) before the change of the workload that made them: a rollout of a
+# template the reading does not show yet. Judged then, its pods look stale or foreign.
+PENDING_STATE = "its children show a newer state than this reading has of it yet"
+
+
 def uid(obj: Obj | None) -> str | None:
     return None if obj is None else (obj.get("metadata") or {}).get("uid")
 
 
 def controller_uid(obj: Obj) -> str | None:
+    return (_controller(obj) or {}).get("uid")
+
+
+def _controller(obj: Obj) -> Obj | None:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return next((ref.get("uid") for ref in refs if ref.get("controller")), None)
+    return next((ref for ref in refs if ref.get("controller")), None)
+
+
+def _deployment_behind(deployment: Obj, replicasets: list[Obj], pods: list[Obj]) -> bool:
+    """Whether the reading holds the Deployment older than its children: a ReplicaSet it owns
+    numbered above the revision the Deployment itself shows, or a pod controlled by a
+    ReplicaSet the reading has not got yet. The controller numbers a new (or reused)
+    ReplicaSet above every other and then records that number on the Deployment, so in a
+    consistent reading nothing it owns is numbered above it."""
+    owner, known = uid(deployment), _revision(deployment)
+    present = set()
+    for rs in replicasets:
+        present.add(uid(rs))
+        if controller_uid(rs) == owner and not terminating(rs) and _revision(rs) > known:
+            return True
+    for pod in pods:
+        ref = _controller(pod)
+        if ref is not None and ref.get("kind") == "ReplicaSet" and ref.get("uid") not in present:
+            return True
+    return False
 
 
 def terminating(obj: Obj) -> bool:
@@ -64,8 +93,9 @@ def _template_of(replicaset: Obj) -> Obj:
     return {**template, "metadata": {**meta, "labels": labels}}
 
 
-def _revision(replicaset: Obj) -> int:
-    annotations = (replicaset.get("metadata") or {}).get("annotations") or {}
+def _revision(obj: Obj) -> int:
+    """The revision annotation of a ReplicaSet, or of the Deployment (its newest one's)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     return int(annotations.get(REVISION, "0") or 0)
 
 
@@ -118,6 +148,8 @@ def rollout_problems(
     if observed < generation:
         # Until the controller has seen the spec, "its current ReplicaSet" is not yet known.
         return [f"{root}.status.observedGeneration: want {generation}, got {observed}"]
+    if _deployment_behind(deployment, replicasets, pods):
+        return [f"{root}: {PENDING_STATE}"]
     found = []
     want = (deployment.get("spec") or {}).get("replicas", 1)
     current = current_replicaset(deployment, replicasets)
@@ -164,10 +196,7 @@ def current_revision(workload: Obj, revisions: Iterable[Obj] = ()) -> str | None
         data = ((rev.get("data") or {}).get("spec") or {}).get("template") or {}
         if {k: v for k, v in data.items() if k != "$patch"} != template:
             continue
-        hashed = (
-            _labels(rev).get(REVISION_HASH)
-            or str((rev.get("metadata") or {}).get("name", "")).rsplit("-", 1)[-1]
-        )
+        hashed = _revision_hash(rev)
         number = int(rev.get("revision") or 0)
         if best is None or number > best[0]:
             best = (number, hashed)
@@ -194,6 +223,36 @@ def current_pods(
     ]
 
 
+def _pod_set_behind(workload: Obj, revisions: list[Obj], pods: list[Obj], current: str) -> bool:
+    """`behind` for a StatefulSet or DaemonSet: a ControllerRevision it owns numbered above
+    its current one, or a pod of it labelled with a revision the reading has not got yet
+    (judged only once the reading has any revision of it: not every reading watches them)."""
+    owner = uid(workload)
+    numbers = {
+        _revision_hash(rev): int(rev.get("revision") or 0)
+        for rev in revisions
+        if controller_uid(rev) == owner and not terminating(rev)
+    }
+    if not numbers:
+        return False
+    known = numbers.get(current)
+    if known is not None and any(n > known for n in numbers.values()):
+        return True
+    return any(
+        controller_uid(p) == owner
+        and not terminating(p)
+        and _labels(p).get(REVISION_HASH) not in numbers
+        for p in pods
+    )
+
+
+def _revision_hash(revision: Obj) -> str:
+    return (
+        _labels(revision).get(REVISION_HASH)
+        or str((revision.get("metadata") or {}).get("name", "")).rsplit("-", 1)[-1]
+    )
+
+
 def _labels(obj: Obj) -> dict[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
@@ -217,10 +276,12 @@ def pod_set_problems(
     generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
     if observed < generation:
         return [f"{root}.status.observedGeneration: want {generation}, got {observed}"]
+    revisions, pods = list(revisions), list(pods)
     revision = current_revision(workload, revisions)
     if revision is None:
         return [f"{root}: {PENDING_REVISION}"]
-    pods = list(pods)
+    if _pod_set_behind(workload, revisions, pods, revision):
+        return [f"{root}: {PENDING_STATE}"]
     found = []
     want, got = wanted_pods(workload), len(current_pods(workload, pods, revisions))
     if got != want:

@@ -19,6 +19,7 @@ from compare.judge.pods import pod_mismatches
 from compare.judge.reading import Obj, Reading
 from compare.judge.rollout import (
     PENDING_REVISION,
+    PENDING_STATE,
     REVISION_HASH,
     controller_uid,
     current_pods,
@@ -199,4 +200,6 @@ def only_pending(problem: str) -> bool:
     A Deployment's generation also moves on an annotation change (an allowed one); until the
     controller has observed it the rollout rule cannot tell, so the state does not hold yet -
     but that alone shows no fault."""
-    return ".status.observedGeneration:" in problem or problem.endswith(PENDING_REVISION)
+    return ".status.observedGeneration:" in problem or problem.endswith(
+        (PENDING_REVISION, PENDING_STATE)
+    )

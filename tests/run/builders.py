@@ -37,9 +37,14 @@ def deployment(
     image: str = "shop:v1",
     generation: int = 1,
     observed: int = 1,
+    revision: int = 1,
 ) -> dict[str, Any]:
     obj = copy.deepcopy(DEPLOYMENT)
     obj["metadata"].update(uid=uid, generation=generation, resourceVersion="1")
+    # What the controller records of its newest ReplicaSet (a reading holding a ReplicaSet
+    # numbered above it has not got the Deployment's newest state yet).
+    annotations = obj["metadata"].setdefault("annotations", {})
+    annotations["deployment.kubernetes.io/revision"] = str(revision)
     obj["spec"]["replicas"] = replicas
     obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
     obj["status"] = {

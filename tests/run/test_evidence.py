@@ -47,6 +47,7 @@ def test_stale_deployment_status_is_not_readiness() -> None:
 
 def test_pods_of_an_older_template_block_the_verdict() -> None:
     r = reading(
+        dep=deployment(revision=2),
         rs=[replicaset("rs-1"), replicaset("rs-2", revision=2)],
         pods=[pod("n1", "rs-2"), pod("n2", "rs-2"), pod("n3", "rs-2"), pod("p1", "rs-1")],
     )

@@ -80,7 +80,8 @@ def test_a_foreign_pod_the_selector_matches_is_drift() -> None:
 
 
 def _restarted(generation: int = 2, observed: int = 2) -> dict[str, Any]:
-    dep = deployment(generation=generation, observed=observed)
+    # Once observed, the controller has recorded its new ReplicaSet's revision (2).
+    dep = deployment(generation=generation, observed=observed, revision=observed)
     dep["spec"]["template"]["metadata"]["annotations"] = {"kubectl.kubernetes.io/restartedAt": "t"}
     return dep
 
@@ -111,7 +112,13 @@ def test_an_allowed_template_change_and_its_rollout_are_no_fault() -> None:
     judge = TrialJudge(DESIRED, None, None, reading(T0 - 1))
     m = _measure(judge, steps)
     assert m.status == "no-fault", m
-    assert not judge.observe(steps[2][1], T0 + 0.3).holds  # not holding, yet no fault
+    mid = judge.observe(steps[2][1], T0 + 0.3)
+    assert not mid.holds and not mid.fault  # not holding, yet no fault
+    assert any(p.startswith("pods.") for p in mid.problems)  # the rollout itself is judged
+    # Its new ReplicaSet and pod before the Deployment's change (one watch stream per kind):
+    # the old template's Deployment must not make the new pod stale or a fault.
+    early = reading(rs=rs, pods=[pod("p1"), pod("p2"), pod("p3"), _new_pod("n1")])
+    assert judge.observe(early, T0 + 0.05).fault == ()
 
 
 def test_a_real_template_change_is_still_a_fault_with_its_rollout() -> None:
@@ -119,9 +126,18 @@ def test_a_real_template_change_is_still_a_fault_with_its_rollout() -> None:
     changed = reading(dep=deployment(image="shop:chaos", generation=2, observed=2))
     assert judge.observe(changed, T0 + 0.1).fault[0].startswith("deployment.spec.template")
     # Reverted to the baseline template: the rollout back is part of the heal, a fault too.
-    back = reading(rs=[replicaset("rs-1"), replicaset("rs-2", revision=2, image="shop:chaos")],
+    # (The controller numbers the old ReplicaSet it reuses above the others, 3.)
+    back = reading(dep=deployment(revision=3),
+                   rs=[replicaset("rs-1", revision=3),
+                       replicaset("rs-2", revision=2, image="shop:chaos")],
                    pods=[pod("p1"), pod("p2"), pod("n1", "rs-2")])  # fmt: skip
     assert judge.observe(back, T0 + 0.2).fault
+    # The same state before the Deployment's newest revision reached the reading (another
+    # watch stream): not judged yet, but its template change was seen already.
+    ahead = reading(rs=[replicaset("rs-1", revision=3),
+                        replicaset("rs-2", revision=2, image="shop:chaos")],
+                    pods=[pod("p1"), pod("p2"), pod("n1", "rs-2")])  # fmt: skip
+    assert not judge.observe(ahead, T0 + 0.2).holds
 
 
 def test_an_object_being_deleted_is_drift_healed_only_by_a_new_object() -> None:
