@@ -2,13 +2,14 @@
 
 Helm: the chart's rendered manifest for the WebApp's values (`helm template`, hooks dropped) with
 Helm's own ownership metadata (`compare.deploy.ownership`) - exactly what `helm upgrade --install`
-applies. Operator: the children its pure builders make
-for the WebApp's CR - exactly what it applies. Flux: the chart's rendered manifest, which
-helm-controller installs with the same values and release name, plus what helm-controller
-writes on every object (Helm's metadata and its origin labels). Nothing is picked field by
-field; the judge (`compare.judge`) adds the API's defaults and compares closed-world. Both
-steps are cached where they are made (the Helm rendering, the judge's dry-run), so calling
-this often is cheap.
+applies. Operator: the same chart rendering as the operator applies it
+(`compare.deploy.reference`: its managed-by label and owner reference, without the chart's own
+metadata labels) - an independent reference, never the operator's own builders. Flux: the
+chart's rendered manifest, which helm-controller installs with the same values and release
+name, plus what helm-controller writes on every object (Helm's metadata and its origin
+labels). Nothing is picked field by field; the judge (`compare.judge`) adds the API's
+defaults and compares closed-world. Both steps are cached where they are made (the Helm
+rendering, the judge's dry-run), so calling this often is cheap.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from kubernetes import client
 
 from compare.deploy.flux import flux_manifest
 from compare.deploy.helm import webapp_manifest
-from compare.deploy.operator import operator_manifest
 from compare.deploy.ownership import helm_applied
+from compare.deploy.reference import operator_reference
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.webapp import WebApp
@@ -40,7 +41,7 @@ def desired_manifest(
     if approach == "flux":
         return flux_manifest(webapp, namespace, release=release)
     if approach == "operator":
-        return operator_manifest(webapp, namespace)
+        return operator_reference(webapp, namespace)
     raise CompareError(f"approach {approach!r}: unknown (known: {', '.join(APPROACHES)})")
 
 

@@ -72,6 +72,7 @@ from compare.deploy.operator_process import (
     spawn,
     terminate,
 )
+from compare.deploy.reference import operator_reference
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
 from compare.paths import cache_dir
@@ -544,7 +545,7 @@ def deploy_operator(
                 )
             sleep_unless_cancelled(cancel, POLL_S, f"{KIND} {namespace}/{webapp.name}")
         remaining = max(1.0, deadline - time.monotonic())
-        desired = with_api_defaults(api, namespace, operator_manifest(webapp, namespace))
+        desired = with_api_defaults(api, namespace, operator_reference(webapp, namespace))
         wait_for_desired_state(
             api, namespace, desired, timeout=remaining, what=f"{KIND} (operator)", cancel=cancel
         )

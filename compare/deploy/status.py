@@ -19,8 +19,8 @@ from compare.cluster import ClusterTarget
 from compare.cluster.apierror import if_found
 from compare.deploy import baseline, custom
 from compare.deploy.helm import get_release, list_releases, release_objects
-from compare.deploy.operator import operator_manifest
 from compare.deploy.ownership import helm_applied
+from compare.deploy.reference import operator_reference
 from compare.deploy.target_helm import release_desired
 from compare.judge import (
     DesiredObjects,
@@ -198,7 +198,7 @@ def operator_apps(api: client.ApiClient, namespace: str | None) -> list[Deployed
                 name=name,
                 namespace=ns,
                 detail=detail,
-                objects=operator_manifest(webapp, ns),
+                objects=operator_reference(webapp, ns),
             )
         apps.append(app)
     return sorted(apps, key=lambda a: (a.namespace, a.name))
