@@ -43,6 +43,9 @@ FIELD_MANAGER = "compare-target"
 POLL_S = 0.25
 # How long a CRD the install just applied may take to be served.
 ESTABLISH_TIMEOUT_S = 30.0
+# The baseline's two snapshots are this far apart at least: an operator that settles in steps
+# (a second write a moment after the first) must not be snapshotted half-way.
+QUIET_S = 1.0
 REMOVE_TIMEOUT_S = 60.0
 
 
@@ -413,10 +416,12 @@ def take_baseline(
     timeout: float,
     cancel: threading.Event | None = None,
 ) -> DesiredObjects:
-    """Snapshot the owned objects, wait until that state holds (rollouts complete), snapshot
-    again: once two agree, the operator is done and that is the baseline (stored)."""
+    """Snapshot the owned objects, wait until that state holds (rollouts complete) and a quiet
+    period has passed, snapshot again: once two agree, the operator is done and that is the
+    baseline (stored)."""
     deadline = time.monotonic() + timeout
     objects = baseline.snapshot(api, namespace, owners)
+    taken = time.monotonic()
     while True:
         if not objects:
             raise CompareError(
@@ -433,11 +438,14 @@ def take_baseline(
             what=f"operator target {target.name}",
             cancel=cancel,
         )
+        quiet = QUIET_S - (time.monotonic() - taken)
+        if quiet > 0:
+            sleep_unless_cancelled(cancel, quiet, f"operator target {target.name}")
         again = baseline.snapshot(api, namespace, owners)
         if again == objects:
             baseline.save(api, namespace, target.name, owners, objects)
             return desired
-        objects = again
+        objects, taken = again, time.monotonic()
 
 
 def deploy_resources(
