@@ -96,10 +96,6 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
-    def cleanup(self, cluster: ClusterTarget) -> list[str]:
-        """Stop what `prepare` started; the names of what was running."""
-        return []
-
     # --- one app in one namespace ---------------------------------------------------------
     @abstractmethod
     def deploy(
@@ -145,11 +141,13 @@ class Approach(ABC):
         *,
         timeout: float = UNDEPLOY_TIMEOUT_S,
     ) -> None:
-        """Remove what `deploy` made and wait until it is gone."""
+        """Remove what `deploy` made and wait until it is gone (children it owns may be left
+        to the garbage collector: they go on their own)."""
 
-    def teardown(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-        """What must go before a trial's namespace is deleted (objects with finalizers only
-        a running controller clears); by default the whole undeploy."""
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+        """Remove what must go before `namespace` is deleted (objects with finalizers only a
+        running controller clears), so that deleting the namespace leaves nothing; by
+        default the whole undeploy."""
         self.undeploy(cluster, webapp, namespace)
 
     # --- detection and applicability ------------------------------------------------------

@@ -2,10 +2,10 @@
 with drift detection on, corrects at every reconcile (`interval`).
 
 `prepare` starts the chart server, source-controller and helm-controller (shared by every
-namespace); `cleanup` stops them. A HelmRelease and its HelmRepository carry finalizers the
-running controllers clear, so a trial's are deleted before its namespace. helm-controller
-posts `DriftDetected` on the HelmRelease (named after the app) when a reconcile finds drift,
-before it corrects it: the Event that times detection (whole seconds only). The interval is
+namespace). A HelmRelease and its HelmRepository carry finalizers the running controllers
+clear, so `cleanup` deletes them before a trial's namespace goes. helm-controller posts
+`DriftDetected` on the HelmRelease (named after the app) when a reconcile finds drift, before
+it corrects it: the Event that times detection (whole seconds only). The interval is
 this approach's setting (`compare run --flux-interval`), carried by the instance.
 """
 
@@ -56,9 +56,6 @@ class Flux(Approach):
 
     def prepare(self, cluster: ClusterTarget) -> None:
         flux_path.start_flux(cluster)
-
-    def cleanup(self, cluster: ClusterTarget) -> list[str]:
-        return flux_path.stop_flux(cluster)
 
     def deploy(
         self,

@@ -2,7 +2,7 @@
 
 Nothing is shared between releases (no controller to start), Helm posts no Events (detection
 is not observable), and a trial's release lives in its namespace: deleting the namespace
-removes it, so a trial's teardown has nothing to do first.
+removes it, so `cleanup` has nothing to do before a trial's namespace goes.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Helm(Approach):
         if get_release(cluster, namespace, webapp.name) is not None:
             undeploy_helm(cluster, namespace, release=webapp.name, timeout=timeout)
 
-    def teardown(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
         return None  # the release and its record go with the namespace
 
     def deploy_target(

@@ -2,7 +2,7 @@
 
 The operator is one local process per cluster that every namespace's WebApp shares:
 `prepare` installs it (CRD, webhook, RBAC) and starts it, `recover` starts it again after a
-fault that stopped it, `cleanup` stops it. A WebApp carries a finalizer only the running
+fault that stopped it. A WebApp carries a finalizer only the running
 operator clears, so a trial's CR is deleted (operator running) before its namespace. The
 operator posts `DriftCorrected` or `Created` on the WebApp for every correction: the Events
 that time detection. A target file's operator arm is its own operator's custom resources;
@@ -52,10 +52,6 @@ class Operator(Approach):
         if status is None or not status.running:
             operator_path.start_operator(cluster)
 
-    def cleanup(self, cluster: ClusterTarget) -> list[str]:
-        stopped = operator_path.stop_operator(cluster)
-        return [] if stopped is None else [f"operator (pid {stopped.pid})"]
-
     def deploy(
         self,
         cluster: ClusterTarget,
@@ -87,7 +83,7 @@ class Operator(Approach):
     ) -> None:
         operator_path.undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout)
 
-    def teardown(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
         # After operator-down-drift the operator may be stopped: its finalizer needs it.
         self.recover(cluster)
         operator_path.undeploy_operator(cluster, namespace, name=webapp.name)

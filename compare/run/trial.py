@@ -408,7 +408,7 @@ def remove_namespace(
     if app_target is not None:
         approach.undeploy_target(target, app_target, namespace)
     else:
-        approach.teardown(target, webapp, namespace)
+        approach.cleanup(target, webapp, namespace)
     try:
         client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
     except client.ApiException as exc:
