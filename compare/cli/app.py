@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.util import find_spec
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from compare import approaches
 from compare.cli import (
     check_cmd,
     cluster_cmd,
+    deploy_any_cmd,
     report_cmd,
     run_cmd,
     setup_cmd,
@@ -30,9 +32,13 @@ app = typer.Typer(
 )
 app.add_typer(cluster_cmd.app, name="cluster")
 # Each registered approach's command module (`compare.cli.deploy_<name>_cmd`) attaches its
-# `deploy NAME` and `undeploy NAME` subcommands to these groups on import, in registry order.
+# `deploy NAME` and `undeploy NAME` subcommands to these groups on import, in registry order;
+# an approach without one gets the commands its interface alone can carry out.
 for _approach in approaches.REGISTRY:
-    importlib.import_module(f"compare.cli.deploy_{_approach.name}_cmd")
+    if find_spec(f"compare.cli.deploy_{_approach.name}_cmd") is None:
+        deploy_any_cmd.attach(_approach, deploy_app, undeploy_app)
+    else:
+        importlib.import_module(f"compare.cli.deploy_{_approach.name}_cmd")
 app.add_typer(deploy_app, name="deploy")
 app.add_typer(undeploy_app, name="undeploy")
 app.command("status")(status_cmd.status)
