@@ -12,7 +12,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from kubernetes import client
 
@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 
 # Seconds a full `undeploy` may take before it is an error.
 UNDEPLOY_TIMEOUT_S = 120.0
+
+
+class Fault(Protocol):
+    """What `applies_to` reads of an experiment (`compare.run.experiments.ExperimentSpec`)."""
+
+    @property
+    def approaches(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -155,10 +162,11 @@ class Approach(ABC):
         """The Events that announce a correction (None: detection is not observable)."""
         return None
 
-    def applies_to(self, approaches: tuple[str, ...]) -> bool:
-        """Whether an experiment whose resolved approaches are `approaches` has trials of
-        this approach."""
-        return self.name in approaches
+    def applies_to(self, fault: Fault, app: Target | None = None) -> bool:
+        """Whether `fault` (an experiment) has trials of this approach against `app` (a target
+        file; None: the built-in WebApp). By default: the experiment names it, or names no
+        approach (`compare.run.experiments` resolves that to the registry)."""
+        return self.name in fault.approaches
 
     # --- a target file's arm (`--target`) -------------------------------------------------
     def arm(self, target: Target) -> HelmInstall | Operator | None:

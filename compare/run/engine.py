@@ -141,7 +141,7 @@ def plan_trials(request: RunRequest) -> list[TrialPlan]:
         TrialPlan(spec, approach, trial)
         for spec in request.experiments
         for approach in request.approaches
-        if approaches.get(approach).applies_to(spec.approaches)
+        if approaches.get(approach).applies_to(spec, request.target)
         for trial in range(1, request.trials + 1)
     ]
     if not plans:
