@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from kubernetes import client
 
+from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.deploy.desired import desired_objects
 from compare.deploy.helm import deploy_helm
 from compare.judge import pods as pods_module
 from compare.judge import problems, read, verdict

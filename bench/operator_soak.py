@@ -52,8 +52,8 @@ from operator_common import (
     write_json,
 )
 
+from compare.approaches import desired_objects
 from compare.chaos.cluster import pointed_at
-from compare.deploy.desired import desired_objects
 from compare.deploy.operator_process import ProcessInfo, health
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems

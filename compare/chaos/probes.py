@@ -1,12 +1,12 @@
 """Probes: does the WebApp's desired state hold (the steady-state hypothesis of every experiment).
 
 The desired state is the complete set of objects the approach deploys for the WebApp manifest
-(`app_file`, default examples/webapp.yaml; `approach` "helm" or "operator", default "helm"),
-judged closed-world by `compare.judge` exactly as the trial engine judges it. When `app_file`
-is a target file (`compare run --target`), it is every object of the manifest of the release
-the run installed in the namespace (`compare.deploy.target_helm.release_in`), by Helm or, for
-`approach` "flux", by helm-controller; or - approach "operator" - the baseline of objects the
-custom resources own, stored in the namespace by the deploy (`compare.deploy.baseline`).
+(`app_file`, default examples/webapp.yaml; `approach` a registered approach's name, default
+"helm"), judged closed-world by `compare.judge` exactly as the trial engine judges it
+(`Approach.desired`). When `app_file` is a target file (`compare run --target`), it is what
+the approach's arm deployed in the namespace (`Approach.target_desired`): every object of the
+manifest of the release the run installed (Helm, helm-controller), or the baseline of objects
+an operator's custom resources own, stored in the namespace by the deploy.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from typing import Any
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
+from compare import approaches
 from compare.chaos.cluster import api_client, cluster_target
-from compare.deploy import baseline
-from compare.deploy.desired import desired_objects
-from compare.deploy.target_flux import flux_arm, flux_release_desired
-from compare.deploy.target_helm import helm_arm, is_target_file, release_desired, release_in
+from compare.deploy.target_helm import is_target_file
 from compare.errors import CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
 from compare.target import load_target
@@ -45,26 +43,18 @@ def _desired(
     api: client.ApiClient, name: str, ns: str, app_file: str, approach: str, secrets: Any = None
 ) -> DesiredObjects:
     try:
-        if app_file and is_target_file(Path(app_file)) and approach == "flux":
-            # `compare run --target -a flux`: the release of the trial's HelmRelease.
-            target = load_target(Path(app_file))
-            install = release_in(flux_arm(target), ns)
-            return flux_release_desired(cluster_target(secrets), api, target, install, ns)
+        arm = approaches.get(approach or "helm")
         if app_file and is_target_file(Path(app_file)):
+            # `compare run --target`: what the trial's arm deployed in `ns`.
             target = load_target(Path(app_file))
-            if approach == "operator":
-                # The operator arm: the baseline of owned objects the trial's deploy stored.
-                return baseline.load_desired(api, ns, target.name)
-            # `compare run --target`: the release the trial installed in `ns` (Helm arm).
-            install = release_in(helm_arm(target), ns)
-            return release_desired(cluster_target(secrets), api, target, install, ns)
+            return arm.target_desired(cluster_target(secrets), api, target, ns)
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:
             # The same spec deployed under another name (a user's `--var webapp_name=...`).
             webapp = webapp.model_copy(
                 update={"metadata": webapp.metadata.model_copy(update={"name": name})}
             )
-        return desired_objects(api, approach or "helm", webapp, ns)
+        return arm.desired_objects(api, webapp, ns)
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     except Exception as exc:  # the cluster did not answer the dry-run

@@ -30,11 +30,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from compare.approaches import names as approach_names
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.judge.kinds import KINDS
 from compare.paths import EXPERIMENTS_DIR
-from compare.results import APPROACHES, Statistic, format_validation_error
+from compare.results import Statistic, format_validation_error
 
 DEFAULT_POLICY = EXPERIMENTS_DIR / "policy.yaml"
 POLICY_VERSION = 1
@@ -75,8 +76,8 @@ class Expectation(_Model):
     @classmethod
     def _known_approach(cls, value: str) -> str:
         # An approach the toolkit does not have is a bad policy (exit 2), not a violation.
-        if value not in APPROACHES:
-            raise ValueError(f"unknown approach {value!r} (known: {', '.join(APPROACHES)})")
+        if value not in approach_names():
+            raise ValueError(f"unknown approach {value!r} (known: {', '.join(approach_names())})")
         return value
 
     @field_validator("kinds")

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from importlib.util import find_spec
 from typing import Annotated
 
 import typer
 
+from compare import approaches
 from compare.cli import (
     check_cmd,
     cluster_cmd,
-    deploy_flux_cmd,
-    deploy_helm_cmd,
-    deploy_operator_cmd,
+    deploy_any_cmd,
     report_cmd,
     run_cmd,
     setup_cmd,
@@ -30,7 +31,14 @@ app = typer.Typer(
     help="Measure whether a Helm release or an operator heals a WebApp, fault by fault.",
 )
 app.add_typer(cluster_cmd.app, name="cluster")
-# Approach modules (deploy_helm_cmd, ...) attach their subcommands to these groups on import.
+# Each registered approach's command module (`compare.cli.deploy_<name>_cmd`) attaches its
+# `deploy NAME` and `undeploy NAME` subcommands to these groups on import, in registry order;
+# an approach without one gets the commands its interface alone can carry out.
+for _approach in approaches.REGISTRY:
+    if find_spec(f"compare.cli.deploy_{_approach.name}_cmd") is None:
+        deploy_any_cmd.attach(_approach, deploy_app, undeploy_app)
+    else:
+        importlib.import_module(f"compare.cli.deploy_{_approach.name}_cmd")
 app.add_typer(deploy_app, name="deploy")
 app.add_typer(undeploy_app, name="undeploy")
 app.command("status")(status_cmd.status)
@@ -39,7 +47,6 @@ app.command("report")(report_cmd.report)
 app.command("check")(check_cmd.check)
 app.command("setup")(setup_cmd.setup)
 app.command("doctor")(setup_cmd.doctor)
-_ = (deploy_helm_cmd, deploy_operator_cmd, deploy_flux_cmd)
 
 
 def _version(value: bool) -> None:

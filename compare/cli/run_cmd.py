@@ -6,7 +6,7 @@ import threading
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from compare import approaches as registry
 from compare import outputfile
 from compare.cli.common import (
     ContextOpt,
@@ -30,10 +31,8 @@ from compare.cli.common import (
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
-from compare.deploy.flux import check_interval
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
-from compare.deploy.target_flux import flux_arm
-from compare.deploy.target_helm import helm_arm, render_target
+from compare.deploy.target_helm import render_target
 from compare.deploy.target_operator import install_documents, operator_arm
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge.desired import elsewhere
@@ -53,8 +52,8 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
+from compare.run.engine import configured
 from compare.run.preflight import (
-    CHART_ARMS,
     INSTALL_NAMESPACE,
     chart_sharing,
     new_chart_crds,
@@ -78,14 +77,13 @@ TRIAL_NAMESPACE = "cmp-helm-target"
 MAX_HEAL_WINDOW_S = 3600.0
 
 
-class ApproachName(StrEnum):
-    helm = "helm"
-    operator = "operator"
-    flux = "flux"
-
-
-# The approaches of a run without --approach: all three.
-DEFAULT_APPROACHES = (ApproachName.helm, ApproachName.operator, ApproachName.flux)
+# The approaches of a run without --approach: every registered one, in registry order.
+DEFAULT_APPROACHES = registry.names()
+# `--approach`'s choices: the registry's names (Typer makes a choice of an enum's values).
+if TYPE_CHECKING:
+    ApproachName = str
+else:
+    ApproachName = StrEnum("ApproachName", {name: name for name in DEFAULT_APPROACHES})
 
 
 def run(
@@ -95,7 +93,8 @@ def run(
         typer.Option(
             "--approach",
             "-a",
-            help="Approach to test (repeatable; default helm, operator and flux).",
+            help="Approach to test (repeatable; default "
+            f"{', '.join(DEFAULT_APPROACHES[:-1])} and {DEFAULT_APPROACHES[-1]}).",
         ),
     ] = None,
     experiment: Annotated[
@@ -181,7 +180,7 @@ def run(
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched.
     app_path = app or DEFAULT_APP
-    approaches = tuple(dict.fromkeys(a.value for a in approach or DEFAULT_APPROACHES))
+    approaches = tuple(dict.fromkeys(str(a) for a in approach or DEFAULT_APPROACHES))
     app_target = workload = None
     if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
         raise CompareError(
@@ -194,17 +193,14 @@ def run(
         app_target = load_target(target_file)
         if approach is None:
             # The arms the target file names.
-            given = {"helm": app_target.helm, "operator": app_target.operator}
-            given["flux"] = app_target.flux
-            approaches = tuple(name for name, arm in given.items() if arm is not None)
-        charts = {"helm": helm_arm, "flux": flux_arm}
+            approaches = tuple(a.name for a in registry.REGISTRY if a.arm(app_target) is not None)
         # Every chart arm asked for is in the file (one line naming it otherwise) and renders
         # (`helm template`) before the cluster is touched, into a namespace like a trial's (each
         # trial installs it into its own); the first one's parts decide which faults apply.
         rendered = [
-            render_target(app_target, charts[a](app_target), TRIAL_NAMESPACE)
+            render_target(app_target, registry.get(a).chart_arm(app_target), TRIAL_NAMESPACE)
             for a in approaches
-            if a in charts
+            if registry.get(a).charted
         ]
         if rendered:
             # The app's parts are its own: an object it renders into another namespace is
@@ -230,16 +226,16 @@ def run(
         settle=settle,
         recheck=recheck,
         keep=keep,
-        flux_interval=flux_interval,
+        settings={"flux": {"interval": flux_interval}},
         target=app_target,
         deploy_timeout=deploy_timeout,
         workload=workload,
     )
     plans = plan_trials(request)
-    if any(plan.approach == "flux" for plan in plans):
-        # Only when flux has trials: an experiment of yours for helm and operator alone, or a
-        # short window with `-a helm -a operator`, has nothing to do with Flux's interval.
-        check_interval(flux_interval, heal_window)
+    for name in dict.fromkeys(plan.approach for plan in plans):
+        # Only the approaches with trials: an experiment of yours for helm and operator alone,
+        # or a short window with `-a helm -a operator`, has nothing to do with Flux's interval.
+        configured(request)[name].check_settings(heal_window)
     try:
         outputfile.check_directory(output)  # made once the cluster answers
     except CompareError as exc:
@@ -262,14 +258,10 @@ def run(
     try:
         if app_target is not None:
             for name in approaches:
-                if name in CHART_ARMS:
+                if registry.get(name).charted:
                     with console.status(f"preflight: deploying the {name} arm once"):
                         preflight_chart(
-                            target,
-                            app_target,
-                            name,
-                            timeout=deploy_timeout,
-                            interval=flux_interval,
+                            target, app_target, configured(request)[name], timeout=deploy_timeout
                         )
                     console.print(f"preflight: the {name} arm reached its desired state")
         if app_target is not None and "operator" in approaches:

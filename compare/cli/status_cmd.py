@@ -8,11 +8,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from compare.approaches import REGISTRY, deployed_apps
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, not_empty, target_from
 from compare.cli.target_cmd import TargetOpt, target_status
 from compare.cli.target_flux_cmd import target_flux_status
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
-from compare.deploy.status import DeployedApp, deployed_apps
+from compare.deploy.status import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
 from compare.target import load_target
 
@@ -90,13 +91,9 @@ def status(
     where = "all namespaces" if all_namespaces else f"namespace {namespace}"
     apps = deployed_apps(target, None if all_namespaces else namespace)
     console.print(f"WebApps in {where} on {target.describe()}")
-    for approach, label in (
-        ("helm", "helm releases"),
-        ("operator", "WebApp resources"),
-        ("flux", "Flux HelmReleases"),
-    ):
-        if not any(app.approach == approach for app in apps):
-            console.print(f"  {label}: none")
+    for approach in REGISTRY:
+        if not any(app.approach == approach.name for app in apps):
+            console.print(f"  {approach.label}: none")
     if apps:
         _print_table(apps)
 

@@ -204,22 +204,6 @@ def operator_apps(api: client.ApiClient, namespace: str | None) -> list[Deployed
     return sorted(apps, key=lambda a: (a.namespace, a.name))
 
 
-def deployed_apps(target: ClusterTarget, namespace: str | None) -> list[DeployedApp]:
-    """Every WebApp deployed through either approach in `namespace` (all when None)."""
-    # Imported here: compare.deploy.flux_status builds on this module's rows.
-    from compare.deploy.flux_status import flux_apps
-
-    api = target.api_client()
-    try:
-        return (
-            helm_apps(target, api, namespace)
-            + operator_apps(api, namespace)
-            + flux_apps(api, namespace)
-        )
-    finally:
-        api.close()
-
-
 def target_operator_app(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> DeployedApp | None:

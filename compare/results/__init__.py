@@ -9,7 +9,6 @@ renders anything; docs/results-schema.md documents every field.
 
 from compare.results.migrate import MigrationError, upgrade
 from compare.results.model import (
-    APPROACHES,
     FAULT_SEEN_HOWS,
     SCHEMA_VERSION,
     STATUSES,
@@ -57,7 +56,6 @@ from compare.results.store import (
 )
 
 __all__ = [
-    "APPROACHES",
     "FAULT_SEEN_HOWS",
     "NO_FAULT_TEXT",
     "RESULTS_FILE",

@@ -35,8 +35,8 @@ SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2)
 # error: the trial could not be carried out.
 TrialStatus = Literal["healed", "not-healed", "no-fault", "error"]
 STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "no-fault", "error")
-# The approaches this toolkit deploys; results may name others (reports handle any).
-APPROACHES = ("helm", "operator", "flux")
+# Results may name any approach (reports handle any); the toolkit's own are its registry's
+# (`compare.approaches`).
 
 FaultSeenHow = Literal["event", "reading", "injection-output"]
 FAULT_SEEN_HOWS: tuple[FaultSeenHow, ...] = ("event", "reading", "injection-output")

@@ -26,7 +26,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -36,12 +36,12 @@ from typing import Any
 
 from kubernetes import client
 
-from compare import __version__, outputfile
+from compare import __version__, approaches, outputfile
+from compare.approaches import Approach
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget
-from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
 from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError, first_line
@@ -56,8 +56,6 @@ from compare.results import (
     TrialResult,
     save_results_json,
 )
-from compare.run.approaches import approach as approach_of
-from compare.run.approaches import configure_flux, ensure_operator_running
 from compare.run.experiments import ExperimentSpec
 from compare.run.trial import (
     Cancelled,
@@ -97,8 +95,9 @@ class RunRequest:
     settle: float = DEFAULT_SETTLE_S
     recheck: float = DEFAULT_RECHECK_S
     keep: bool = False
-    # The flux approach's HelmRelease interval (`--flux-interval`).
-    flux_interval: float = DEFAULT_FLUX_INTERVAL_S
+    # Per approach, its settings by name (`Approach.configured`): `{"flux": {"interval": 5}}`
+    # from `--flux-interval`; an approach not named keeps its defaults.
+    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # `--target`: the app under test instead of the built-in WebApp, and its parts as its
     # rendered manifest shows them (Helm arm) and as its operator's owned objects do (taken
     # by a preflight deploy): what decides which experiments apply.
@@ -128,13 +127,21 @@ class _Quiet:
         return None
 
 
+def configured(request: RunRequest) -> dict[str, Approach]:
+    """The request's approaches, in its order, each with its settings."""
+    return {
+        name: approaches.get(name).configured(**request.settings.get(name, {}))
+        for name in request.approaches
+    }
+
+
 def plan_trials(request: RunRequest) -> list[TrialPlan]:
     """Experiments x approaches (where the experiment applies) x trials, in catalogue order."""
     plans = [
         TrialPlan(spec, approach, trial)
         for spec in request.experiments
         for approach in request.approaches
-        if approach in spec.approaches
+        if approaches.get(approach).applies_to(spec, request.target)
         for trial in range(1, request.trials + 1)
     ]
     if not plans:
@@ -236,6 +243,7 @@ class Run:
         # Left out before anything is planned: they appear nowhere in results.json.
         self.request, self.skipped = runnable(self.request, embedded=self.target.embedded)
         self.plans = plan_trials(self.request)
+        self.approaches = configured(self.request)
         started = datetime.now(UTC)
         self.run_id = new_run_id(started)
         self.run_dir = self.request.output_dir / self.run_id
@@ -256,9 +264,7 @@ class Run:
                 parallel=self.request.parallel,
                 settle_seconds=self.request.settle,
                 recheck_interval_seconds=self.request.recheck,
-                flux_interval_seconds=(
-                    self.request.flux_interval if "flux" in self.request.approaches else None
-                ),
+                **{k: v for a in self.approaches.values() for k, v in a.run_settings().items()},
             ),
             experiments=[s.info() for s in self.request.experiments],
             trials=[],
@@ -289,6 +295,7 @@ class Run:
             listener=self.listener,
             app_target=self.request.target,
             deploy_timeout=self.request.deploy_timeout,
+            approaches=self.approaches,
         )
         # Before anything is deployed: an unwritable --output is one line, not a lost run.
         try:
@@ -306,11 +313,10 @@ class Run:
         probes.cancelled.clear()
         with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
-                configure_flux(self.request.flux_interval)
-                for name in self.request.approaches:
+                for approach in self.approaches.values():
                     if self.request.target is None:
                         # A target's operator was installed (or checked) by its preflight.
-                        approach_of(name).prepare(self.target)
+                        approach.prepare(self.target)
                 with ThreadPoolExecutor(
                     max_workers=self.request.parallel, thread_name_prefix="trial"
                 ) as pool:
@@ -355,13 +361,13 @@ class Run:
                     plan = running.pop(future)
                     self._record(plan, future)
                     wide_over = wide_over or plan.experiment.cluster_wide
-                    if plan.experiment.exclusive and plan.approach == "operator":
-                        self._ensure_operator()
+                    if plan.experiment.exclusive:
+                        self._recover(plan.approach)
                 if wide_over and not any(p.experiment.cluster_wide for p in running.values()):
                     # Its rollbacks restart the control plane (and the operator); make sure,
                     # once the last trial of the group is over and before any other starts.
                     self._restore_cluster()
-                    self._ensure_operator()
+                    self._recover()
         except KeyboardInterrupt:
             # Cancel first, then wait: trials under way stop at their next check and clean up
             # their namespaces; one that had already finished measuring is still recorded.
@@ -432,10 +438,13 @@ class Run:
         if self.target.embedded:
             control_plane.restore(control_plane.embedded_cluster())
 
-    def _ensure_operator(self) -> None:
-        # Only the toolkit's own operator is restarted: a target's is the target's business.
-        if "operator" in self.request.approaches and self.request.target is None:
-            ensure_operator_running(self.target)
+    def _recover(self, *names: str) -> None:
+        """The shared parts of these approaches (all of the run's: none named) running again
+        after a fault that may have stopped them (the operator after operator-down-drift).
+        Only the toolkit's own: a target's operator is the target's business."""
+        if self.request.target is None:
+            for name in names or tuple(self.approaches):
+                self.approaches[name].recover(self.target)
 
     def _remove_leftovers(self) -> None:
         if any(s.cluster_wide for s in self.request.experiments):
@@ -451,15 +460,14 @@ class Run:
             # An API server that was down (the reason the trials could not clean up) gets a
             # bounded time to come back before the namespaces are reported as left behind.
             _wait_for_api(api, LEFTOVER_API_WAIT_S)
-            if "operator" in self.request.approaches and self.request.target is None:
-                # A WebApp's finalizer needs the operator: never delete its namespace without
-                # it (and without it, say what is left rather than fail the saved run).
-                try:
-                    ensure_operator_running(self.target)
-                except Exception as exc:
-                    for namespace, _ in leftovers:
-                        self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
-                    return
+            # A WebApp's finalizer needs the operator: never delete its namespace without it
+            # (and without it, say what is left rather than fail the saved run).
+            try:
+                self._recover()
+            except Exception as exc:
+                for namespace, _ in leftovers:
+                    self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
+                return
             for namespace, approach in leftovers:
                 # A control plane just restarted may drop a connection or two: a few tries.
                 for attempt in range(LEFTOVER_ATTEMPTS):
@@ -469,7 +477,7 @@ class Run:
                             api,
                             self.request.webapp,
                             namespace,
-                            approach,
+                            self.ctx.approach(approach),
                             self.request.target,
                         )
                         self.ctx.ledger.discard(namespace)

@@ -23,12 +23,13 @@ from chaoslib import substitute
 from chaoslib.exceptions import ChaosException
 from chaoslib.experiment import ensure_experiment_is_valid
 
+from compare import approaches as registry
 from compare.chaos.fields import parse_path, read_path
 from compare.chaos.shared import can_share
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_json, parse_yaml, read_text
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
-from compare.results import APPROACHES, ExperimentInfo
+from compare.results import ExperimentInfo
 from compare.run.extension import check_injection, check_shape, find_extension, where
 from compare.run.workload import PART_KINDS, PARTS, Workload, needs_of
 from compare.run.workload import unmet as unmet_by
@@ -257,15 +258,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         except CompareError as exc:
             raise CompareError(f"{path}: {where('evidence')}.field: {exc}") from exc
     # Types are checked already (`compare.run.extension`); here the values.
-    approaches = ext.get("approaches", list(APPROACHES))
-    if not approaches:
-        raise CompareError(f"{path}: {where('approaches')}: must be a non-empty list")
-    unknown = [a for a in approaches if a not in APPROACHES]
-    if unknown:
-        raise CompareError(
-            f"{path}: {where('approaches')}: unknown approach {unknown[0]!r}"
-            f" (known: {', '.join(APPROACHES)})"
-        )
+    approaches = applicable(ext, path)
     exclusive, scope = _exclusivity(ext, path)
     requires = ext.get("requires", [])
     if any(r not in REQUIREMENTS for r in requires):
@@ -311,6 +304,33 @@ def load_spec(ref: str) -> ExperimentSpec:
         kinds=tuple(kinds),
         requires_field=required,
     )
+
+
+def applicable(ext: Mapping[str, Any], path: Path) -> list[str]:
+    """The approaches an experiment applies to, in registry order: every registered one, but
+    those `except-approaches` names; or, in an older file, only those `approaches` names (an
+    allow-list). Both at once, an empty allow-list or an unknown name is an error."""
+    known = registry.names()
+    if "approaches" in ext and "except-approaches" in ext:
+        raise CompareError(
+            f"{path}: {where('except-approaches')}: give either approaches (the only ones it"
+            " applies to) or except-approaches (the ones it does not), not both"
+        )
+    key = "approaches" if "approaches" in ext else "except-approaches"
+    named = list(ext.get(key, []))
+    unknown = [a for a in named if a not in known]
+    if unknown:
+        raise CompareError(
+            f"{path}: {where(key)}: unknown approach {unknown[0]!r} (known: {', '.join(known)})"
+        )
+    if key == "approaches":
+        if not named:
+            raise CompareError(f"{path}: {where('approaches')}: must be a non-empty list")
+        return named
+    kept = [a for a in known if a not in named]
+    if not kept:
+        raise CompareError(f"{path}: {where('except-approaches')}: leaves no approach")
+    return kept
 
 
 def configuration_defaults(configuration: Any) -> dict[str, Any]:

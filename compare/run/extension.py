@@ -20,6 +20,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "name": ((str,), "a string"),
     "fault": ((str,), "a non-empty string"),
     "approaches": ((list,), "a non-empty list"),
+    "except-approaches": ((list,), "a list"),
     "evidence": ((dict, type(None)), 'an object {"target": ..., "field": ...} or null'),
     "injection": ((str,), "the name of a method action (a string)"),
     "exclusive": ((bool,), "true or false"),
@@ -112,7 +113,7 @@ def check_extension(ext: dict[str, Any], path: Path) -> None:
             raise CompareError(f"{path}: {where(key)}: must be {wanted}, got {_kind(value)}")
     if "fault" in ext and not ext["fault"].strip():
         raise CompareError(f"{path}: {where('fault')}: must be a non-empty string")
-    for key in ("approaches", "requires", "kinds"):
+    for key in ("approaches", "except-approaches", "requires", "kinds"):
         for i, item in enumerate(ext.get(key) or []):
             if not isinstance(item, str):
                 raise CompareError(

@@ -20,22 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from kubernetes import client
 
+from compare import approaches as registry
+from compare.approaches import Approach
 from compare.cluster import ClusterTarget
 from compare.cluster.apierror import status_message
 from compare.deploy.helm import chart_crds
-from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
-from compare.deploy.target_helm import (
-    deploy_target,
-    helm_arm,
-    release_in,
-    render_target,
-    target_chart,
-    uninstall_target,
-)
+from compare.deploy.target_helm import release_in, render_target, target_chart
 from compare.deploy.target_operator import (
     Install,
     check_resources,
@@ -52,9 +46,7 @@ from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.run.sharing import cannot_share
 from compare.run.workload import OWNED, Workload, workload_of
-from compare.target import HelmInstall, Target
-
-CHART_ARMS: dict[str, Callable[[Target], HelmInstall]] = {"helm": helm_arm, "flux": flux_arm}
+from compare.target import Target
 
 # The namespace an operator's install puts unnamespaced objects in, when the target names none.
 INSTALL_NAMESPACE = "webapp"
@@ -144,11 +136,10 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
     """Why the target's chart arms cannot run two trials side by side (empty: they can),
     from their manifests rendered as two trials would install them (`compare.run.sharing`)."""
     reasons: list[str] = []
-    for approach in approaches:
-        arm = CHART_ARMS.get(approach)
-        if arm is None:
+    for name in approaches:
+        if not registry.get(name).charted:
             continue
-        install = arm(target)
+        install = registry.get(name).chart_arm(target)
         probes = [release_in(install, ns) for ns in SHARE_PROBES]
         first, second = (
             render_target(target, probe, ns) for probe, ns in zip(probes, SHARE_PROBES, strict=True)
@@ -164,35 +155,27 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
 def preflight_chart(
     cluster: ClusterTarget,
     target: Target,
-    approach: str,
+    approach: Approach,
     *,
     timeout: float,
-    interval: float,
 ) -> None:
     """Deploy the target's chart arm once, in a namespace of its own, and wait until its
     desired state holds; then remove it. A chart whose desired state cannot be reached stops
     the run here, after one deploy, with the judge's diagnosis (which object, which field)."""
-    install = CHART_ARMS[approach](target)
+    approach.chart_arm(target)  # one line naming the key when the target has none
     scratch = f"{CHART_PREFIX}-{secrets.token_hex(3)}"
-    mine = release_in(install, scratch)
     _create(cluster, scratch)
     try:
-        if approach == "flux":
-            deploy_target_flux(cluster, target, mine, scratch, interval=interval, timeout=timeout)
-        else:
-            deploy_target(cluster, target, mine, scratch, timeout=timeout)
+        approach.deploy_target(cluster, target, scratch, timeout=timeout)
     except CompareError as exc:
         raise CompareError(
-            f"preflight of the {approach} arm: {exc.message} (one deploy, before any trial:"
+            f"preflight of the {approach.name} arm: {exc.message} (one deploy, before any trial:"
             " no trial can hold this state)",
             exit_code=exc.exit_code,
         ) from None
     finally:
         with contextlib.suppress(CompareError, client.ApiException):
-            if approach == "flux":
-                undeploy_target_flux(cluster, mine, scratch, timeout=timeout)
-            else:
-                uninstall_target(cluster, mine, scratch, timeout=timeout)
+            approach.undeploy_target(cluster, target, scratch, timeout=timeout)
         with contextlib.suppress(client.ApiException):
             _delete(cluster, scratch)
 
@@ -203,10 +186,9 @@ def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[
     Helm installs a chart's crds/ once and never removes them; the run that made them installed
     removes them again at its end (`remove_crds`), so that it leaves nothing behind."""
     names: list[str] = []
-    for approach in approaches:
-        arm = CHART_ARMS.get(approach)
-        if arm is not None:
-            chart = target_chart(target, arm(target))
+    for name in approaches:
+        if registry.get(name).charted:
+            chart = target_chart(target, registry.get(name).chart_arm(target))
             names += [str((crd.get("metadata") or {}).get("name")) for crd in chart_crds(chart)]
     api = cluster.api_client()
     try:

@@ -13,6 +13,7 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,22 +21,13 @@ from typing import Any, Protocol
 
 from kubernetes import client
 
+from compare import approaches
+from compare.approaches import Approach, Detector
 from compare.chaos import shared
 from compare.cluster import ClusterTarget
-from compare.deploy.desired import desired_objects
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
-from compare.deploy.target_flux import deploy_target_flux, flux_arm, undeploy_target_flux
-from compare.deploy.target_helm import deploy_target, helm_arm, release_in, uninstall_target
-from compare.deploy.target_operator import (
-    REMOVE_TIMEOUT_S,
-    deploy_resources,
-    operator_arm,
-    remove_resources,
-)
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
-from compare.run.approaches import approach as approach_of
-from compare.run.approaches import flux_interval
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
@@ -140,10 +132,16 @@ class TrialContext:
     # each deploy within `deploy_timeout`.
     app_target: Target | None = None
     deploy_timeout: float = DEFAULT_TIMEOUT_S
+    # The run's approaches with their settings (`Approach.configured`); one not here is the
+    # registry's, with its defaults.
+    approaches: Mapping[str, Approach] = field(default_factory=dict)
+
+    def approach(self, name: str) -> Approach:
+        return self.approaches.get(name) or approaches.get(name)
 
 
 def namespace_for(run_id: str, plan: TrialPlan) -> str:
-    short = {"operator": "op"}.get(plan.approach, plan.approach)
+    short = approaches.get(plan.approach).short
     name = re.sub(r"[^a-z0-9-]+", "-", plan.experiment.name.lower()).strip("-")
     suffix = secrets.token_hex(2)
     head = f"cmp-{short}-{name}"[: 63 - len(f"-{plan.trial}-{suffix}")].rstrip("-")
@@ -178,9 +176,8 @@ def run_trial(
         if not ctx.keep:
             ctx.listener.phase(plan, "cleaning up")
             try:
-                remove_namespace(
-                    ctx.target, api, ctx.webapp, namespace, plan.approach, ctx.app_target
-                )
+                approach = ctx.approach(plan.approach)
+                remove_namespace(ctx.target, api, ctx.webapp, namespace, approach, ctx.app_target)
                 ctx.ledger.discard(namespace)
             except Exception as exc:  # the result stands; the engine retries at the end
                 ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
@@ -199,55 +196,24 @@ def _carry_out(
     ctx.listener.phase(plan, "deploying")
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
+    approach = ctx.approach(plan.approach)
     workload: Workload
     events_on = ctx.webapp.name
-    if ctx.app_target is not None and plan.approach == "flux":
-        # Flux arm: a HelmRelease per trial namespace; its release's manifest is the desired
-        # state, helm-controller posts its drift Events on the HelmRelease.
-        install = release_in(flux_arm(ctx.app_target), namespace)
-        desired = deploy_target_flux(
-            ctx.target,
-            ctx.app_target,
-            install,
-            namespace,
-            interval=flux_interval(),
-            timeout=ctx.deploy_timeout,
-            cancel=ctx.cancel,
+    if ctx.app_target is not None:
+        # A target's arm: what its deploy reports is the desired state (a release's manifest,
+        # or an operator's baseline of owned objects) and the faults act on its parts.
+        deployed = approach.deploy_target(
+            ctx.target, ctx.app_target, namespace, timeout=ctx.deploy_timeout, cancel=ctx.cancel
         )
-        workload = workload_of([item.raw for item in desired.items])
-        events_on = install.release
-        _check(ctx)
-    elif ctx.app_target is not None and plan.approach == "operator":
-        # The custom resources applied here; once ready, what they own is the baseline (the
-        # desired state) and the faults act on its parts.
-        desired = deploy_resources(
-            ctx.target,
-            ctx.app_target,
-            operator_arm(ctx.app_target),
-            namespace,
-            timeout=ctx.deploy_timeout,
-            cancel=ctx.cancel,
-        )
-        workload = workload_of([item.raw for item in desired.items], source=OWNED)
-        events_on = _announcer(ctx)
-        _check(ctx)
-    elif ctx.app_target is not None:
-        # The release's own manifest is the desired state; the faults act on its parts.
-        install = release_in(helm_arm(ctx.app_target), namespace)
-        desired = deploy_target(
-            ctx.target,
-            ctx.app_target,
-            install,
-            namespace,
-            timeout=ctx.deploy_timeout,
-            cancel=ctx.cancel,
-        )
-        workload = workload_of([item.raw for item in desired.items])
+        desired = deployed.desired
+        objects = [item.raw for item in desired.items]
+        workload = workload_of(objects, source=OWNED) if deployed.owned else workload_of(objects)
+        events_on = deployed.events_on or events_on
         _check(ctx)
     else:
-        approach_of(plan.approach).deploy(ctx.target, ctx.webapp, namespace, ctx.cancel)
+        approach.deploy(ctx.target, ctx.webapp, namespace, cancel=ctx.cancel)
         _check(ctx)
-        desired = desired_objects(api, plan.approach, ctx.webapp, namespace)
+        desired = approach.desired_objects(api, ctx.webapp, namespace)
         workload = builtin_workload(ctx.webapp)
     document = experiment_for(spec, ctx, plan.approach, namespace, workload)
     if member is not None:
@@ -333,11 +299,18 @@ def _carry_out(
         reported=_reported(run, injected_at),
     )
     detection = None
-    if approach_of(plan.approach).posts_events:
+    detector = approach.detector(ctx.app_target)
+    if detector is not None:
         # The operator may correct the fault before the delete/patch call has even returned
         # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
         detection = _detect(
-            api, namespace, ctx, events_on, injection_started, measurement.status == "healed"
+            api,
+            namespace,
+            ctx,
+            detector,
+            events_on,
+            injection_started,
+            measurement.status == "healed",
         )
     chaos = _verdict(journal)
     evidence = build_evidence(
@@ -421,7 +394,7 @@ def remove_namespace(
     api: client.ApiClient,
     webapp: WebApp,
     namespace: str,
-    approach: str,
+    approach: Approach,
     app_target: Target | None = None,
 ) -> None:
     """Remove what the approach deployed (the operator's CR first; a target's release, whose
@@ -432,16 +405,10 @@ def remove_namespace(
     # First a finalizer a fault left (an object stuck terminating): it would hold an
     # uninstall, and then the namespace, forever.
     release_finalizers(api, namespace)
-    if app_target is not None and approach == "flux":
-        undeploy_target_flux(target, release_in(flux_arm(app_target), namespace), namespace)
-    elif app_target is not None and approach == "operator":
-        # Its finalizers run while the namespace is still there.
-        operator = operator_arm(app_target)
-        remove_resources(target, app_target, operator, namespace, timeout=REMOVE_TIMEOUT_S)
-    elif app_target is not None:
-        uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
+    if app_target is not None:
+        approach.undeploy_target(target, app_target, namespace)
     else:
-        approach_of(approach).remove(target, webapp, namespace)
+        approach.cleanup(target, webapp, namespace)
     try:
         client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
     except client.ApiException as exc:
@@ -453,6 +420,7 @@ def _detect(
     api: client.ApiClient,
     namespace: str,
     ctx: TrialContext,
+    detector: Detector,
     name: str,
     since: float,
     healed: bool,
@@ -460,25 +428,11 @@ def _detect(
     # The Event is posted asynchronously: once healed, give it a moment to appear.
     deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
     while True:
-        custom = _announcer_kinds(ctx)
-        found = first_detection(read_events(api, namespace, name, custom), since, custom)
+        events = read_events(api, namespace, name, detector.custom, detector.kinds)
+        found = first_detection(events, since, detector.custom, detector.kinds)
         if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
             return found
         ctx.cancel.wait(0.1)
-
-
-def _announcer_kinds(ctx: TrialContext) -> tuple[str, ...]:
-    """The kinds of a target operator's custom resources: any Event on them times detection."""
-    if ctx.app_target is None or ctx.app_target.operator is None:
-        return ()
-    return tuple(str(r.get("kind")) for r in ctx.app_target.operator.resources)
-
-
-def _announcer(ctx: TrialContext) -> str:
-    """The object whose Events announce an operator's correction: a target's (first) custom
-    resource."""
-    assert ctx.app_target is not None and ctx.app_target.operator is not None
-    return str(ctx.app_target.operator.resources[0]["metadata"]["name"])
 
 
 def _check(ctx: TrialContext) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import yaml
 from chaoslib import substitute
 from typer.testing import CliRunner
 
+from compare import approaches
 from compare.chaos import discover
 from compare.chaos.actions import _patch_arguments
 from compare.chaos.fields import parse_path
@@ -191,7 +193,8 @@ def test_every_patch_is_well_formed_and_reports_the_tracked_field(name: str) -> 
     assert raw["name"] == part and raw["ns"] == "${webapp_namespace}"
     assert '"webapp"' not in json.dumps(raw["patch"])  # the container by its variable
     assert f"target:{kind}" in doc["tags"]
-    assert ext["approaches"] == ["helm", "operator", "flux"]
+    # Every registered approach: the block names none.
+    assert "approaches" not in ext and "except-approaches" not in ext
     # The action reports the value of the very field the evidence tracks, for any app.
     assert ext["evidence"] == {"target": raw["kind"], "field": raw["field"]}
     # Not a copy of another experiment's words.
@@ -230,7 +233,7 @@ def test_the_policy_states_an_expectation_for_every_fault_and_approach() -> None
     policy = yaml.safe_load(text)
     rules = policy["expectations"]
     for name in FILES:
-        for approach in _compare(_doc(name))["approaches"]:
+        for approach in load_spec(_file(name)).approaches:
             matching = [
                 r["expect"]
                 for r in rules
@@ -383,6 +386,26 @@ def _valid() -> dict[str, object]:
             "extensions[compare].approaches: unknown approach 'kustomize'",
         ),
         (
+            lambda d: d["extensions"][0].update({"except-approaches": ["kustomize"]}),
+            "extensions[compare].except-approaches: unknown approach 'kustomize'",
+        ),
+        (
+            lambda d: d["extensions"][0].update(
+                {"except-approaches": ["helm", "operator", "flux"]}
+            ),
+            "extensions[compare].except-approaches: leaves no approach",
+        ),
+        (
+            lambda d: d["extensions"][0].update(
+                {"approaches": ["helm"], "except-approaches": ["flux"]}
+            ),
+            "extensions[compare].except-approaches: give either approaches",
+        ),
+        (
+            lambda d: d["extensions"][0].update({"except-approaches": "flux"}),
+            "extensions[compare].except-approaches: must be a list, got",
+        ),
+        (
             lambda d: d["extensions"][0].update(injection="nothing"),
             "extensions[compare].injection: no method activity named 'nothing'",
         ),
@@ -506,3 +529,48 @@ def test_chaos_discover_finds_the_extension(tmp_path: Path) -> None:
     names = {a["name"] for a in json.loads(out.read_text())["activities"]}
     assert {"set_service_selector", "wait_for_desired_state", "start_operator"} <= names
     assert {"restart_control_plane_component", "stop_control_plane_component"} <= names
+
+
+# The experiments that name their approaches (an allow-list): the rest apply to every
+# registered approach. Each line is a decision: the fault acts on a part only those
+# approaches' apps have, or on the toolkit's own operator process.
+RESTRICTED = {
+    "configmap-data-change": ("helm", "operator"),
+    "configmap-delete": ("helm", "operator"),
+    "statefulset-pod-delete": ("helm", "operator"),
+    "operator-down-drift": ("operator",),
+    "operator-kill-drift": ("operator",),
+    "rbac-binding-delete": ("helm",),
+    "secret-data-change": ("helm",),
+    "secret-delete": ("helm",),
+}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_file_without_approaches_loads_as_the_old_full_list_did(
+    name: str, tmp_path: Path
+) -> None:
+    """The 33 files that listed every approach lost the list (they now apply to every
+    registered one): loaded with the old list put back, each gives the very same spec."""
+    spec = load_spec(_file(name))
+    assert spec.approaches == RESTRICTED.get(name, approaches.names())
+    doc = _doc(name)
+    ext = _compare(doc)
+    if "approaches" in ext:
+        return
+    ext["approaches"] = ["helm", "operator", "flux"]  # the list these files held before
+    old = tmp_path / f"{name}.json"
+    old.write_text(json.dumps(doc))
+    before = load_spec(str(old))
+    _compare(before.document).pop("approaches")
+    assert replace(before, path=spec.path, builtin=True) == spec
+
+
+def test_except_approaches_leaves_out_the_approaches_it_names(tmp_path: Path) -> None:
+    doc = _doc("env-add")
+    _compare(doc)["except-approaches"] = ["operator"]
+    path = tmp_path / "env-add-but-operator.json"
+    path.write_text(json.dumps(doc))
+    spec = load_spec(str(path))
+    assert spec.approaches == tuple(a for a in approaches.names() if a != "operator")
+    assert "operator" not in spec.approaches and "helm" in spec.approaches

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
-from compare.deploy.desired import desired_objects
 from compare.deploy.helm import deploy_helm
 from compare.deploy.operator import deploy_operator, undeploy_operator
 from compare.judge import (

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
-from compare.deploy.desired import desired_objects
 from compare.deploy.helm import deploy_helm
 from compare.judge import problems, read, wait_until_holds, with_api_defaults
 from tests.helm.helpers import make_webapp, pods_of

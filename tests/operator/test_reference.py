@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.deploy.desired import desired_manifest
+from compare.approaches import desired_manifest
 from compare.deploy.operator import operator_manifest
 from compare.deploy.reference import CHART_METADATA_LABELS, operator_reference
 from compare.judge import diff_object, with_api_defaults

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from kubernetes import client
 
+from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
-from compare.deploy.desired import desired_objects
 from compare.deploy.target_helm import (
     install_target,
     release_desired,

@@ -1,0 +1,214 @@
+"""The one interface every approach implements (`Approach`), and what its methods return.
+
+An approach is a way of keeping an app in its desired state: a Helm release, an operator, Helm
+under a GitOps controller. The run engine, the CLI, the probes, `compare status`, the policies
+and the experiment catalogue know approaches only through this interface and the registry
+(`compare.approaches.REGISTRY`); everything particular to one approach lives in its module.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
+
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.errors import CompareError
+from compare.judge import DesiredObjects, with_api_defaults
+from compare.target import HelmInstall, Operator, Target
+from compare.webapp import WebApp
+
+if TYPE_CHECKING:
+    from compare.deploy.status import DeployedApp
+
+# Seconds a full `undeploy` may take before it is an error.
+UNDEPLOY_TIMEOUT_S = 120.0
+
+
+class Fault(Protocol):
+    """What `applies_to` reads of an experiment (`compare.run.experiments.ExperimentSpec`)."""
+
+    @property
+    def approaches(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class Detector:
+    """The Events that time detection: per kind of the object they are posted on, the reasons
+    that announce a correction; on one of the `custom` kinds (a target operator's resources)
+    any reason does."""
+
+    kinds: Mapping[str, tuple[str, ...]]
+    custom: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TargetDeploy:
+    """What a deploy of a target file's arm leaves for the trial: the desired objects, the
+    object whose Events announce a correction, and whether the objects are an operator's
+    baseline of owned objects (not a rendered manifest)."""
+
+    desired: DesiredObjects
+    events_on: str | None = None
+    owned: bool = False
+
+
+@dataclass(frozen=True)
+class Approach(ABC):
+    """One approach. Instances are immutable; per-approach settings are fields of the
+    subclass (Flux's interval) and `configured` returns a copy with some of them changed.
+
+    Subclasses set `name` (a DNS label: namespaces, results.json, `compare deploy NAME`),
+    `short` (its part of a trial namespace's name) and `label` (`compare status`'s line when
+    none is deployed), and implement the abstract methods; the others have defaults that
+    fit an approach with nothing shared to start and no Events to read.
+    """
+
+    name: ClassVar[str]
+    short: ClassVar[str]
+    label: ClassVar[str]
+    # Whether a target file's arm of this approach is a chart, installed per trial namespace
+    # (its manifest tells which faults apply before anything is deployed).
+    charted: ClassVar[bool] = False
+
+    # --- settings -------------------------------------------------------------------------
+    def configured(self, **settings: Any) -> Self:
+        """A copy with the settings this approach has (unknown names are for other
+        approaches and are ignored)."""
+        mine = {k: v for k, v in settings.items() if k in self.settings()}
+        return replace(self, **mine) if mine else self
+
+    def settings(self) -> dict[str, Any]:
+        """This approach's settings by name (none by default)."""
+        return {}
+
+    def run_settings(self) -> dict[str, Any]:
+        """What this approach adds to results.json's `settings` (RunSettings field names)."""
+        return {}
+
+    def check_settings(self, heal_window: float) -> None:
+        """Raise a CompareError when the settings cannot measure a heal within `heal_window`."""
+        return None
+
+    # --- the shared parts -----------------------------------------------------------------
+    def prepare(self, cluster: ClusterTarget) -> None:
+        """Start or check what every deploy of this approach shares (controllers, an operator)."""
+        return None
+
+    def recover(self, cluster: ClusterTarget) -> None:
+        """After a fault that may have stopped the shared parts: start them again if needed."""
+        return None
+
+    # --- one app in one namespace ---------------------------------------------------------
+    @abstractmethod
+    def deploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Deploy `webapp` into `namespace` and wait until its desired state holds."""
+
+    @abstractmethod
+    def desired(
+        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The complete objects this approach applies for `webapp` (no cluster needed): what
+        the judge holds the live objects to."""
+
+    def desired_objects(
+        self,
+        api: client.ApiClient,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        release: str | None = None,
+    ) -> DesiredObjects:
+        """`desired` with the API's defaults, ready for the judge."""
+        return with_api_defaults(api, namespace, self.desired(webapp, namespace, release=release))
+
+    @abstractmethod
+    def status(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[DeployedApp]:
+        """Every app deployed through this approach in `namespace` (all when None), judged."""
+
+    @abstractmethod
+    def undeploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        timeout: float = UNDEPLOY_TIMEOUT_S,
+    ) -> None:
+        """Remove what `deploy` made and wait until it is gone (children it owns may be left
+        to the garbage collector: they go on their own)."""
+
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+        """Remove what must go before `namespace` is deleted (objects with finalizers only a
+        running controller clears), so that deleting the namespace leaves nothing; by
+        default the whole undeploy."""
+        self.undeploy(cluster, webapp, namespace)
+
+    # --- detection and applicability ------------------------------------------------------
+    def detector(self, app_target: Target | None = None) -> Detector | None:
+        """The Events that announce a correction (None: detection is not observable)."""
+        return None
+
+    def applies_to(self, fault: Fault, app: Target | None = None) -> bool:
+        """Whether `fault` (an experiment) has trials of this approach against `app` (a target
+        file; None: the built-in WebApp). By default: the experiment names it, or names no
+        approach (`compare.run.experiments` resolves that to the registry)."""
+        return self.name in fault.approaches
+
+    # --- a target file's arm (`--target`) -------------------------------------------------
+    def arm(self, target: Target) -> HelmInstall | Operator | None:
+        """This approach's arm of a target file: the key named after the approach."""
+        found = getattr(target, self.name, None)
+        return found if isinstance(found, (HelmInstall, Operator)) else None
+
+    def chart_arm(self, target: Target) -> HelmInstall:
+        """The arm, a chart; a one-line error naming the key when the target has none."""
+        found = self.arm(target)
+        if not isinstance(found, HelmInstall):
+            raise CompareError(
+                f"{target.source}: {self.name}: not given (this target has no {self.name} key)"
+            )
+        return found
+
+    @abstractmethod
+    def deploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> TargetDeploy:
+        """Deploy the target's arm into `namespace`, wait until its desired state holds."""
+
+    @abstractmethod
+    def undeploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Remove what `deploy_target` made in `namespace` (and its cluster-scoped objects),
+        within `timeout` (None: the approach's own default)."""
+
+    @abstractmethod
+    def target_desired(
+        self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
+    ) -> DesiredObjects:
+        """The desired objects of the target's arm deployed in `namespace` (for the probes)."""

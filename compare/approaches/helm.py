@@ -1,0 +1,115 @@
+"""Plain Helm: `helm upgrade --install` of the chart, once; nothing watches the release after.
+
+Nothing is shared between releases (no controller to start), Helm posts no Events (detection
+is not observable), and a trial's release lives in its namespace: deleting the namespace
+removes it, so `cleanup` has nothing to do before a trial's namespace goes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, TargetDeploy
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import (
+    DEFAULT_TIMEOUT_S,
+    deploy_helm,
+    get_release,
+    undeploy_helm,
+    webapp_manifest,
+)
+from compare.deploy.ownership import helm_applied
+from compare.deploy.status import DeployedApp, helm_apps
+from compare.deploy.target_helm import (
+    deploy_target,
+    helm_arm,
+    release_desired,
+    release_in,
+    uninstall_target,
+)
+from compare.judge import DesiredObjects
+from compare.target import Target
+from compare.webapp import WebApp
+
+
+@dataclass(frozen=True)
+class Helm(Approach):
+    name = "helm"
+    short = "helm"
+    label = "helm releases"
+    charted = True
+
+    def deploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        deploy_helm(cluster, webapp, namespace, cancel=cancel)
+
+    def desired(
+        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    ) -> list[dict[str, Any]]:
+        # The chart's rendered manifest with Helm's own ownership metadata: exactly what
+        # `helm upgrade --install` applies.
+        release = release or webapp.name
+        return helm_applied(
+            webapp_manifest(webapp, release=release), release=release, namespace=namespace
+        )
+
+    def status(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[DeployedApp]:
+        return helm_apps(cluster, api, namespace)
+
+    def undeploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        timeout: float = UNDEPLOY_TIMEOUT_S,
+    ) -> None:
+        if get_release(cluster, namespace, webapp.name) is not None:
+            undeploy_helm(cluster, namespace, release=webapp.name, timeout=timeout)
+
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+        return None  # the release and its record go with the namespace
+
+    def deploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> TargetDeploy:
+        # The release's own manifest is the desired state; the faults act on its parts.
+        install = release_in(helm_arm(target), namespace)
+        desired = deploy_target(cluster, target, install, namespace, timeout=timeout, cancel=cancel)
+        return TargetDeploy(desired)
+
+    def undeploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        install = release_in(helm_arm(target), namespace)
+        uninstall_target(cluster, install, namespace, timeout=timeout or DEFAULT_TIMEOUT_S)
+
+    def target_desired(
+        self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
+    ) -> DesiredObjects:
+        # The release the trial installed in `namespace`.
+        install = release_in(helm_arm(target), namespace)
+        return release_desired(cluster, api, target, install, namespace)

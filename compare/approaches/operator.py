@@ -1,0 +1,134 @@
+"""The toolkit's own kopf operator: a WebApp custom resource, reconciled continuously.
+
+The operator is one local process per cluster that every namespace's WebApp shares:
+`prepare` installs it (CRD, webhook, RBAC) and starts it, `recover` starts it again after a
+fault that stopped it. A WebApp carries a finalizer only the running
+operator clears, so a trial's CR is deleted (operator running) before its namespace. The
+operator posts `DriftCorrected` or `Created` on the WebApp for every correction: the Events
+that time detection. A target file's operator arm is its own operator's custom resources;
+the objects they own once ready are the desired state (a baseline), and any Event its
+operator posts on one of them times detection.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
+from compare.cluster import ClusterTarget
+from compare.deploy import baseline
+from compare.deploy import operator as operator_path
+from compare.deploy.reference import operator_reference
+from compare.deploy.status import DeployedApp, operator_apps
+from compare.deploy.target_operator import (
+    REMOVE_TIMEOUT_S,
+    deploy_resources,
+    operator_arm,
+    remove_resources,
+)
+from compare.judge import DesiredObjects
+from compare.target import Target
+from compare.webapp import KIND, WebApp
+
+# The reasons of the operator's Events on a WebApp that announce a correction: an existing
+# child changed back, or a child recreated.
+REASONS = ("DriftCorrected", "Created")
+
+
+@dataclass(frozen=True)
+class Operator(Approach):
+    name = "operator"
+    short = "op"
+    label = "WebApp resources"
+
+    def prepare(self, cluster: ClusterTarget) -> None:
+        operator_path.install_operator(cluster)
+
+    def recover(self, cluster: ClusterTarget) -> None:
+        status = operator_path.operator_status(cluster)
+        if status is None or not status.running:
+            operator_path.start_operator(cluster)
+
+    def deploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        operator_path.deploy_operator(cluster, webapp, namespace, cancel=cancel)
+
+    def desired(
+        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    ) -> list[dict[str, Any]]:
+        # The chart's rendering of the same WebApp as the operator applies it: an independent
+        # reference, never the operator's own builders (compare.deploy.reference).
+        return operator_reference(webapp, namespace)
+
+    def status(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[DeployedApp]:
+        return operator_apps(api, namespace)
+
+    def undeploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        timeout: float = UNDEPLOY_TIMEOUT_S,
+    ) -> None:
+        operator_path.undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout)
+
+    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+        # After operator-down-drift the operator may be stopped: its finalizer needs it.
+        self.recover(cluster)
+        operator_path.undeploy_operator(cluster, namespace, name=webapp.name)
+
+    def detector(self, app_target: Target | None = None) -> Detector:
+        custom: tuple[str, ...] = ()
+        if app_target is not None and app_target.operator is not None:
+            custom = tuple(str(r.get("kind")) for r in app_target.operator.resources)
+        return Detector({KIND: REASONS}, custom)
+
+    def deploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> TargetDeploy:
+        # The custom resources applied here; once ready, what they own is the baseline (the
+        # desired state) and the faults act on its parts. Its (first) custom resource
+        # carries the Events that announce a correction.
+        operator = operator_arm(target)
+        desired = deploy_resources(
+            cluster, target, operator, namespace, timeout=timeout, cancel=cancel
+        )
+        announcer = str(operator.resources[0]["metadata"]["name"])
+        return TargetDeploy(desired, events_on=announcer, owned=True)
+
+    def undeploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        # Its finalizers run while the namespace is still there.
+        operator = operator_arm(target)
+        remove_resources(cluster, target, operator, namespace, timeout=timeout or REMOVE_TIMEOUT_S)
+
+    def target_desired(
+        self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
+    ) -> DesiredObjects:
+        # The baseline of owned objects the trial's deploy stored.
+        return baseline.load_desired(api, namespace, target.name)

@@ -1,0 +1,95 @@
+"""`compare deploy NAME` and `compare undeploy NAME` for a registered approach without a
+command module of its own (`compare.cli.deploy_<name>_cmd`): the built-in WebApp deployed
+through the approach's interface alone (`Approach.prepare`, `deploy`, `undeploy`), with the
+options every approach shares."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from compare.approaches import Approach
+from compare.cli.common import (
+    AppOpt,
+    ContextOpt,
+    KubeconfigOpt,
+    console,
+    not_empty,
+    print_warning,
+    refuse_system_namespace,
+    resolve_namespace,
+    target_from,
+)
+from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
+from compare.deploy.rollback import Rollback
+from compare.deploy.target_operator import ensure_namespace
+from compare.webapp import load_webapp
+
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        callback=not_empty,
+        help=f"Namespace (default: the file's metadata.namespace, else {DEFAULT_NAMESPACE}).",
+        show_default=False,
+    ),
+]
+
+
+def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.Typer) -> None:
+    """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups."""
+
+    def deploy(
+        ctx: typer.Context,
+        app: AppOpt = None,
+        namespace: NamespaceOpt = None,
+        kubeconfig: KubeconfigOpt = None,
+        context: ContextOpt = None,
+    ) -> None:
+        webapp = load_webapp(app)
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+        check_namespace_name(namespace)
+        refuse_system_namespace(namespace)
+        target = target_from(ctx, kubeconfig, context)
+        started = time.monotonic()
+        with (
+            Rollback(
+                target,
+                namespace,
+                existed=False,
+                remove=lambda: approach.undeploy(target, webapp, namespace),
+                warn=print_warning,
+            ),
+            console.status(f"deploying {webapp.name} with {approach.name} ..."),
+        ):
+            approach.prepare(target)
+            ensure_namespace(target, namespace)
+            approach.deploy(target, webapp, namespace)
+        console.print(
+            f"{approach.name}: {webapp.name} in namespace {namespace}: desired state holds"
+            f" after {time.monotonic() - started:.1f}s"
+        )
+
+    def undeploy(
+        ctx: typer.Context,
+        app: AppOpt = None,
+        namespace: NamespaceOpt = None,
+        kubeconfig: KubeconfigOpt = None,
+        context: ContextOpt = None,
+    ) -> None:
+        webapp = load_webapp(app)
+        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+        check_namespace_name(namespace)
+        refuse_system_namespace(namespace)
+        target = target_from(ctx, kubeconfig, context)
+        with console.status(f"removing {webapp.name} ({approach.name}) ..."):
+            approach.undeploy(target, webapp, namespace)
+        console.print(f"{approach.name}: {webapp.name} removed from namespace {namespace}")
+
+    deploy.__doc__ = f"Deploy the WebApp through {approach.name} and wait for its desired state."
+    undeploy.__doc__ = f"Remove what `compare deploy {approach.name}` made."
+    deploy_group.command(approach.name)(deploy)
+    undeploy_group.command(approach.name)(undeploy)
