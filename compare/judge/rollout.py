@@ -228,11 +228,12 @@ def _pod_set_behind(workload: Obj, revisions: list[Obj], pods: list[Obj], curren
     its current one, or a pod of it labelled with a revision the reading has not got yet
     (judged only once the reading has any revision of it: not every reading watches them)."""
     owner = uid(workload)
-    numbers = {
-        _revision_hash(rev): int(rev.get("revision") or 0)
-        for rev in revisions
-        if controller_uid(rev) == owner and not terminating(rev)
-    }
+    numbers: dict[str, int] = {}
+    for rev in revisions:
+        if controller_uid(rev) == owner and not terminating(rev):
+            # A pod names its revision by the revision's name (StatefulSet) or hash (DaemonSet).
+            for name in (_revision_hash(rev), str((rev.get("metadata") or {}).get("name", ""))):
+                numbers[name] = int(rev.get("revision") or 0)
     if not numbers:
         return False
     known = numbers.get(current)

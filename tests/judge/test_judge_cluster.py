@@ -111,16 +111,17 @@ def test_a_wait_with_settle_returns_only_once_the_state_kept_holding(
 
     restored: list[float] = []
 
-    def flap() -> None:
-        # Breaks the state for half a second, then puts it back: a heal that did not settle yet.
-        time.sleep(0.3)
-        core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: "x"}}})
+    def restore() -> None:
+        # Puts the state back half a second later: a heal that did not settle yet.
         time.sleep(0.5)
         core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: value}}})
         restored.append(time.monotonic())
 
     assert wait_until_holds(api, namespace, desired, timeout=30) == []
-    flapper = threading.Thread(target=flap)
+    # Broken before the wait starts: on a loaded machine its watch may start late, and a
+    # break and its repair that both came before it would leave nothing to wait for.
+    core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: "x"}}})
+    flapper = threading.Thread(target=restore)
     flapper.start()
     assert wait_until_holds(api, namespace, desired, timeout=30, settle=1.0) == []
     returned = time.monotonic()

@@ -115,11 +115,13 @@ def _statefulset(update: str) -> dict[str, Any]:
 
 
 def _revision(name: str, number: int) -> dict[str, Any]:
+    # As the StatefulSet controller makes it: named `<set>-<hash>`, labelled with the hash
+    # alone; its pods and `status.updateRevision` carry the whole name.
     return {
         "kind": "ControllerRevision",
         "metadata": {
             "name": name,
-            "labels": {REVISION_HASH: name},
+            "labels": {"controller.kubernetes.io/hash": name.rsplit("-", 1)[-1]},
             "ownerReferences": [{"kind": "StatefulSet", "uid": SET, "controller": True}],
         },
         "revision": number,
