@@ -5,10 +5,10 @@ resolves `--kubeconfig/--context` (or the embedded default) into a reachable API
 Nothing here knows about WebApps.
 """
 
-from compare.cluster.apierror import status_message
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
 from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
+from compare.kube import status_message
 
 __all__ = [
     "ClusterStatus",

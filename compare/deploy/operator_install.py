@@ -23,9 +23,9 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
 from compare.deploy.install import TOKEN_SECONDS, apply_documents, kubectl, write_token_kubeconfig
 from compare.deploy.local import free_port
+from compare.kube.apierror import delete_if_found, if_found
 from compare.paths import OPERATOR_DIR, cache_dir
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.certs import CertFiles, ensure_tls

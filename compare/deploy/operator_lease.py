@@ -24,9 +24,9 @@ import urllib3
 import yaml
 from kubernetes import client
 
-from compare.cluster.apierror import if_found
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube.apierror import if_found
 from compare.webapp import API_VERSION
 from webapp_operator.manifests import CRD_PATH
 from webapp_operator.names import CRD_NAME, LEASE_NAME

@@ -16,8 +16,7 @@ from kubernetes import client
 from pydantic import ValidationError
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import if_found
-from compare.deploy import baseline, custom
+from compare.deploy import baseline
 from compare.deploy.helm import get_release, list_releases, release_objects
 from compare.deploy.operator import operator_manifest
 from compare.deploy.ownership import helm_applied
@@ -31,6 +30,8 @@ from compare.judge import (
     workload,
 )
 from compare.judge.verdict import current_ready
+from compare.kube import served as custom
+from compare.kube.apierror import if_found
 from compare.target import HelmInstall, Operator, Target
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 

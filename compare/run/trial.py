@@ -12,7 +12,6 @@ import json
 import re
 import secrets
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Protocol
 
 from kubernetes import client
 
+from compare import kube
 from compare.chaos import shared
 from compare.cluster import ClusterTarget
 from compare.deploy.desired import desired_objects
@@ -412,8 +412,7 @@ def experiment_for(
 
 def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None:
     labels = {"app.kubernetes.io/managed-by": MANAGED_BY, RUN_LABEL: run_id}
-    body = client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels))
-    client.CoreV1Api(api).create_namespace(body)
+    kube.ensure_namespace(api, namespace, labels=labels, exists_ok=False)
 
 
 def remove_namespace(
@@ -442,11 +441,7 @@ def remove_namespace(
         uninstall_target(target, release_in(helm_arm(app_target), namespace), namespace)
     else:
         approach_of(approach).remove(target, webapp, namespace)
-    try:
-        client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+    kube.delete_namespace(api, namespace)
 
 
 def _detect(
@@ -458,13 +453,20 @@ def _detect(
     healed: bool,
 ) -> Detection | None:
     # The Event is posted asynchronously: once healed, give it a moment to appear.
-    deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
-    while True:
+
+    def look() -> Detection | None:
         custom = _announcer_kinds(ctx)
-        found = first_detection(read_events(api, namespace, name, custom), since, custom)
-        if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
-            return found
-        ctx.cancel.wait(0.1)
+        return first_detection(read_events(api, namespace, name, custom), since, custom)
+
+    try:
+        return kube.wait.poll(
+            look,
+            deadline=EVENT_GRACE_S if healed else 0.0,
+            done=lambda found: found is not None,
+            cancel=ctx.cancel,
+        )[1]
+    except kube.WaitCancelled:
+        return None
 
 
 def _announcer_kinds(ctx: TrialContext) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""Any kind the API server serves, by discovery: the calls a target's custom resources need.
+"""Any kind the API server serves, by discovery: server-side apply, read, delete, count.
 
 A target's operator arm applies objects of kinds the toolkit has never heard of (its CRDs).
 Discovery (`/apis/<group>/<version>`) says whether the API server serves a kind - listed only
@@ -14,11 +14,14 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import status_message
 from compare.errors import CompareError
-from compare.judge import REQUEST_TIMEOUT
+from compare.kube.apierror import status_message
 
 FIELD_MANAGER = "compare"
+
+# Every API call has a request timeout: (connect, read) seconds. A cluster that stops
+# answering turns into an error within this bound, never into a hang or a verdict.
+REQUEST_TIMEOUT = (3.0, 10.0)
 
 
 @dataclass(frozen=True)
@@ -83,14 +86,22 @@ def served(api: client.ApiClient, api_version: str, kind: str) -> Served | None:
     return None
 
 
-def apply(api: client.ApiClient, what: Served, namespace: str, body: dict[str, Any]) -> Any:
-    """Server-side apply (forced: re-applying re-asserts the target's own resource)."""
+def apply(
+    api: client.ApiClient,
+    what: Served,
+    namespace: str,
+    body: dict[str, Any],
+    *,
+    field_manager: str = FIELD_MANAGER,
+) -> Any:
+    """Server-side apply (forced: re-applying re-asserts the manager's own fields); the object
+    as the API server stored it. ApiException when the API server refuses it."""
     name = body["metadata"]["name"]
     return _call(
         api,
         "PATCH",
         what.path(namespace, name),
-        query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+        query_params=[("fieldManager", field_manager), ("force", "true")],
         header_params={"Content-Type": "application/apply-patch+yaml"},
         body=body,
     )
