@@ -29,7 +29,7 @@ from compare import kube
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy.helm import get_release
-from compare.deploy.install import kubectl, run_tool
+from compare.deploy.install import apply_documents, kubectl, run_tool
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.target_helm import install_target, render_target, uninstall_target
 from compare.errors import EXIT_FAILED, CompareError
@@ -249,17 +249,8 @@ def install(
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
     elif plan.form == "kustomize":
         try:
-            kubectl(
-                cluster,
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                f"--field-manager={FIELD_MANAGER}",
-                "-n",
-                plan.namespace,
-                "-f",
-                "-",
-                stdin=yaml.safe_dump_all(plan.documents, sort_keys=False),
+            apply_documents(
+                cluster, plan.documents, field_manager=FIELD_MANAGER, namespace=plan.namespace
             )
         except CompareError as exc:
             raise CompareError(

@@ -9,6 +9,7 @@ once its CRD is established - its plural and whether it is namespaced; the gener
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from kubernetes import client
 
 from compare.errors import CompareError
 from compare.kube.apierror import status_message
+from compare.kube.wait import wait_until_gone
 
 FIELD_MANAGER = "compare"
 
@@ -89,8 +91,8 @@ def served(api: client.ApiClient, api_version: str, kind: str) -> Served | None:
 def apply(
     api: client.ApiClient,
     what: Served,
-    namespace: str,
-    body: dict[str, Any],
+    namespace: str | None,
+    body: Mapping[str, Any],
     *,
     field_manager: str = FIELD_MANAGER,
 ) -> Any:
@@ -104,6 +106,60 @@ def apply(
         query_params=[("fieldManager", field_manager), ("force", "true")],
         header_params={"Content-Type": "application/apply-patch+yaml"},
         body=body,
+    )
+
+
+def apply_all(
+    api: client.ApiClient,
+    docs: Sequence[Mapping[str, Any]],
+    *,
+    field_manager: str = FIELD_MANAGER,
+    namespace: str = "default",
+) -> list[dict[str, Any]]:
+    """Server-side apply each document in order, forced (`kubectl apply --server-side
+    --force-conflicts`): a namespaced object in its own namespace, else in `namespace`. The
+    objects as stored. A kind no API serves (a CRD applied in the same batch is not established
+    yet) or a refusal is one line naming the object; what came before it stays applied."""
+    kinds: dict[tuple[str, str], Served | None] = {}
+    stored = []
+    for doc in docs:
+        key = (str(doc["apiVersion"]), str(doc["kind"]))
+        if key not in kinds:
+            kinds[key] = served(api, *key)
+        what, name = kinds[key], str(doc["metadata"]["name"])
+        if what is None:
+            raise CompareError(f"applying {key[1]} {name}: no API serves {key[1]} ({key[0]})")
+        where = (doc["metadata"].get("namespace") or namespace) if what.namespaced else None
+        try:
+            stored.append(apply(api, what, where, doc, field_manager=field_manager))
+        except client.ApiException as exc:
+            shown = f"{where}/{name}" if where else name
+            raise CompareError(f"applying {key[1]} {shown}: {api_message(exc)}") from None
+    return stored
+
+
+def established(api: client.ApiClient, crd: str) -> bool:
+    """Whether the CustomResourceDefinition `crd` exists with Established=True (its kind is
+    served from then on)."""
+    try:
+        body = _call(api, "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}")
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise CompareError(f"reading CustomResourceDefinition {crd}: {api_message(exc)}") from None
+    conditions = (body.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+
+def wait_established(api: client.ApiClient, crds: Sequence[str], *, timeout: float) -> None:
+    """Until every CRD named is Established; past `timeout`, one line naming those that are
+    not."""
+    wait_until_gone(
+        lambda: [crd for crd in crds if not established(api, crd)],
+        deadline=timeout,
+        timed_out=lambda left: CompareError(
+            f"CustomResourceDefinition {', '.join(left)} not established within {timeout:.0f}s"
+        ),
     )
 
 
