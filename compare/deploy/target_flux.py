@@ -62,7 +62,7 @@ from compare.deploy.helm import chart_crds, release_objects
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
-from compare.deploy.status import DeployedApp, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_state, summary
 from compare.deploy.target_helm import desired_of, render_target, target_chart
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
