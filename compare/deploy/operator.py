@@ -7,7 +7,7 @@ processes do not race either). What they do, in kubebuilder's words:
     install_operator   make install (CRD, RBAC, webhook cert + configuration) + make run
     start_operator     make run: the local process, under the ServiceAccount's identity
     stop_operator      SIGTERM (graceful: releases the Lease) or SIGKILL
-    deploy_operator    kubectl apply the WebApp CR, wait for Available and the desired state
+    deploy_operator    server-side apply the WebApp CR, wait for Available and the desired state
     undeploy_operator  kubectl delete the CR, wait until the finalizer has run and it is gone
 
 One operator per cluster, found rather than duplicated: before starting a process, the
