@@ -23,12 +23,11 @@ from kubernetes import client
 from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
-from compare.cluster import status_message
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.judge.kinds import KINDS, REQUEST_TIMEOUT
 from compare.judge.secrets import hashed_secret
-from compare.kube import wait_for
+from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
 
 __all__ = [

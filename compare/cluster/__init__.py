@@ -8,7 +8,6 @@ Nothing here knows about WebApps.
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
 from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
-from compare.kube import status_message
 
 __all__ = [
     "ClusterStatus",
@@ -17,6 +16,5 @@ __all__ = [
     "ensure_binaries",
     "new_api_client",
     "resolve_target",
-    "status_message",
     "tool_path",
 ]

@@ -30,7 +30,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, status_message
+from compare.cluster import ClusterTarget
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
@@ -77,6 +77,7 @@ from compare.kube import (
     check_namespace_name,
     ensure_namespace,
     served,
+    status_message,
     wait_for,
     wait_until_gone,
 )

@@ -1,9 +1,10 @@
 """Any kind the API server serves, by discovery: server-side apply, read, delete, count.
 
-A target's operator arm applies objects of kinds the toolkit has never heard of (its CRDs).
-Discovery (`/apis/<group>/<version>`) says whether the API server serves a kind - listed only
-once its CRD is established - its plural and whether it is namespaced; the generic calls here
-(server-side apply, read, delete, list) are built on that path, with request timeouts.
+Installs apply documents of many kinds, and a target's operator arm applies kinds the toolkit
+has never heard of (its CRDs). Discovery (`/apis/<group>/<version>`) says whether the API
+server serves a kind - listed only once its CRD is established - its plural and whether it is
+namespaced; the generic calls here (server-side apply, read, delete, list) are built on that
+path, with request timeouts.
 """
 
 from __future__ import annotations
