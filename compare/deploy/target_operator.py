@@ -260,19 +260,11 @@ def install(
 
 
 def _delete_documents(cluster: ClusterTarget, namespace: str, docs: Sequence[Any]) -> None:
-    if docs:
-        kubectl(
-            cluster,
-            "delete",
-            "-n",
-            namespace,
-            "--ignore-not-found",
-            "--wait=true",
-            f"--timeout={int(REMOVE_TIMEOUT_S)}s",
-            "-f",
-            "-",
-            stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
-        )
+    api = cluster.api_client()
+    try:
+        api_of.delete_all(api, docs, timeout=REMOVE_TIMEOUT_S, namespace=namespace)
+    finally:
+        api.close()
 
 
 def uninstall(

@@ -164,7 +164,9 @@ def wait_established(api: client.ApiClient, crds: Sequence[str], *, timeout: flo
     )
 
 
-def read(api: client.ApiClient, what: Served, namespace: str, name: str) -> dict[str, Any] | None:
+def read(
+    api: client.ApiClient, what: Served, namespace: str | None, name: str
+) -> dict[str, Any] | None:
     try:
         found: dict[str, Any] = _call(api, "GET", what.path(namespace, name))
     except client.ApiException as exc:
@@ -174,7 +176,7 @@ def read(api: client.ApiClient, what: Served, namespace: str, name: str) -> dict
     return found
 
 
-def delete(api: client.ApiClient, what: Served, namespace: str, name: str) -> bool:
+def delete(api: client.ApiClient, what: Served, namespace: str | None, name: str) -> bool:
     """Delete (foreground is the garbage collector's business: background). False: absent."""
     try:
         _call(
@@ -188,6 +190,47 @@ def delete(api: client.ApiClient, what: Served, namespace: str, name: str) -> bo
             return False
         raise
     return True
+
+
+def delete_all(
+    api: client.ApiClient,
+    docs: Sequence[Mapping[str, Any]],
+    *,
+    timeout: float,
+    namespace: str = "default",
+) -> None:
+    """Delete each document's object (a namespaced one in its own namespace, else in
+    `namespace`), then wait until all are gone (`kubectl delete --ignore-not-found --wait`).
+    What is absent, or of a kind no API serves, is skipped. Past `timeout`, one line naming
+    what is left."""
+    deleted: list[tuple[Served, str | None, str]] = []
+    for doc in docs:
+        what = served(api, str(doc["apiVersion"]), str(doc["kind"]))
+        if what is None:
+            continue
+        name = str(doc["metadata"]["name"])
+        where = (doc["metadata"].get("namespace") or namespace) if what.namespaced else None
+        try:
+            if delete(api, what, where, name):
+                deleted.append((what, where, name))
+        except client.ApiException as exc:
+            shown = f"{where}/{name}" if where else name
+            raise CompareError(f"deleting {what.kind} {shown}: {api_message(exc)}") from None
+
+    def left() -> list[str]:
+        return [
+            f"{what.kind} {f'{where}/' if where else ''}{name}"
+            for what, where, name in deleted
+            if read(api, what, where, name) is not None
+        ]
+
+    wait_until_gone(
+        left,
+        deadline=timeout,
+        timed_out=lambda still: CompareError(
+            f"{', '.join(still)} still present {timeout:.0f}s after deletion"
+        ),
+    )
 
 
 def count(api: client.ApiClient, what: Served) -> int:

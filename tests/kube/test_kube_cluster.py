@@ -114,3 +114,45 @@ def test_a_wait_that_times_out_names_what_was_missing(
             cancel=cancel,
             what="ConfigMap absent",
         )
+
+
+def test_documents_are_applied_in_order_and_deleted_until_gone(
+    api: client.ApiClient, namespace: str
+) -> None:
+    role = f"t-kube-{uuid.uuid4().hex[:6]}"
+    docs: list[dict[str, object]] = [
+        _config_map("first", "1"),
+        {**_config_map("second", "2"), "metadata": {"name": "second", "namespace": namespace}},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": [],
+        },
+    ]
+    stored = served.apply_all(api, docs, field_manager="kube-test", namespace=namespace)
+    assert [s["metadata"].get("namespace") for s in stored] == [namespace, namespace, None]
+    core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
+    assert core.read_namespaced_config_map("first", namespace).data == {"k": "1"}
+    try:
+        served.delete_all(
+            api, [*docs, _config_map("never-made", "x")], timeout=30.0, namespace=namespace
+        )
+        assert (
+            core.list_namespaced_config_map(namespace, field_selector="metadata.name=first").items
+            == []
+        )
+        with pytest.raises(client.ApiException) as gone:
+            rbac.read_cluster_role(role)
+        assert gone.value.status == 404
+    finally:
+        served.delete_all(api, docs[2:], timeout=30.0)
+
+
+def test_a_document_of_a_kind_not_served_is_one_line(api: client.ApiClient, namespace: str) -> None:
+    unknown = {"apiVersion": "example.invalid/v1", "kind": "Nothing", "metadata": {"name": "x"}}
+    with pytest.raises(CompareError) as raised:
+        served.apply_all(api, [_config_map("before", "1"), unknown], namespace=namespace)
+    assert str(raised.value) == "applying Nothing x: no API serves Nothing (example.invalid/v1)"
+    # What came before it stays applied.
+    assert client.CoreV1Api(api).read_namespaced_config_map("before", namespace).data == {"k": "1"}
