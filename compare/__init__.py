@@ -4,14 +4,18 @@ Deploys one WebApp through a Helm chart and through the WebApp operator, injects
 with chaostoolkit experiments and measures, per fault and per approach, whether the
 desired state comes back, how fast, and on what evidence.
 
-Layers (lower never import higher):
-  errors, paths            helpers with no Kubernetes knowledge
-  cluster                  the embedded control plane and cluster targets
-  webapp                   the one WebApp spec and its conversions (values, CR, desired state)
-  deploy                   the Helm and operator paths
-  chaos, run               experiments, trials, timing and evidence
-  report, check            verdicts from results.json alone
-  cli                      thin Typer commands over all of the above
+Layers, lowest first (a lower one never imports a higher one; docs/architecture.md,
+enforced by tests/architecture):
+  base         errors, paths, inputfile, outputfile: no Kubernetes knowledge
+  kube         the Kubernetes API mechanics: apply, read, delete, wait, namespaces
+  model        cluster (the embedded control plane, targets), webapp (the one WebApp spec)
+  judge        judge (desired state, closed-world verdicts), target (target files), results
+  operator     webapp_operator (its own package; shares base, kube, webapp and judge)
+  deploy       the Helm, operator and Flux paths
+  experiments  chaos (the chaostoolkit extension), approaches
+  run          trials, timing and evidence
+  verdicts     report, check: verdicts from results.json alone
+  cli          thin Typer commands over all of the above
 """
 
 from typing import Any

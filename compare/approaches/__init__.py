@@ -19,7 +19,7 @@ from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
 from compare.cluster import ClusterTarget
-from compare.deploy.status import DeployedApp
+from compare.deploy.rows import DeployedApp
 from compare.errors import CompareError
 from compare.judge import DesiredObjects
 from compare.webapp import WebApp

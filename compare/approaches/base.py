@@ -23,7 +23,7 @@ from compare.target import HelmInstall, Operator, Target
 from compare.webapp import WebApp
 
 if TYPE_CHECKING:
-    from compare.deploy.status import DeployedApp
+    from compare.deploy.rows import DeployedApp
 
 # Seconds a full `undeploy` may take before it is an error.
 UNDEPLOY_TIMEOUT_S = 120.0

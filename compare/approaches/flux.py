@@ -21,7 +21,7 @@ from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, Targ
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_status import flux_apps
-from compare.deploy.status import DeployedApp
+from compare.deploy.rows import DeployedApp
 from compare.deploy.target_flux import (
     deploy_target_flux,
     flux_arm,

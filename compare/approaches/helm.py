@@ -23,7 +23,8 @@ from compare.deploy.helm import (
     webapp_manifest,
 )
 from compare.deploy.ownership import helm_applied
-from compare.deploy.status import DeployedApp, helm_apps
+from compare.deploy.rows import DeployedApp
+from compare.deploy.status import helm_apps
 from compare.deploy.target_helm import (
     deploy_target,
     helm_arm,

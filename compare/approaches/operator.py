@@ -23,7 +23,8 @@ from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy import operator as operator_path
 from compare.deploy.reference import operator_reference
-from compare.deploy.status import DeployedApp, operator_apps
+from compare.deploy.rows import DeployedApp
+from compare.deploy.status import operator_apps
 from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
     deploy_resources,

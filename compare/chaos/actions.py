@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,11 +23,11 @@ from kubernetes import client
 from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
-from compare.cluster import status_message
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.judge.kinds import KINDS, REQUEST_TIMEOUT
 from compare.judge.secrets import hashed_secret
+from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
 
 __all__ = [
@@ -503,27 +502,34 @@ def recreate_object(
             body["metadata"].pop(key, None)
         delete = judged.call(api, "delete")
         args = (name, ns) if judged.namespaced else (name,)
-        deadline = time.monotonic() + float(timeout)
-        # A controller may make the object again first: then that one is deleted in turn,
-        # until the copy gets the name (bounded).
-        while True:
+        create = judged.create_call(api)
+
+        def attempt() -> Any:
+            """Delete, create: the copy (None when the name was taken again meanwhile)."""
             try:
                 delete(*args, _request_timeout=REQUEST_TIMEOUT)
             except client.ApiException as exc:
                 if exc.status != 404:
                     raise
             try:
-                created = judged.create_call(api)(ns, body, _request_timeout=REQUEST_TIMEOUT)
-                break
+                return create(ns, body, _request_timeout=REQUEST_TIMEOUT)
             except client.ApiException as exc:
                 if exc.status != 409:
                     raise
-            if time.monotonic() > deadline:
-                raise ActivityFailed(
-                    f"recreate_object: {kind} {ns}/{name} was taken again each time within"
-                    f" {float(timeout):.0f}s"
-                )
-            time.sleep(0.05)
+            return None
+
+        # A controller may make the object again first: then that one is deleted in turn,
+        # until the copy gets the name (bounded).
+        created = wait_for(
+            attempt,
+            deadline=float(timeout),
+            done=lambda made: made is not None,
+            timed_out=lambda _: ActivityFailed(
+                f"recreate_object: {kind} {ns}/{name} was taken again each time within"
+                f" {float(timeout):.0f}s"
+            ),
+            interval=0.05,
+        )
         stored = api.sanitize_for_serialization(created)
     except client.ApiException as exc:
         raise ActivityFailed(f"recreating {kind} {ns}/{name} failed: {_api_message(exc)}") from exc

@@ -32,6 +32,7 @@ from compare.cluster import EmbeddedCluster, new_api_client
 from compare.cluster.embedded import COMPONENTS
 from compare.deploy.operator_install import cluster_key, is_local
 from compare.errors import CompareError
+from compare.kube import wait_until_gone
 
 __all__ = [
     "restart_control_plane_component",
@@ -176,29 +177,34 @@ def _pids(cluster: EmbeddedCluster) -> dict[str, int | None]:
 def _lead_again(cluster: EmbeddedCluster, *, since: float | None) -> None:
     """Wait until each leader's Lease was renewed after `since` (None: any holder will do)
     by a live process; a leader that exited meanwhile is started again first."""
-    deadline = time.monotonic() + LEADER_TIMEOUT_S
     pending = set(LEADERS)
     # The cluster's own kubeconfig: the Leases of the very cluster whose processes these are.
     api = new_api_client(cluster.kubeconfig, None)
+
+    def not_leading() -> list[str]:
+        nonlocal since
+        dead = [name for name in pending if cluster.component_pid(name) is None]
+        if dead:
+            # A fresh process must take the Lease: the dead one's renewals do not count.
+            since = time.time() if since is None else since
+            _release_leases(cluster, dead)
+            cluster.start_components()
+        for name in sorted(pending):
+            renewed = _renewed(api, name)
+            if renewed is not None and (since is None or renewed >= since):
+                pending.discard(name)
+        return sorted(pending)
+
     try:
-        while pending:
-            dead = [name for name in pending if cluster.component_pid(name) is None]
-            if dead:
-                # A fresh process must take the Lease: the dead one's renewals do not count.
-                since = time.time() if since is None else since
-                _release_leases(cluster, dead)
-                cluster.start_components()
-            for name in sorted(pending):
-                renewed = _renewed(api, name)
-                if renewed is not None and (since is None or renewed >= since):
-                    pending.discard(name)
-            if pending and time.monotonic() > deadline:
-                raise CompareError(
-                    f"{', '.join(sorted(pending))} did not lead again within"
-                    f" {LEADER_TIMEOUT_S:.0f}s (logs in {cluster.cluster_dir / 'logs'})"
-                )
-            if pending:
-                time.sleep(POLL_S)
+        wait_until_gone(
+            not_leading,
+            deadline=LEADER_TIMEOUT_S,
+            timed_out=lambda left: CompareError(
+                f"{', '.join(left)} did not lead again within"
+                f" {LEADER_TIMEOUT_S:.0f}s (logs in {cluster.cluster_dir / 'logs'})"
+            ),
+            interval=POLL_S,
+        )
     finally:
         api.close()
 

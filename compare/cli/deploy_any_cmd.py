@@ -22,9 +22,10 @@ from compare.cli.common import (
     resolve_namespace,
     target_from,
 )
-from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
+from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_operator import ensure_namespace
+from compare.kube import check_namespace_name
 from compare.webapp import load_webapp
 
 NamespaceOpt = Annotated[

@@ -32,7 +32,6 @@ from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
     chart_values,
-    check_namespace_name,
     check_release_name,
     deploy_helm,
     get_release,
@@ -42,6 +41,7 @@ from compare.deploy.helm import (
 from compare.deploy.rollback import Rollback
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
+from compare.kube import check_namespace_name
 from compare.webapp import WebApp, load_webapp
 
 # Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.

@@ -36,7 +36,6 @@ from compare.cli.target_cmd import (
     undeploy_target_operator,
 )
 from compare.deploy.operator import (
-    check_namespace,
     count_webapps,
     deploy_operator,
     install_operator,
@@ -47,6 +46,7 @@ from compare.deploy.operator import (
 )
 from compare.deploy.rollback import Rollback
 from compare.errors import EXIT_USAGE, CompareError
+from compare.kube import check_namespace_name
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
@@ -101,7 +101,7 @@ def deploy_operator_command(
     # for a bad file, namespace or flag).
     webapp = load_webapp(app)
     namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-    check_namespace(namespace)
+    check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     check_host(webhook_host)
     operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
@@ -199,7 +199,7 @@ def undeploy_operator_command(
     else:
         webapp_name = name
     namespace = DEFAULT_NAMESPACE if namespace is None else namespace
-    check_namespace(namespace)
+    check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     target = target_from(ctx, kubeconfig, context)
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):

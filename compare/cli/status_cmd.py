@@ -12,9 +12,10 @@ from compare.approaches import REGISTRY, deployed_apps
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, not_empty, target_from
 from compare.cli.target_cmd import TargetOpt, target_status
 from compare.cli.target_flux_cmd import target_flux_status
-from compare.deploy.helm import DEFAULT_NAMESPACE, check_namespace_name
-from compare.deploy.status import DeployedApp
+from compare.deploy.helm import DEFAULT_NAMESPACE
+from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
+from compare.kube import check_namespace_name
 from compare.target import load_target
 
 

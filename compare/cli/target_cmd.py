@@ -24,7 +24,8 @@ from compare.deploy.baseline import baseline_name
 from compare.deploy.helm import DEFAULT_NAMESPACE, get_release
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.rollback import Rollback
-from compare.deploy.status import DeployedApp, target_app, target_operator_app
+from compare.deploy.rows import DeployedApp
+from compare.deploy.status import target_app, target_operator_app
 from compare.deploy.target_helm import (
     install_target,
     release_desired,

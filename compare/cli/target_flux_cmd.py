@@ -20,7 +20,7 @@ from compare.deploy.flux import format_interval, read_helm_release, remove_flux
 from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
-from compare.deploy.status import DeployedApp
+from compare.deploy.rows import DeployedApp
 from compare.deploy.target_flux import (
     deploy_target_flux,
     flux_arm,

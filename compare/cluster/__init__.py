@@ -5,7 +5,6 @@ resolves `--kubeconfig/--context` (or the embedded default) into a reachable API
 Nothing here knows about WebApps.
 """
 
-from compare.cluster.apierror import status_message
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
 from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
@@ -17,6 +16,5 @@ __all__ = [
     "ensure_binaries",
     "new_api_client",
     "resolve_target",
-    "status_message",
     "tool_path",
 ]

@@ -24,6 +24,7 @@ import yaml
 
 from compare.cluster.binaries import ensure_binaries, tool_path
 from compare.errors import CompareError
+from compare.kube import poll, wait_until_gone
 from compare.paths import bin_dir, cache_dir
 
 DEFAULT_NAME = "compare"
@@ -191,12 +192,7 @@ class EmbeddedCluster:
 
     def _wait_ready(self, *, timeout: float) -> bool:
         """kwokctl start returns once the processes are launched, not when they serve."""
-        deadline = time.monotonic() + timeout
-        while not self._api_ready():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.2)
-        return True
+        return poll(self._api_ready, deadline=timeout, interval=0.2)[0]
 
     def _api_ready(self) -> bool:
         result = self._kubectl("get", "--raw", "/readyz", timeout=10, check=False)
@@ -302,12 +298,13 @@ class EmbeddedCluster:
             # A stale directory kwokctl cannot parse: nothing runs, so removing it is safe.
             shutil.rmtree(self.cluster_dir)
         # kwokctl signals the components and returns; wait so that "down" means gone.
-        deadline = time.monotonic() + 30
-        while any(_alive(pid) for pid in pids):
-            if time.monotonic() > deadline:
-                left = ", ".join(str(pid) for pid in pids if _alive(pid))
-                raise CompareError(f"embedded cluster processes still running after down: {left}")
-            time.sleep(0.1)
+        wait_until_gone(
+            lambda: [str(pid) for pid in pids if _alive(pid)],
+            deadline=30,
+            timed_out=lambda left: CompareError(
+                f"embedded cluster processes still running after down: {', '.join(left)}"
+            ),
+        )
         return True
 
     # -- capacity -------------------------------------------------------------------------
@@ -409,18 +406,15 @@ class EmbeddedCluster:
             raise CompareError(f"{component} of the embedded cluster {self.name!r} is not running")
         sig = signal.SIGKILL if kill else signal.SIGTERM
         os.kill(pid, sig)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while _alive(pid):
-            if time.monotonic() > deadline:
-                if sig == signal.SIGKILL:
-                    raise CompareError(
-                        f"{component} (pid {pid}) of the embedded cluster {self.name!r} is"
-                        f" still running {STOP_TIMEOUT_S:.0f}s after SIGKILL"
-                    )
-                sig = signal.SIGKILL  # a graceful stop that overran: finish it
-                os.kill(pid, sig)
-                deadline = time.monotonic() + STOP_TIMEOUT_S
-            time.sleep(0.005)
+        stopped, _ = poll(lambda: not _alive(pid), deadline=STOP_TIMEOUT_S, interval=0.005)
+        if not stopped and sig == signal.SIGTERM:
+            os.kill(pid, signal.SIGKILL)  # a graceful stop that overran: finish it
+            stopped, _ = poll(lambda: not _alive(pid), deadline=STOP_TIMEOUT_S, interval=0.005)
+        if not stopped:
+            raise CompareError(
+                f"{component} (pid {pid}) of the embedded cluster {self.name!r} is"
+                f" still running {STOP_TIMEOUT_S:.0f}s after SIGKILL"
+            )
         self._hold_ports(component)
         (self.cluster_dir / "pids" / f"{component}.pid").unlink(missing_ok=True)
         return pid

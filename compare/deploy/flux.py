@@ -28,7 +28,6 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
 from compare.deploy.flux_charts import package_repository
 from compare.deploy.flux_install import (
     CONTROLLERS,
@@ -56,12 +55,11 @@ from compare.deploy.helm import (
     CHART_DIR,
     CHART_NAME,
     chart_values,
-    check_namespace_name,
     check_release_name,
     webapp_manifest,
 )
 from compare.deploy.install import apply_documents
-from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.live import wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
     cluster_uid,
@@ -74,6 +72,8 @@ from compare.deploy.operator_install import cluster_key
 from compare.deploy.ownership import flux_applied
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_for, wait_until_gone
+from compare.kube.apierror import delete_if_found, if_found
 from compare.paths import cache_dir
 from compare.webapp import WebApp
 
@@ -411,22 +411,26 @@ def wait_helm_release_ready(
     started: float | None = None,
     cancel: threading.Event | None = None,
 ) -> None:
-    deadline = (time.monotonic() if started is None else started) + timeout
-    text = "waiting for the HelmRelease"
-    while True:
+    def look() -> tuple[bool | None, str]:
         state, text = _ready_now(read_helm_release(api, namespace, name))
-        if state is True:
-            return
         if state is False:
             raise CompareError(
                 f"HelmRelease {namespace}/{name} failed: {text}", exit_code=EXIT_FAILED
             )
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"HelmRelease {namespace}/{name} was not Ready within {timeout:.0f}s ({text})",
-                exit_code=EXIT_FAILED,
-            )
-        sleep_unless_cancelled(cancel, POLL_S, f"HelmRelease {namespace}/{name}")
+        return state, text
+
+    wait_for(
+        look,
+        deadline=Deadline(timeout, started=started),
+        done=lambda look: look[0] is True,
+        timed_out=lambda look: CompareError(
+            f"HelmRelease {namespace}/{name} was not Ready within {timeout:.0f}s ({look[1]})",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+        cancel=cancel,
+        what=f"HelmRelease {namespace}/{name}",
+    )
 
 
 def deploy_flux(
@@ -459,16 +463,7 @@ def deploy_flux(
     )
     api = target.api_client()
     try:
-        namespace_found = if_found(
-            f"reading namespace {namespace} failed",
-            client.CoreV1Api(api).read_namespace,
-            namespace,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
-        if namespace_found is None:
-            docs.insert(
-                0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-            )
+        ensure_namespace(api, namespace)
         apply_documents(target, docs, field_manager=FIELD_MANAGER)
         wait_helm_release_ready(
             api, namespace, release, timeout=timeout, started=started, cancel=cancel
@@ -478,7 +473,7 @@ def deploy_flux(
             namespace,
             flux_manifest(webapp, namespace, release=release, extra_values=extra_values),
         )
-        left = max(1.0, timeout - (time.monotonic() - started))
+        left = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(api, namespace, desired, timeout=left, what="WebApp", cancel=cancel)
     finally:
         api.close()
@@ -520,8 +515,9 @@ def undeploy_flux(
                 _request_timeout=REQUEST_TIMEOUT,
             )
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-        while True:
-            left = [
+
+        def left() -> list[str]:
+            return [
                 what
                 for what, gone in (
                     (f"HelmRelease {release}", not _exists(api, HELM_API, namespace, release)),
@@ -540,15 +536,18 @@ def undeploy_flux(
                 )
                 if not gone
             ]
-            if not left:
-                return True
-            if time.monotonic() - started > timeout:
-                raise CompareError(
-                    f"undeploying {namespace}/{release} through Flux: {left[0]} still present "
-                    f"after {timeout:.0f}s",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+
+        wait_until_gone(
+            left,
+            deadline=Deadline(timeout, started=started),
+            timed_out=lambda still: CompareError(
+                f"undeploying {namespace}/{release} through Flux: {still[0]} still present "
+                f"after {timeout:.0f}s",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
+        return True
     finally:
         api.close()
 

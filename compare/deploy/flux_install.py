@@ -27,6 +27,7 @@ from compare.cluster.binaries import run_build
 from compare.cluster.toolchain import FLUX
 from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
 from compare.errors import CompareError
+from compare.kube.served import wait_established
 from compare.paths import bin_dir, cache_dir
 
 FLUX_NAMESPACE = "compare-flux"
@@ -188,8 +189,11 @@ def apply_flux_objects(target: ClusterTarget) -> None:
     until the CRDs are established."""
     crds = crd_documents()
     apply_documents(target, [*crds, *_identity_documents()], field_manager=FIELD_MANAGER)
-    names = [f"crd/{doc['metadata']['name']}" for doc in crds]
-    kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
+    api = target.api_client()
+    try:
+        wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
+    finally:
+        api.close()
 
 
 # The ClusterRoles (and bindings) a target's chart gets helm-controller granted

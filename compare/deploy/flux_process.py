@@ -34,6 +34,7 @@ from compare.deploy.local import (
     write_record,
 )
 from compare.errors import CompareError
+from compare.kube import wait_for
 
 POLL_S = 0.1
 STOP_TIMEOUT_S = 15.0
@@ -96,19 +97,26 @@ def spawn(
 def wait_ready(info: FluxProcess, timeout: float) -> None:
     """Until its ready URL answers 200; a one-line error (its last log line) when it exits or
     does not get ready in time."""
-    deadline = time.monotonic() + timeout
-    while not is_ready(info):
+
+    def ready() -> bool:
+        if is_ready(info):
+            return True
         if not alive(info):
             raise CompareError(
                 f"{info.name} exited during start-up: {last_log_line(info.log_path)} "
                 f"(log {info.log})"
             )
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"{info.name} was not ready within {timeout:.0f}s: "
-                f"{last_log_line(info.log_path)} (log {info.log})"
-            )
-        time.sleep(POLL_S)
+        return False
+
+    wait_for(
+        ready,
+        deadline=timeout,
+        timed_out=lambda _: CompareError(
+            f"{info.name} was not ready within {timeout:.0f}s: "
+            f"{last_log_line(info.log_path)} (log {info.log})"
+        ),
+        interval=POLL_S,
+    )
 
 
 def terminate(info: FluxProcess, timeout: float = STOP_TIMEOUT_S) -> None:

@@ -16,7 +16,7 @@ from compare.deploy.flux import (
 )
 from compare.deploy.helm import render
 from compare.deploy.ownership import flux_applied
-from compare.deploy.status import DeployedApp, judged_app
+from compare.deploy.rows import DeployedApp, judged_app
 from compare.errors import CompareError
 from compare.judge import judged_objects
 

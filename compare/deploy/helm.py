@@ -26,10 +26,11 @@ from pyhelm3 import errors as helm_errors
 
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
-from compare.deploy.live import POLL_S, read_live, sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.live import read_live, wait_for_desired_state
 from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects, with_api_defaults
+from compare.kube import POLL_S, Deadline, check_namespace_name, wait_for, wait_until_gone
 from compare.paths import CHARTS_DIR
 from compare.webapp import WebApp, to_helm_values
 
@@ -41,7 +42,6 @@ DEFAULT_TIMEOUT_S = 120.0
 WEBAPP_KEYS = frozenset({"fullnameOverride", "replicaCount", "image", "port", "env", "resources"})
 
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 # pyhelm3 logs every failed helm command as a warning; the failure is raised as a CompareError
 # instead, so without a configured logging setup the warning must not reach stderr.
@@ -67,13 +67,6 @@ def check_release_name(release: str) -> None:
     if len(release) > 53 or not _RELEASE_NAME.match(release):
         raise CompareError(
             f"release {release!r}: must be a lower-case DNS name of at most 53 characters"
-        )
-
-
-def check_namespace_name(namespace: str) -> None:
-    if len(namespace) > 63 or not _NAMESPACE_NAME.match(namespace):
-        raise CompareError(
-            f"namespace {namespace!r}: must be a lower-case DNS label of at most 63 characters"
         )
 
 
@@ -304,22 +297,30 @@ def wait_available(
     `timeout` counts from `started` (a `time.monotonic()` value, default now), so a caller
     that already spent part of its budget reports the whole budget when it runs out.
     """
-    deadline = (time.monotonic() if started is None else started) + timeout
-    last = ""
-    while True:
-        deployment = read_live(api, namespace, name).deployment
-        done, text = _deployment_progress(deployment)
-        if on_progress is not None and text != last:
+    last = [""]
+
+    def look() -> tuple[bool, str]:
+        done, text = _deployment_progress(read_live(api, namespace, name).deployment)
+        if on_progress is not None and text != last[0]:
             on_progress(text)
-            last = text
-        if done:
-            return
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({text})",
-                exit_code=EXIT_FAILED,
-            )
-        sleep_unless_cancelled(cancel, POLL_S, f"Deployment {namespace}/{name}")
+            last[0] = text
+        return done, text
+
+    def timed_out(state: tuple[bool, str]) -> CompareError:
+        return CompareError(
+            f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({state[1]})",
+            exit_code=EXIT_FAILED,
+        )
+
+    wait_for(
+        look,
+        deadline=Deadline(timeout, started=started),
+        done=lambda state: state[0],
+        timed_out=timed_out,
+        interval=POLL_S,
+        cancel=cancel,
+        what=f"Deployment {namespace}/{name}",
+    )
 
 
 def deploy_helm(
@@ -368,7 +369,7 @@ def deploy_helm(
         )
         # Available with the rollout done, the desired state normally holds at once; the floor
         # leaves a moment for a last status update when the budget is nearly spent.
-        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        remaining = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(
             api,
             namespace,
@@ -521,26 +522,30 @@ def undeploy_helm(
         if obj.get("kind") == "Deployment"
     ]
     api = target.api_client()
+
+    def left() -> list[str]:
+        still = [
+            f"{obj['kind']} {obj['metadata']['name']}"
+            for obj in objects
+            if _exists(api, obj, namespace)
+        ]
+        pods = sum(_leftover_pods(api, namespace, sel) for sel in selectors if sel)
+        if pods:
+            still.append(f"{pods} pod(s)")
+        if still and on_progress is not None:
+            on_progress(f"waiting for {', '.join(still)} to go")
+        return still
+
     try:
-        while True:
-            left = [
-                f"{obj['kind']} {obj['metadata']['name']}"
-                for obj in objects
-                if _exists(api, obj, namespace)
-            ]
-            pods = sum(_leftover_pods(api, namespace, sel) for sel in selectors if sel)
-            if pods:
-                left.append(f"{pods} pod(s)")
-            if not left:
-                return
-            if on_progress is not None:
-                on_progress(f"waiting for {', '.join(left)} to go")
-            if time.monotonic() - started > timeout:
-                raise CompareError(
-                    f"helm release {namespace}/{release}: {', '.join(left)} still present "
-                    f"{timeout:.0f}s after uninstall",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+        wait_until_gone(
+            left,
+            deadline=Deadline(timeout, started=started),
+            timed_out=lambda still: CompareError(
+                f"helm release {namespace}/{release}: {', '.join(still)} still present "
+                f"{timeout:.0f}s after uninstall",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
     finally:
         api.close()

@@ -1,6 +1,7 @@
 """What installing an approach into a cluster shares: the CLI tools (kubectl, helm) with one-line
-errors, server-side apply of documents, and a kubeconfig carrying a ServiceAccount's token for a
-local process that must run with exactly that identity's permissions."""
+errors, server-side apply of documents (through `compare.kube`), and a kubeconfig carrying a
+ServiceAccount's token for a local process that must run with exactly that identity's
+permissions."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from kubernetes import client
 from compare import outputfile
 from compare.cluster import ClusterTarget, tool_path
 from compare.errors import CompareError
+from compare.kube import served
 
 # A local process's token lives a week; every start requests a fresh one.
 TOKEN_SECONDS = 7 * 24 * 3600
@@ -48,19 +50,18 @@ def kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
 
 
 def apply_documents(
-    target: ClusterTarget, docs: Sequence[dict[str, Any]], *, field_manager: str
+    target: ClusterTarget,
+    docs: Sequence[dict[str, Any]],
+    *,
+    field_manager: str,
+    namespace: str = "default",
 ) -> None:
-    """`kubectl apply --server-side --force-conflicts` of these documents."""
-    kubectl(
-        target,
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        f"--field-manager={field_manager}",
-        "-f",
-        "-",
-        stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
-    )
+    """Server-side apply of these documents (forced), in order (`compare.kube.served`)."""
+    api = target.api_client()
+    try:
+        served.apply_all(api, docs, field_manager=field_manager, namespace=namespace)
+    finally:
+        api.close()
 
 
 def write_token_kubeconfig(

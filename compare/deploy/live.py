@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,25 +16,10 @@ from kubernetes import client
 
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read, wait_until_holds
-
-POLL_S = 0.1
-
-
-class WaitCancelled(CompareError):
-    """The caller's cancel event was set during a wait."""
-
+from compare.kube import WaitCancelled
 
 # How many of the differences an error names.
 SHOWN = 4
-
-
-def sleep_unless_cancelled(cancel: threading.Event | None, seconds: float, what: str) -> None:
-    """One poll interval of a wait; WaitCancelled (`<what>: cancelled`) when the caller's cancel
-    event is set meanwhile."""
-    if cancel is None:
-        time.sleep(seconds)
-    elif cancel.wait(seconds):
-        raise WaitCancelled(f"{what}: cancelled")
 
 
 def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:

@@ -33,6 +33,7 @@ from kubernetes import client
 from compare import outputfile
 from compare.cluster import ClusterTarget
 from compare.errors import CompareError
+from compare.kube import wait as kube_wait
 
 T = TypeVar("T")
 
@@ -247,11 +248,13 @@ def stop_session(
     if not alive():
         return
     signal_group(pid, signal.SIGKILL if kill else signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while alive() or group_alive(pid):
-        if time.monotonic() > deadline:
-            if kill:
-                raise CompareError(f"{what} {pid} survived SIGKILL")
-            signal_group(pid, signal.SIGKILL)
-            kill, deadline = True, time.monotonic() + timeout
-        time.sleep(poll)
+
+    def gone() -> bool:
+        return not (alive() or group_alive(pid))
+
+    if not kill and kube_wait.poll(gone, deadline=timeout, interval=poll)[0]:
+        return
+    if not kill:
+        signal_group(pid, signal.SIGKILL)
+    if not kube_wait.poll(gone, deadline=timeout, interval=poll)[0]:
+        raise CompareError(f"{what} {pid} survived SIGKILL")

@@ -7,7 +7,7 @@ processes do not race either). What they do, in kubebuilder's words:
     install_operator   make install (CRD, RBAC, webhook cert + configuration) + make run
     start_operator     make run: the local process, under the ServiceAccount's identity
     stop_operator      SIGTERM (graceful: releases the Lease) or SIGKILL
-    deploy_operator    kubectl apply the WebApp CR, wait for Available and the desired state
+    deploy_operator    server-side apply the WebApp CR, wait for Available and the desired state
     undeploy_operator  kubectl delete the CR, wait until the finalizer has run and it is gone
 
 One operator per cluster, found rather than duplicated: before starting a process, the
@@ -20,8 +20,6 @@ stopped again before the error is raised.
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 import threading
 import time
@@ -32,9 +30,8 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, status_message
-from compare.cluster.apierror import if_found
-from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.cluster import ClusterTarget
+from compare.deploy.live import wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
     cluster_uid,
@@ -73,8 +70,19 @@ from compare.deploy.operator_process import (
     terminate,
 )
 from compare.deploy.reference import operator_reference
-from compare.errors import EXIT_FAILED, CompareError
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.kube import (
+    Deadline,
+    Served,
+    check_namespace_name,
+    ensure_namespace,
+    served,
+    status_message,
+    wait_for,
+    wait_until_gone,
+)
+from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
 from webapp_operator.builders import build_deployment, build_service, owner_reference
@@ -254,35 +262,45 @@ def _await_ready(
     """Wait until our process leads and is ready. Should another operator be seen renewing a
     Lease meanwhile (ours stands by behind it), ours is a duplicate: stop it, use that one.
     On any failure the process is stopped before the error propagates."""
-    deadline = time.monotonic() + timeout
     watch: LeaseWatch | None = None
     next_look = time.monotonic() + LOOK_EVERY_S
     api = target.api_client()
+
+    def look() -> OperatorHandle | bool:
+        """Ready (True), a leader that is not ours (its handle) or not yet (False)."""
+        nonlocal watch, next_look
+        if is_ready(info):
+            return True
+        if not is_running(info):
+            raise CompareError(
+                f"the operator process {info.pid} exited during start-up: "
+                f"{last_log_line(info.log_path)} (log: {info.log_path})",
+                exit_code=EXIT_FAILED,
+            )
+        if time.monotonic() >= next_look:
+            next_look = time.monotonic() + LOOK_EVERY_S
+            if (health(info) or {}).get("role") == "standby":
+                ignore = frozenset({info.identity}) if info.identity else frozenset()
+                if watch is None:
+                    watch = LeaseWatch(api, OPERATOR_NAMESPACE, ignore)
+                elif (lease := watch.renewed()) is not None:
+                    return _serving_handle(target, directory, api, lease)
+        return False
+
     try:
-        while not is_ready(info):
-            if not is_running(info):
-                raise CompareError(
-                    f"the operator process {info.pid} exited during start-up: "
-                    f"{last_log_line(info.log_path)} (log: {info.log_path})",
-                    exit_code=EXIT_FAILED,
-                )
-            if time.monotonic() > deadline:
-                raise CompareError(
-                    f"the operator process {info.pid} was not ready within {timeout:.0f}s "
-                    f"(log: {info.log_path}); it was stopped",
-                    exit_code=EXIT_FAILED,
-                )
-            if time.monotonic() >= next_look:
-                next_look = time.monotonic() + LOOK_EVERY_S
-                if (health(info) or {}).get("role") == "standby":
-                    ignore = frozenset({info.identity}) if info.identity else frozenset()
-                    if watch is None:
-                        watch = LeaseWatch(api, OPERATOR_NAMESPACE, ignore)
-                    elif (lease := watch.renewed()) is not None:
-                        found = _serving_handle(target, directory, api, lease)
-                        terminate(info)
-                        return found
-            time.sleep(POLL_S)
+        found = wait_for(
+            look,
+            deadline=timeout,
+            timed_out=lambda _: CompareError(
+                f"the operator process {info.pid} was not ready within {timeout:.0f}s "
+                f"(log: {info.log_path}); it was stopped",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
+        if isinstance(found, OperatorHandle):
+            terminate(info)
+            return found
     except BaseException:
         terminate(info)
         raise
@@ -445,45 +463,20 @@ def _api_message(exc: client.ApiException) -> str:
     return status_message(exc) or f"{exc.status} {exc.reason}"
 
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
-def check_namespace(namespace: str) -> None:
-    if len(namespace) > 63 or not _DNS_LABEL.match(namespace):
-        raise CompareError(
-            f"namespace {namespace!r}: must be a DNS label (lower-case letters, digits, '-')"
-        )
-
-
-def _ensure_namespace(api: client.ApiClient, namespace: str) -> None:
-    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    try:
-        client.CoreV1Api(api).create_namespace(body)
-    except client.ApiException as exc:
-        if exc.status != 409:
-            raise CompareError(f"creating namespace {namespace}: {_api_message(exc)}") from None
+# The WebApp kind as the API server serves it (known: the CRD is ours, no discovery needed).
+WEBAPPS = Served(f"{API_GROUP}/{API_VERSION}", KIND, PLURAL, namespaced=True)
 
 
 def apply_webapp(api: client.ApiClient, webapp: WebApp, namespace: str) -> dict[str, Any]:
     """Server-side apply the CR; a rejection (schema, CEL, webhook) is a one-line error."""
     try:
-        raw = client.CustomObjectsApi(api).patch_namespaced_custom_object(
-            API_GROUP,
-            API_VERSION,
-            namespace,
-            PLURAL,
-            webapp.name,
-            to_cr(webapp, namespace),
-            field_manager=FIELD_MANAGER,
-            force=True,
-            _content_type="application/apply-patch+yaml",
-            _preload_content=False,
+        body: dict[str, Any] = served.apply(
+            api, WEBAPPS, namespace, to_cr(webapp, namespace), field_manager=FIELD_MANAGER
         )
     except client.ApiException as exc:
         raise CompareError(
             f"{KIND} {namespace}/{webapp.name} rejected: {_api_message(exc)}"
         ) from None
-    body: dict[str, Any] = json.loads(raw.data)
     return body
 
 
@@ -516,17 +509,18 @@ def deploy_operator(
 ) -> None:
     """Install (if needed) and run the operator, apply the WebApp CR, wait until its Available
     condition holds for the current generation and the live objects match the spec."""
-    check_namespace(namespace)
+    check_namespace_name(namespace)
     started = time.monotonic()
     handle = install_operator(target)
     api = target.api_client()
     try:
-        _ensure_namespace(api, namespace)
+        ensure_namespace(api, namespace, exit_code=EXIT_USAGE)
         apply_webapp(api, webapp, namespace)
         custom = client.CustomObjectsApi(api)
-        deadline = started + timeout
-        while True:
-            body = custom.get_namespaced_custom_object(
+        deadline = Deadline(timeout, started=started)
+
+        def look() -> dict[str, Any]:
+            found: dict[str, Any] = custom.get_namespaced_custom_object(
                 API_GROUP,
                 API_VERSION,
                 namespace,
@@ -534,17 +528,26 @@ def deploy_operator(
                 webapp.name,
                 _request_timeout=REQUEST_TIMEOUT,
             )
-            if _available(body):
-                break
-            if time.monotonic() > deadline:
-                phase = (body.get("status") or {}).get("phase") or "no status yet"
-                raise CompareError(
-                    f"{KIND} {namespace}/{webapp.name} not Available within {timeout:.0f}s "
-                    f"(phase {phase}; operator log {handle.log_path})",
-                    exit_code=EXIT_FAILED,
-                )
-            sleep_unless_cancelled(cancel, POLL_S, f"{KIND} {namespace}/{webapp.name}")
-        remaining = max(1.0, deadline - time.monotonic())
+            return found
+
+        def not_available(body: dict[str, Any]) -> CompareError:
+            phase = (body.get("status") or {}).get("phase") or "no status yet"
+            return CompareError(
+                f"{KIND} {namespace}/{webapp.name} not Available within {timeout:.0f}s "
+                f"(phase {phase}; operator log {handle.log_path})",
+                exit_code=EXIT_FAILED,
+            )
+
+        wait_for(
+            look,
+            deadline=deadline,
+            done=_available,
+            timed_out=not_available,
+            interval=POLL_S,
+            cancel=cancel,
+            what=f"{KIND} {namespace}/{webapp.name}",
+        )
+        remaining = deadline.remaining(1.0)
         desired = with_api_defaults(api, namespace, operator_reference(webapp, namespace))
         wait_for_desired_state(
             api, namespace, desired, timeout=remaining, what=f"{KIND} (operator)", cancel=cancel
@@ -574,23 +577,29 @@ def undeploy_operator(
         status = operator_status(target)
         if status is None or not status.running:
             start_operator(target)  # only an operator can run the finalizer (found or started)
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def left() -> list[str]:
             try:
                 custom.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
             except client.ApiException as exc:
                 if exc.status == 404:
-                    return True
+                    return []
                 raise CompareError(
                     f"reading {KIND} {namespace}/{name}: {_api_message(exc)}"
                 ) from None
-            if time.monotonic() > deadline:
-                raise CompareError(
-                    f"{KIND} {namespace}/{name} still present {timeout:.0f}s after deletion "
-                    f"(finalizer not removed; operator log {state_dir(target)})",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+            return [f"{KIND} {namespace}/{name}"]
+
+        wait_until_gone(
+            left,
+            deadline=timeout,
+            timed_out=lambda _: CompareError(
+                f"{KIND} {namespace}/{name} still present {timeout:.0f}s after deletion "
+                f"(finalizer not removed; operator log {state_dir(target)})",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
+        return True
     finally:
         api.close()
 

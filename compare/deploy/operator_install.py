@@ -23,9 +23,10 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
-from compare.deploy.install import TOKEN_SECONDS, apply_documents, kubectl, write_token_kubeconfig
+from compare.deploy.install import TOKEN_SECONDS, apply_documents, write_token_kubeconfig
 from compare.deploy.local import free_port
+from compare.kube.apierror import delete_if_found, if_found
+from compare.kube.served import wait_established
 from compare.paths import OPERATOR_DIR, cache_dir
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.certs import CertFiles, ensure_tls
@@ -101,7 +102,11 @@ def apply_cluster_objects(
     else:
         _drop_local_webhook(target)
     apply_documents(target, docs, field_manager=FIELD_MANAGER)
-    kubectl(target, "wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=30s")
+    api = target.api_client()
+    try:
+        wait_established(api, [CRD_NAME], timeout=30.0)
+    finally:
+        api.close()
 
 
 def _drop_local_webhook(target: ClusterTarget) -> None:

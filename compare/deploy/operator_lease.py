@@ -24,9 +24,10 @@ import urllib3
 import yaml
 from kubernetes import client
 
-from compare.cluster.apierror import if_found
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube import Deadline, poll
+from compare.kube.apierror import if_found
 from compare.webapp import API_VERSION
 from webapp_operator.manifests import CRD_PATH
 from webapp_operator.names import CRD_NAME, LEASE_NAME
@@ -191,12 +192,14 @@ def find_active_leader(
     wait = max(
         v.duration - v.age + CLOCK_SLACK_S if v.age is not None else v.duration for v in candidates
     )
-    deadline = started + min(max(wait, POLL_S), OBSERVE_CAP_S)
-    while time.monotonic() < deadline:
-        time.sleep(POLL_S)
-        view = watch.renewed()
-        if view is not None:
-            return ActiveLeader(view, max(0.0, view.age or 0.0))
+    _, view = poll(
+        watch.renewed,
+        deadline=Deadline(min(max(wait, POLL_S), OBSERVE_CAP_S), started=started),
+        done=lambda view: view is not None,
+        interval=POLL_S,
+    )
+    if view is not None:
+        return ActiveLeader(view, max(0.0, view.age or 0.0))
     if wait > OBSERVE_CAP_S:
         lease = max(candidates, key=lambda v: v.duration - (v.age or 0.0))
         raise CompareError(

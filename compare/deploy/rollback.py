@@ -9,15 +9,15 @@ its history; `helm rollback` is the user's call).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from types import TracebackType
 
 from kubernetes import client
 
+from compare import kube
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
 from compare.errors import CompareError, first_line
+from compare.kube.apierror import if_found
 
 NAMESPACE_GONE_TIMEOUT_S = 60.0
 
@@ -36,25 +36,8 @@ def namespace_exists(target: ClusterTarget, namespace: str) -> bool:
 def delete_namespace(target: ClusterTarget, namespace: str, *, timeout: float) -> None:
     """Delete the namespace and wait until it is gone (its finalizers run)."""
     api = target.api_client()
-    core = client.CoreV1Api(api)
     try:
-        if not delete_if_found(
-            f"deleting namespace {namespace}",
-            core.delete_namespace,
-            namespace,
-            propagation_policy="Background",
-        ):
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                core.read_namespace(namespace)
-            except client.ApiException as exc:
-                if exc.status == 404:
-                    return
-                raise
-            time.sleep(0.25)
-        raise CompareError(f"namespace {namespace} still terminating after {timeout:.0f}s")
+        kube.delete_namespace(api, namespace, timeout=timeout)
     finally:
         api.close()
 

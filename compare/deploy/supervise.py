@@ -29,6 +29,7 @@ import sys
 import time
 from types import FrameType
 
+from compare.kube import poll
 from webapp_operator.names import EXIT_LEASE_LOST
 
 __all__ = ["main"]
@@ -91,9 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             delay = first_delay
         why = " (it lost its Lease)" if code == EXIT_LEASE_LOST else ""
         _log(f"the operator exited with {code}{why}; restarting it in {delay:g}s")
-        deadline = time.monotonic() + delay
-        while time.monotonic() < deadline and not stopping:
-            time.sleep(0.1)
+        poll(lambda: stopping, deadline=delay)
         if stopping:
             return code
         delay = min(MAX_DELAY_S, delay * 2)

@@ -37,7 +37,6 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
@@ -63,10 +62,12 @@ from compare.deploy.helm import chart_crds, release_objects
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
-from compare.deploy.status import DeployedApp, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_state, summary
 from compare.deploy.target_helm import desired_of, render_target, target_chart
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
+from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
+from compare.kube.apierror import delete_if_found, if_found
 from compare.target import HelmInstall, Target
 
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
@@ -235,39 +236,50 @@ def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str,
 def _wait_granted(api: client.ApiClient, rules: list[dict[str, Any]], namespace: str) -> None:
     """Until the API server's authorizer lets helm-controller create what the chart renders
     (a just-applied binding reaches it within moments; an install is not retried)."""
-    user = f"system:serviceaccount:{FLUX_NAMESPACE}:{HELM_CONTROLLER}"
-    groups = ["system:serviceaccounts", f"system:serviceaccounts:{FLUX_NAMESPACE}"]
     checks = [
         (rule["apiGroups"][0], resource) for rule in rules[:1] for resource in rule["resources"]
     ]
-    authz = client.AuthorizationV1Api(api)
-    deadline = time.monotonic() + RBAC_WAIT_S
+    deadline = Deadline(RBAC_WAIT_S)
     for group, resource in checks:
-        while True:
-            review = client.V1SubjectAccessReview(
-                spec=client.V1SubjectAccessReviewSpec(
-                    user=user,
-                    groups=groups,
-                    resource_attributes=client.V1ResourceAttributes(
-                        group=group, resource=resource, verb="create", namespace=namespace
-                    ),
-                )
-            )
-            try:
-                found = authz.create_subject_access_review(review, _request_timeout=REQUEST_TIMEOUT)
-            except client.ApiException as exc:
-                if exc.status == 403:
-                    return  # not ours to check on this cluster: the install tells
-                raise
-            if found.status.allowed:
-                break
-            if time.monotonic() > deadline:
-                raise CompareError(
-                    f"helm-controller was not granted create on {resource} within "
-                    f"{RBAC_WAIT_S:.0f}s",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+        if not _granted(api, group, resource, namespace, deadline):
+            return  # not ours to check on this cluster: the install tells
+
+
+def _granted(
+    api: client.ApiClient, group: str, resource: str, namespace: str, deadline: Deadline
+) -> bool:
+    """Until helm-controller may create `resource`; False when we may not ask (403)."""
+    review = client.V1SubjectAccessReview(
+        spec=client.V1SubjectAccessReviewSpec(
+            user=f"system:serviceaccount:{FLUX_NAMESPACE}:{HELM_CONTROLLER}",
+            groups=["system:serviceaccounts", f"system:serviceaccounts:{FLUX_NAMESPACE}"],
+            resource_attributes=client.V1ResourceAttributes(
+                group=group, resource=resource, verb="create", namespace=namespace
+            ),
+        )
+    )
+    authz = client.AuthorizationV1Api(api)
+
+    def allowed() -> bool | None:
+        try:
+            found = authz.create_subject_access_review(review, _request_timeout=REQUEST_TIMEOUT)
+        except client.ApiException as exc:
+            if exc.status == 403:
+                return None
+            raise
+        return bool(found.status.allowed)
+
+    answer = wait_for(
+        allowed,
+        deadline=deadline,
+        done=lambda look: look is not False,
+        timed_out=lambda _look: CompareError(
+            f"helm-controller was not granted create on {resource} within {RBAC_WAIT_S:.0f}s",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+    )
+    return answer is not None
 
 
 def target_flux_objects(
@@ -326,25 +338,15 @@ def deploy_target_flux(
     role, binding = chart_role([*rendered, *chart_crds(target_chart(target, install))])
     api = cluster.api_client()
     try:
-        found = if_found(
-            f"reading namespace {namespace} failed",
-            client.CoreV1Api(api).read_namespace,
-            namespace,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
-        first = [role, binding]
-        if found is None:
-            first.insert(
-                0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-            )
-        apply_documents(cluster, first, field_manager=FIELD_MANAGER)
+        ensure_namespace(api, namespace)
+        apply_documents(cluster, [role, binding], field_manager=FIELD_MANAGER)
         _wait_granted(api, role["rules"], namespace)
         apply_documents(cluster, docs, field_manager=FIELD_MANAGER)
         wait_helm_release_ready(
             api, namespace, install.release, timeout=timeout, started=started, cancel=cancel
         )
         desired = flux_release_desired(cluster, api, target, install, namespace)
-        left = max(1.0, timeout - (time.monotonic() - started))
+        left = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(
             api,
             namespace,
@@ -405,21 +407,25 @@ def undeploy_target_flux(
                 name,
                 _request_timeout=REQUEST_TIMEOUT,
             )
-        while True:
-            left = [
+
+        def left() -> list[str]:
+            return [
                 f"{what} {name}"
                 for group, _, plural, name, what in parts
                 if _custom(api, group, plural, namespace, name)
             ]
-            if not left:
-                return True
-            if time.monotonic() - started > timeout:
-                raise CompareError(
-                    f"undeploying {namespace}/{install.release} through Flux: {left[0]} still"
-                    f" present after {timeout:.0f}s",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+
+        wait_until_gone(
+            left,
+            deadline=Deadline(timeout, started=started),
+            timed_out=lambda still: CompareError(
+                f"undeploying {namespace}/{install.release} through Flux: {still[0]} still"
+                f" present after {timeout:.0f}s",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
+        return True
     finally:
         api.close()
 

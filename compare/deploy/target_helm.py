@@ -27,7 +27,6 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
     DEFAULT_TIMEOUT_S,
     HelmRelease,
-    check_namespace_name,
     get_chart,
     install_or_upgrade,
     release_objects,
@@ -40,6 +39,7 @@ from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import parse_yaml, read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.judge.kinds import kind
+from compare.kube import check_namespace_name
 from compare.target import API_VERSION, KIND, HelmInstall, Target
 from compare.target.model import RELEASE_MAX
 

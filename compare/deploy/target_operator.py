@@ -18,7 +18,6 @@ caller's `Rollback`.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,17 +25,18 @@ from typing import Any
 import yaml
 from kubernetes import client
 
+from compare import kube
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
-from compare.deploy import custom as api_of
-from compare.deploy.custom import Served
 from compare.deploy.helm import get_release
-from compare.deploy.install import kubectl, run_tool
-from compare.deploy.live import sleep_unless_cancelled, wait_for_desired_state
+from compare.deploy.install import apply_documents, kubectl, run_tool
+from compare.deploy.live import wait_for_desired_state
 from compare.deploy.target_helm import install_target, render_target, uninstall_target
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
 from compare.judge import DesiredObjects
+from compare.kube import Deadline, Served, wait_for, wait_until_gone
+from compare.kube import served as api_of
 from compare.target import Operator, Target
 
 FIELD_MANAGER = "compare-target"
@@ -172,25 +172,28 @@ def served_resources(
 ) -> list[Resource]:
     """The resources once every kind is served (an install's CRD just applied gets a while
     to be established)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def look() -> tuple[list[Resource], str | None]:
         resources: list[Resource] = []
-        missing = None
         for body in operator.resources:
             what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
             if what is None:
-                missing = f"{body['kind']} ({body['apiVersion']})"
-                break
+                return [], f"{body['kind']} ({body['apiVersion']})"
             resources.append(Resource(body, what))
-        if missing is None:
-            return resources
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"{target.source}: operator.install: {missing} is not served {timeout:.0f}s"
-                " after the install (its CRD is not established)",
-                exit_code=EXIT_FAILED,
-            )
-        time.sleep(POLL_S)
+        return resources, None
+
+    resources, _ = wait_for(
+        look,
+        deadline=timeout,
+        done=lambda look: look[1] is None,
+        timed_out=lambda look: CompareError(
+            f"{target.source}: operator.install: {look[1]} is not served {timeout:.0f}s"
+            " after the install (its CRD is not established)",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+    )
+    return resources
 
 
 # -- the install -------------------------------------------------------------------------------
@@ -249,17 +252,8 @@ def install(
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
     elif plan.form == "kustomize":
         try:
-            kubectl(
-                cluster,
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                f"--field-manager={FIELD_MANAGER}",
-                "-n",
-                plan.namespace,
-                "-f",
-                "-",
-                stdin=yaml.safe_dump_all(plan.documents, sort_keys=False),
+            apply_documents(
+                cluster, plan.documents, field_manager=FIELD_MANAGER, namespace=plan.namespace
             )
         except CompareError as exc:
             raise CompareError(
@@ -269,19 +263,11 @@ def install(
 
 
 def _delete_documents(cluster: ClusterTarget, namespace: str, docs: Sequence[Any]) -> None:
-    if docs:
-        kubectl(
-            cluster,
-            "delete",
-            "-n",
-            namespace,
-            "--ignore-not-found",
-            "--wait=true",
-            f"--timeout={int(REMOVE_TIMEOUT_S)}s",
-            "-f",
-            "-",
-            stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
-        )
+    api = cluster.api_client()
+    try:
+        api_of.delete_all(api, docs, timeout=REMOVE_TIMEOUT_S, namespace=namespace)
+    finally:
+        api.close()
 
 
 def uninstall(
@@ -396,15 +382,18 @@ def wait_ready(
     cancel: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
     """Until ready; the live resources then. Past `timeout`: one line saying what is missing."""
-    deadline = time.monotonic() + timeout
-    what = ", ".join(r.describe(namespace) for r in resources)
-    while True:
-        why = not_ready(api, resources, operator, namespace)
-        if why is None:
-            return [api_of.read(api, r.served, namespace, r.name) or {} for r in resources]
-        if time.monotonic() > deadline:
-            raise CompareError(f"not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED)
-        sleep_unless_cancelled(cancel, POLL_S, what)
+    wait_for(
+        lambda: not_ready(api, resources, operator, namespace),
+        deadline=timeout,
+        done=lambda why: why is None,
+        timed_out=lambda why: CompareError(
+            f"not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED
+        ),
+        interval=POLL_S,
+        cancel=cancel,
+        what=", ".join(r.describe(namespace) for r in resources),
+    )
+    return [api_of.read(api, r.served, namespace, r.name) or {} for r in resources]
 
 
 def take_baseline(
@@ -419,9 +408,9 @@ def take_baseline(
     """Snapshot the owned objects, wait until that state holds (rollouts complete) and a quiet
     period has passed, snapshot again: once two agree, the operator is done and that is the
     baseline (stored)."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     objects = baseline.snapshot(api, namespace, owners)
-    taken = time.monotonic()
+    quiet_from = Deadline(QUIET_S)
     while True:
         if not objects:
             raise CompareError(
@@ -434,18 +423,19 @@ def take_baseline(
             api,
             namespace,
             desired,
-            timeout=max(deadline - time.monotonic(), 1.0),
+            timeout=deadline.remaining(1.0),
             what=f"operator target {target.name}",
             cancel=cancel,
         )
-        quiet = QUIET_S - (time.monotonic() - taken)
-        if quiet > 0:
-            sleep_unless_cancelled(cancel, quiet, f"operator target {target.name}")
+        if not quiet_from.passed():
+            kube.wait.sleep_unless_cancelled(
+                cancel, quiet_from.remaining(), f"operator target {target.name}"
+            )
         again = baseline.snapshot(api, namespace, owners)
         if again == objects:
             baseline.save(api, namespace, target.name, owners, objects)
             return desired
-        objects, taken = again, time.monotonic()
+        objects, quiet_from = again, Deadline(QUIET_S)
 
 
 def deploy_resources(
@@ -459,14 +449,15 @@ def deploy_resources(
 ) -> DesiredObjects:
     """Apply the custom resources in `namespace` (which exists), wait until ready, take and
     store the baseline; returns it as the judge's desired objects."""
-    started = time.monotonic()
+    deadline = Deadline(timeout)
     api = cluster.api_client()
     try:
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
         apply_resources(api, target, resources, namespace)
         owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
-        remaining = max(timeout - (time.monotonic() - started), 1.0)
-        return take_baseline(api, target, owners, namespace, timeout=remaining, cancel=cancel)
+        return take_baseline(
+            api, target, owners, namespace, timeout=deadline.remaining(1.0), cancel=cancel
+        )
     finally:
         api.close()
 
@@ -489,7 +480,6 @@ def remove_resources(
                 removed.append((what, name))
                 owners.extend([live] if live is not None else [])
         baseline.delete(api, namespace, target.name)
-        deadline = time.monotonic() + timeout
 
         def left() -> list[str]:
             gone = [
@@ -504,14 +494,16 @@ def remove_resources(
                 for o in baseline.owned_objects(api, namespace, owners)
             ]
 
-        while still := left():
-            if time.monotonic() > deadline:
-                raise CompareError(
-                    f"{', '.join(still)} still present {timeout:.0f}s after deletion (a finalizer"
-                    " its operator did not remove, or the garbage collector's backlog)",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+        wait_until_gone(
+            left,
+            deadline=timeout,
+            timed_out=lambda still: CompareError(
+                f"{', '.join(still)} still present {timeout:.0f}s after deletion (a finalizer"
+                " its operator did not remove, or the garbage collector's backlog)",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
         return bool(removed)
     finally:
         api.close()
@@ -542,13 +534,6 @@ def served_now(api: client.ApiClient, body: Mapping[str, Any], namespace: str) -
 def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
     api = cluster.api_client()
     try:
-        client.CoreV1Api(api).create_namespace(
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-        )
-    except client.ApiException as exc:
-        if exc.status != 409:
-            raise CompareError(
-                f"creating namespace {namespace}: {api_of.api_message(exc)}", exit_code=EXIT_FAILED
-            ) from None
+        kube.ensure_namespace(api, namespace)
     finally:
         api.close()

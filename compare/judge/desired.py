@@ -20,12 +20,12 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster.apierror import status_message
 from compare.errors import CompareError
 from compare.judge.kinds import REQUEST_TIMEOUT, kind, scoped, watched_with
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 from compare.judge.workloads import carries_own_uid, hpa_ranges, replaced_value
+from compare.kube.apierror import status_message
 
 DRY_RUN_PREFIX = "judge-"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")

@@ -17,10 +17,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.judge.rest import resource_path
-
-# Every API call of the judge has a request timeout: (connect, read) seconds. A cluster that
-# stops answering turns into an error within this bound, never into a hang or a verdict.
-REQUEST_TIMEOUT = (3.0, 10.0)
+from compare.kube.served import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ import io
 import logging
 import secrets
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -46,6 +45,7 @@ from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
 from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
+from compare.kube import poll
 from compare.results import (
     AppInfo,
     ClusterInfo,
@@ -542,15 +542,15 @@ def cluster_info(target: ClusterTarget) -> ClusterInfo:
 
 def _wait_for_api(api: client.ApiClient, timeout: float) -> bool:
     """Whether the API server answers within `timeout` (polled each second)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def answers() -> bool:
         try:
             client.VersionApi(api).get_code(_request_timeout=2.0)
-            return True
         except Exception:  # any failure to answer: down still, try again until the deadline
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(1.0)
+            return False
+        return True
+
+    return poll(answers, deadline=timeout, interval=1.0)[0]
 
 
 @contextmanager

@@ -34,6 +34,7 @@ from kubernetes import client
 from compare.errors import first_line
 from compare.judge import NamespaceWatch, Reading, read
 from compare.judge.kinds import WATCHED
+from compare.kube import poll
 from compare.run.evidence import Observation, TrialJudge, healing_since
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
@@ -250,12 +251,12 @@ class Observer(threading.Thread):
 
     def _cross_check(self, listed: Reading) -> bool:
         """Every object the list shows must be in the cache at that version or a later one."""
-        deadline = time.monotonic() + CATCH_UP_S
-        while True:
-            missed = _missed(listed, self._watch.versions(), self._watch.deleted())
-            if not missed or time.monotonic() >= deadline:
-                break
-            time.sleep(0.05)
+        _, missed = poll(
+            lambda: _missed(listed, self._watch.versions(), self._watch.deleted()),
+            deadline=CATCH_UP_S,
+            done=lambda missed: not missed,
+            interval=0.05,
+        )
         if missed:
             self.disagreements.append(f"watch missed {', '.join(missed[:3])}")
             judge = self.judge

@@ -25,16 +25,15 @@ from collections.abc import Sequence
 from kubernetes import client
 
 from compare import approaches as registry
+from compare import kube
 from compare.approaches import Approach
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import status_message
 from compare.deploy.helm import chart_crds
 from compare.deploy.target_helm import release_in, render_target, target_chart
 from compare.deploy.target_operator import (
     Install,
     check_resources,
     deploy_resources,
-    ensure_namespace,
     install,
     install_documents,
     operator_arm,
@@ -44,6 +43,7 @@ from compare.deploy.target_operator import (
 )
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube.apierror import status_message
 from compare.run.sharing import cannot_share
 from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Target
@@ -103,24 +103,15 @@ def _create(cluster: ClusterTarget, namespace: str) -> bool:
     """Create the namespace; whether it was created here (False: it was there)."""
     api = cluster.api_client()
     try:
-        client.CoreV1Api(api).read_namespace(namespace)
-        return False
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+        return kube.ensure_namespace(api, namespace)
     finally:
         api.close()
-    ensure_namespace(cluster, namespace)
-    return True
 
 
 def _delete(cluster: ClusterTarget, namespace: str) -> None:
     api = cluster.api_client()
     try:
-        client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+        kube.delete_namespace(api, namespace)
     finally:
         api.close()
 

@@ -12,7 +12,6 @@ import json
 import re
 import secrets
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from typing import Any, Protocol
 
 from kubernetes import client
 
-from compare import approaches
+from compare import approaches, kube
 from compare.approaches import Approach, Detector
 from compare.chaos import shared
 from compare.cluster import ClusterTarget
@@ -385,8 +384,7 @@ def experiment_for(
 
 def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None:
     labels = {"app.kubernetes.io/managed-by": MANAGED_BY, RUN_LABEL: run_id}
-    body = client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels))
-    client.CoreV1Api(api).create_namespace(body)
+    kube.ensure_namespace(api, namespace, labels=labels, exists_ok=False)
 
 
 def remove_namespace(
@@ -409,11 +407,7 @@ def remove_namespace(
         approach.undeploy_target(target, app_target, namespace)
     else:
         approach.cleanup(target, webapp, namespace)
-    try:
-        client.CoreV1Api(api).delete_namespace(namespace, propagation_policy="Background")
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+    kube.delete_namespace(api, namespace)
 
 
 def _detect(
@@ -426,13 +420,20 @@ def _detect(
     healed: bool,
 ) -> Detection | None:
     # The Event is posted asynchronously: once healed, give it a moment to appear.
-    deadline = time.monotonic() + (EVENT_GRACE_S if healed else 0.0)
-    while True:
+
+    def look() -> Detection | None:
         events = read_events(api, namespace, name, detector.custom, detector.kinds)
-        found = first_detection(events, since, detector.custom, detector.kinds)
-        if found is not None or time.monotonic() >= deadline or ctx.cancel.is_set():
-            return found
-        ctx.cancel.wait(0.1)
+        return first_detection(events, since, detector.custom, detector.kinds)
+
+    try:
+        return kube.wait.poll(
+            look,
+            deadline=EVENT_GRACE_S if healed else 0.0,
+            done=lambda found: found is not None,
+            cancel=ctx.cancel,
+        )[1]
+    except kube.WaitCancelled:
+        return None
 
 
 def _check(ctx: TrialContext) -> None:

@@ -13,11 +13,12 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from compare.kube.namespace import DNS_LABEL
+
 API_VERSION = "compare.example.com/v1alpha1"
 KIND = "Target"
 
 # Names the file gives objects and releases: DNS labels (a release name's cap is 53).
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 RELEASE_MAX = 53
 NAMESPACE_MAX = 63
 # A condition type as Kubernetes writes them (`Available`, `example.com/Ready`).

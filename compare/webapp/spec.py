@@ -12,6 +12,8 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from compare.kube.namespace import DNS_LABEL
+
 API_GROUP = "example.com"
 API_VERSION = "v1"
 KIND = "WebApp"
@@ -160,7 +162,7 @@ class Metadata(_Strict):
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     name: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME)
-    namespace: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    namespace: str | None = Field(default=None, pattern=DNS_LABEL)
 
 
 class WebApp(_Strict):

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from compare.kube.namespace import DNS_LABEL
 from compare.paths import CHARTS_DIR
 from compare.webapp.schemas import Schema, schema_file_main, spec_schema
 from compare.webapp.spec import IMAGE_PATTERN, MAX_NAME, NAME_PATTERN
@@ -29,7 +30,7 @@ SPEC_TO_VALUES = {
     "resources": "resources",
 }
 
-_DNS_LABEL = r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_DNS_LABEL = f"^$|{DNS_LABEL}"  # empty: the chart's default
 _LABEL_VALUE = r"^$|^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 # The chart owns these label prefixes on the pods; a podLabels entry must not shadow them.
 _OWNED_LABELS = r"^(app\.kubernetes\.io|helm\.sh)/"

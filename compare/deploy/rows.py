@@ -1,0 +1,76 @@
+"""One row of `compare status`: a deployed app and whether its desired state holds, judged
+closed-world. Every approach's status builds its rows here (`status`, `flux_status`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from compare.judge import (
+    DesiredObjects,
+    problems,
+    read,
+    with_api_defaults,
+    workload,
+)
+from compare.judge.verdict import current_ready
+
+
+@dataclass(frozen=True)
+class DeployedApp:
+    """One deployed WebApp, as one approach manages it."""
+
+    approach: str  # "helm" or "operator"
+    name: str  # the release or the custom resource
+    namespace: str
+    detail: str  # release revision and status, or the CR's status.phase
+    desired_replicas: int | None
+    ready_replicas: int | None
+    image: str | None
+    state: str  # "holds", or what differs
+
+
+def summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
+    """Desired replicas and the first container's image, for the table (of the workload: the
+    first Deployment, else StatefulSet, else DaemonSet)."""
+    if desired.workload is None:
+        return None, None
+    spec = desired.workload.defaulted.get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+    return desired.replicas, containers[0].get("image")
+
+
+def judged_state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
+    """Ready pods of the current template, and "holds" or the first thing that differs."""
+    reading = read(api, namespace, desired.kinds)
+    live, replicaset, pods = workload(desired, reading)
+    found = problems(desired, reading)
+    ready = current_ready(live, replicaset, pods, reading.all("ControllerRevision"))
+    return len(ready), "holds" if not found else f"drifted: {found[0]}"
+
+
+def judged_app(
+    api: client.ApiClient,
+    *,
+    approach: str,
+    name: str,
+    namespace: str,
+    detail: str,
+    objects: list[dict[str, Any]],
+) -> DeployedApp:
+    """The row of a WebApp whose desired state is `objects`, judged closed-world."""
+    desired = with_api_defaults(api, namespace, objects)
+    replicas, image = summary(desired)
+    ready, state = judged_state(api, namespace, desired)
+    return DeployedApp(
+        approach=approach,
+        name=name,
+        namespace=namespace,
+        detail=detail,
+        desired_replicas=replicas,
+        ready_replicas=ready,
+        image=image,
+        state=state,
+    )

@@ -1,0 +1,53 @@
+"""The Kubernetes API mechanics every layer above shares, in one place: apply, read, delete,
+wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
+
+  apierror   the API server's own words from a failed call; 404 as an answer
+  served     any kind by discovery: server-side apply, read, delete, count (request timeouts)
+  wait       the one deadline loop: wait_for(condition), wait_until_gone, cancellation
+  namespace  the DNS-label rule for names; ensure_namespace
+
+Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
+`compare.errors` and the kubernetes client, so every other package may use it.
+"""
+
+from compare.kube.apierror import delete_if_found, if_found, status_message
+from compare.kube.namespace import (
+    DNS_LABEL,
+    DNS_LABEL_MAX,
+    check_namespace_name,
+    delete_namespace,
+    ensure_namespace,
+    is_dns_label,
+)
+from compare.kube.served import REQUEST_TIMEOUT, Served, api_message
+from compare.kube.wait import (
+    POLL_S,
+    Deadline,
+    WaitCancelled,
+    poll,
+    sleep_unless_cancelled,
+    wait_for,
+    wait_until_gone,
+)
+
+__all__ = [
+    "DNS_LABEL",
+    "DNS_LABEL_MAX",
+    "POLL_S",
+    "REQUEST_TIMEOUT",
+    "Deadline",
+    "Served",
+    "WaitCancelled",
+    "api_message",
+    "check_namespace_name",
+    "delete_if_found",
+    "delete_namespace",
+    "ensure_namespace",
+    "if_found",
+    "is_dns_label",
+    "poll",
+    "sleep_unless_cancelled",
+    "status_message",
+    "wait_for",
+    "wait_until_gone",
+]
