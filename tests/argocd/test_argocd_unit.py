@@ -1,0 +1,95 @@
+"""The pure parts of the argocd approach: the Application it writes and how its status reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compare.deploy.argocd_app import (
+    IN_CLUSTER,
+    RESOURCES_FINALIZER,
+    application_name,
+    application_state,
+    argocd_application,
+)
+from compare.deploy.argocd_install import ARGOCD_NAMESPACE, PART_OF, settings_documents
+from compare.deploy.argocd_process import redis_args
+from tests.helm.helpers import make_webapp
+
+
+def test_the_application_names_the_chart_values_and_self_heal() -> None:
+    app = argocd_application(
+        make_webapp("shop", replicas=3), "ns1", repository_url="http://127.0.0.1:1234"
+    )
+    assert app["metadata"] == {
+        "name": "ns1-shop",
+        "namespace": ARGOCD_NAMESPACE,
+        "finalizers": [RESOURCES_FINALIZER],
+    }
+    spec = app["spec"]
+    assert spec["source"]["repoURL"] == "http://127.0.0.1:1234"
+    assert spec["source"]["chart"] == "webapp"
+    assert spec["source"]["helm"]["releaseName"] == "shop"
+    assert spec["source"]["helm"]["valuesObject"]["replicaCount"] == 3
+    assert spec["destination"] == {"server": IN_CLUSTER, "namespace": "ns1"}
+    assert spec["syncPolicy"] == {"automated": {"selfHeal": True, "prune": True}}
+
+
+def test_application_names_stay_valid() -> None:
+    name = application_name("n" * 60, "release")
+    assert len(name) <= 63 and not name.endswith("-")
+
+
+def _app(**status: Any) -> dict[str, Any]:
+    return {"spec": {"source": {"targetRevision": "0.1.0"}}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("app", "state", "text"),
+    [
+        (None, None, "waiting for the Application"),
+        (_app(), None, "sync unknown"),
+        (_app(sync={"status": "OutOfSync", "revision": "0.1.0"}), None, "sync OutOfSync"),
+        # Synced to an older revision is not this spec's sync.
+        (_app(sync={"status": "Synced", "revision": "0.0.9"}), None, "sync Synced"),
+        (
+            _app(sync={"status": "Synced", "revision": "0.1.0"}, health={"status": "Progressing"}),
+            None,
+            "Synced, health Progressing",
+        ),
+        (
+            _app(sync={"status": "Synced", "revision": "0.1.0"}, health={"status": "Healthy"}),
+            True,
+            "Synced and Healthy",
+        ),
+        (
+            _app(operationState={"phase": "Failed", "message": "one or more objects failed\nx"}),
+            False,
+            "sync Failed: one or more objects failed",
+        ),
+        (
+            _app(conditions=[{"type": "ComparisonError", "message": "repo down\nmore"}]),
+            None,
+            "repo down",
+        ),
+    ],
+)
+def test_application_state(app: dict[str, Any] | None, state: bool | None, text: str) -> None:
+    assert application_state(app) == (state, text)
+
+
+def test_settings_carry_argocds_label_and_redis_is_loopback_without_persistence(
+    tmp_path: Any,
+) -> None:
+    settings = [d for d in settings_documents() if d["kind"] in {"ConfigMap", "Secret"}]
+    assert {d["metadata"]["name"] for d in settings} == {
+        "argocd-cm",
+        "argocd-rbac-cm",
+        "argocd-secret",
+    }
+    assert all(d["metadata"]["labels"] == PART_OF for d in settings)
+    args = redis_args("redis-server", 6399, tmp_path)
+    assert args[args.index("--bind") + 1] == "127.0.0.1"
+    assert args[args.index("--save") + 1] == ""
+    assert args[args.index("--appendonly") + 1] == "no"
