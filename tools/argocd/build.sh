@@ -48,10 +48,10 @@ step() { printf '  %-26s' "$1"; }
 ok() { echo "done ($(( $(date +%s) - $1 ))s)"; }
 
 rm -rf "$out.new"
-mkdir -p "$out.new/bin" "$out.new/crds" "$out.new/rbac"
+mkdir -p "$out" "$out.new/bin" "$out.new/crds" "$out.new/rbac"
 
-# Argo CD's Makefile stamps these variables of its common package; with gitTag and a clean
-# tree state its version string is the tag itself.
+# Argo CD's Makefile stamps these variables of its common package. A module download carries
+# no commit hash, so it reports itself as v3.2.9+unknown (`argocd version --client`).
 pkg=github.com/argoproj/argo-cd/v3/common
 ldflags="-s -w -X $pkg.version=${ARGOCD_VERSION#v} -X $pkg.gitTag=$ARGOCD_VERSION"
 ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -79,7 +79,11 @@ role="$module_dir/manifests/cluster-rbac/application-controller/argocd-applicati
 cp "$role" "$out.new/rbac/application-controller-clusterrole.yaml"
 chmod -R u+w "$out.new"
 
-rm -rf "$out"
-mv "$out.new" "$out"
+# Only what the build makes is replaced: $out/clusters holds the running processes' state.
+for d in bin crds rbac; do
+  rm -rf "${out:?}/$d"
+  mv "$out.new/$d" "$out/$d"
+done
+rmdir "$out.new"
 echo "$want" > "$stamp"
 echo "Built in $(( $(date +%s) - start ))s: argocd ($(du -m "$out/bin/argocd" | cut -f1) MB), helm $ARGOCD_HELM_VERSION"
