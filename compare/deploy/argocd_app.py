@@ -150,15 +150,16 @@ def wait_application(
     deadline = time.monotonic() + timeout
     checked = 0.0
     while True:
+        # First: with Argo CD down, the status read next is a stale record, not an answer.
+        if time.monotonic() - checked > HEALTH_EVERY_S:
+            check_running(target)
+            checked = time.monotonic()
         app = read_application(api, name)
         state, text = application_state(app)
         if state is True and app is not None:
             return app
         if state is False:
             raise CompareError(f"Application {name} failed: {text}", exit_code=EXIT_FAILED)
-        if time.monotonic() - checked > HEALTH_EVERY_S:
-            check_running(target)
-            checked = time.monotonic()
         if time.monotonic() > deadline:
             raise CompareError(
                 f"Application {name} was not Synced and Healthy within {timeout:.0f}s ({text})",

@@ -21,16 +21,21 @@ for the same reason. In it:
 
 from __future__ import annotations
 
+import base64
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.cluster.apierror import if_found
 from compare.cluster.binaries import run_build
 from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
 from compare.errors import CompareError
+from compare.judge import REQUEST_TIMEOUT
 from compare.paths import cache_dir
 
 ARGOCD_NAMESPACE = "compare-argocd"
@@ -42,6 +47,7 @@ ROLE_NAME = "compare-argocd-application-controller"
 PART_OF = {"app.kubernetes.io/part-of": "argocd"}
 SETTINGS_CONFIGMAPS = ("argocd-cm", "argocd-rbac-cm")
 SETTINGS_SECRET = "argocd-secret"
+SECRET_KEY = "server.secretkey"
 DEFAULT_PROJECT = "default"
 # What build.sh writes (the binaries' names are what `compare doctor`-style checks look for).
 ARGOCD_BINARIES = ("argocd", APPLICATION_CONTROLLER, REPO_SERVER, "helm")
@@ -112,7 +118,7 @@ def _cluster_role() -> dict[str, Any]:
     }
 
 
-def install_documents() -> list[dict[str, Any]]:
+def install_documents(secret_key: str) -> list[dict[str, Any]]:
     """Everything but the CRDs: the namespace, the controller's identity, the settings and the
     default AppProject."""
     docs: list[dict[str, Any]] = [
@@ -141,11 +147,12 @@ def install_documents() -> list[dict[str, Any]]:
             ],
         },
     ]
-    return docs + settings_documents()
+    return docs + settings_documents(secret_key)
 
 
-def settings_documents() -> list[dict[str, Any]]:
-    """Argo CD's settings (empty: its defaults) and the default AppProject."""
+def settings_documents(secret_key: str) -> list[dict[str, Any]]:
+    """Argo CD's settings (empty but for the one key it requires: its defaults) and the default
+    AppProject."""
     meta = {"namespace": ARGOCD_NAMESPACE, "labels": PART_OF}
     docs: list[dict[str, Any]] = []
     docs += [
@@ -158,6 +165,9 @@ def settings_documents() -> list[dict[str, Any]]:
             "kind": "Secret",
             "type": "Opaque",
             "metadata": {"name": SETTINGS_SECRET, **meta},
+            # Argo CD signs its API tokens with it (no API server runs here) and refuses to
+            # look up a cluster while it is missing.
+            "data": {SECRET_KEY: secret_key},
         }
     )
     docs.append(
@@ -181,7 +191,25 @@ def apply_argocd_objects(target: ClusterTarget) -> None:
     apply_documents(target, crds, field_manager=FIELD_MANAGER)
     names = [f"crd/{doc['metadata']['name']}" for doc in crds]
     kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
-    apply_documents(target, install_documents(), field_manager=FIELD_MANAGER)
+    apply_documents(target, install_documents(_secret_key(target)), field_manager=FIELD_MANAGER)
+
+
+def _secret_key(target: ClusterTarget) -> str:
+    """The secret key already in argocd-secret (base64, as stored), else a new random one: a
+    restart keeps it."""
+    api = target.api_client()
+    try:
+        found = if_found(
+            f"reading Secret {ARGOCD_NAMESPACE}/{SETTINGS_SECRET} failed",
+            client.CoreV1Api(api).read_namespaced_secret,
+            SETTINGS_SECRET,
+            ARGOCD_NAMESPACE,
+            _request_timeout=REQUEST_TIMEOUT,
+        )
+    finally:
+        api.close()
+    key = ((found.data or {}) if found is not None else {}).get(SECRET_KEY)
+    return str(key) if key else base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 def delete_argocd_objects(target: ClusterTarget) -> None:

@@ -82,7 +82,7 @@ def test_application_state(app: dict[str, Any] | None, state: bool | None, text:
 def test_settings_carry_argocds_label_and_redis_is_loopback_without_persistence(
     tmp_path: Any,
 ) -> None:
-    settings = [d for d in settings_documents() if d["kind"] in {"ConfigMap", "Secret"}]
+    settings = [d for d in settings_documents("a2V5") if d["kind"] in {"ConfigMap", "Secret"}]
     assert {d["metadata"]["name"] for d in settings} == {
         "argocd-cm",
         "argocd-rbac-cm",
