@@ -39,6 +39,11 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 # Deleting the Application deletes what it deployed first (Argo CD's own finalizer).
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 FIELD_MANAGER = "compare"
+# Argo CD's diff strategies, set per Application: its default three-way diff (live against the
+# last-applied configuration and the rendered manifest) or the API server's dry-run apply.
+THREE_WAY_DIFF = "three-way"
+SERVER_SIDE_DIFF = "server-side"
+COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
 POLL_S = 0.2
 # How often the controllers' health is looked at during a wait (each look is an HTTP request).
 HEALTH_EVERY_S = 2.0
@@ -63,17 +68,21 @@ def argocd_application(
     release: str | None = None,
     extra_values: Mapping[str, Any] | None = None,
     self_heal: bool = True,
+    diff: str = THREE_WAY_DIFF,
 ) -> dict[str, Any]:
     """The Application of one WebApp (values from the one spec)."""
     release = release or webapp.name
+    metadata: dict[str, Any] = {
+        "name": application_name(namespace, release),
+        "namespace": ARGOCD_NAMESPACE,
+        "finalizers": [RESOURCES_FINALIZER],
+    }
+    if diff == SERVER_SIDE_DIFF:
+        metadata["annotations"] = {COMPARE_OPTIONS: "ServerSideDiff=true"}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {
-            "name": application_name(namespace, release),
-            "namespace": ARGOCD_NAMESPACE,
-            "finalizers": [RESOURCES_FINALIZER],
-        },
+        "metadata": metadata,
         "spec": {
             "project": DEFAULT_PROJECT,
             "source": {

@@ -6,15 +6,20 @@ from typing import Any
 
 import pytest
 
+from compare.deploy.argocd import TRACKING_ID, argocd_applied, check_diff_strategy
 from compare.deploy.argocd_app import (
+    COMPARE_OPTIONS,
     IN_CLUSTER,
     RESOURCES_FINALIZER,
+    SERVER_SIDE_DIFF,
+    THREE_WAY_DIFF,
     application_name,
     application_state,
     argocd_application,
 )
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, PART_OF, settings_documents
 from compare.deploy.argocd_process import redis_args
+from compare.errors import CompareError
 from tests.helm.helpers import make_webapp
 
 
@@ -93,3 +98,37 @@ def test_settings_carry_argocds_label_and_redis_is_loopback_without_persistence(
     assert args[args.index("--bind") + 1] == "127.0.0.1"
     assert args[args.index("--save") + 1] == ""
     assert args[args.index("--appendonly") + 1] == "no"
+
+
+def test_tracking_annotation_per_object() -> None:
+    objects = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "shop"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "shop", "annotations": {"a": "b", TRACKING_ID: "chart's"}},
+        },
+    ]
+    applied = argocd_applied(objects, application="ns1-shop", namespace="ns1")
+    assert applied[0]["metadata"]["annotations"] == {
+        TRACKING_ID: "ns1-shop:apps/Deployment:ns1/shop"
+    }
+    # The core group is empty; Argo CD's value wins over a chart's.
+    assert applied[1]["metadata"]["annotations"] == {
+        "a": "b",
+        TRACKING_ID: "ns1-shop:/Service:ns1/shop",
+    }
+    assert "annotations" not in objects[0]["metadata"]  # the input is not changed
+
+
+def test_diff_strategy_is_an_application_annotation() -> None:
+    webapp = make_webapp("shop")
+    default = argocd_application(webapp, "ns1", repository_url="http://127.0.0.1:1")
+    assert "annotations" not in default["metadata"]
+    ssd = argocd_application(
+        webapp, "ns1", repository_url="http://127.0.0.1:1", diff=SERVER_SIDE_DIFF
+    )
+    assert ssd["metadata"]["annotations"] == {COMPARE_OPTIONS: "ServerSideDiff=true"}
+    check_diff_strategy(THREE_WAY_DIFF)
+    with pytest.raises(CompareError, match=r"^--argocd-diff 'client': must be one of three-way"):
+        check_diff_strategy("client")
