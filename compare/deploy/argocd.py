@@ -32,10 +32,10 @@ from compare.cluster.apierror import if_found
 from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
-    application_name,
     apply_application,
     argocd_application,
     delete_application,
+    instance_name,
     read_application,
     wait_application,
 )
@@ -91,7 +91,7 @@ def argocd_manifest(
     release = release or webapp.name
     objects = webapp_manifest(webapp, release=release, extra_values=extra_values)
     return argocd_applied(
-        objects, application=application_name(namespace, release), namespace=namespace
+        objects, application=instance_name(namespace, release), namespace=namespace
     )
 
 
@@ -147,8 +147,7 @@ def deploy_argocd(
                 field_manager="compare",
             )
         apply_application(target, app)
-        name = app["metadata"]["name"]
-        wait_application(target, api, name, timeout=timeout, cancel=cancel)
+        wait_application(target, api, namespace, release, timeout=timeout, cancel=cancel)
         desired = with_api_defaults(
             api,
             namespace,
@@ -168,14 +167,13 @@ def undeploy_argocd(
     finalizer). Waits until all three are gone. False: there was no Application."""
     check_release_name(release)
     check_namespace_name(namespace)
-    name = application_name(namespace, release)
     api = target.api_client()
     try:
-        if read_application(api, name) is None:
+        if read_application(api, namespace, release) is None:
             return False
         start_argocd(target)  # the finalizer is the controller's: it must run
         started = time.monotonic()
-        if not delete_application(target, api, name, timeout=timeout):
+        if not delete_application(target, api, namespace, release, timeout=timeout):
             return False
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
         while True:
@@ -217,7 +215,7 @@ class SelfHeal:
 def last_self_heal(api: client.ApiClient, namespace: str, release: str) -> SelfHeal | None:
     """The Application's newest automated selective sync (its operation state), None when its
     newest operation is not one (the initial full sync, or none yet)."""
-    app = read_application(api, application_name(namespace, release))
+    app = read_application(api, namespace, release)
     operation = ((app or {}).get("status") or {}).get("operationState") or {}
     spec = operation.get("operation") or {}
     resources = (spec.get("sync") or {}).get("resources") or []

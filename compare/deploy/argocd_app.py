@@ -9,8 +9,10 @@
     delete_application  delete it (its resources finalizer makes Argo CD delete what it
                         deployed first) and wait until it is gone
 
-Applications live in Argo CD's own namespace (the controller reconciles only those), named
-after the trial's namespace and release so that trials never share one.
+Each Application lives in the namespace it deploys into, named after the release (Argo CD's
+"applications in any namespace": the controller runs with `--application-namespaces=*` and the
+default AppProject accepts every source namespace). So a trial's namespace holds its
+Application, and Argo CD's Events about it, beside the objects it keeps.
 """
 
 from __future__ import annotations
@@ -49,10 +51,10 @@ POLL_S = 0.2
 HEALTH_EVERY_S = 2.0
 
 
-def application_name(namespace: str, release: str) -> str:
-    """One Application per (namespace, release), a valid object name."""
-    name = f"{namespace}-{release}"
-    return name if len(name) <= 63 else name[:63].rstrip("-")
+def instance_name(namespace: str, name: str) -> str:
+    """How Argo CD names an Application in its tracking annotations and logs: qualified by its
+    namespace when that is not the controller's own."""
+    return name if namespace == ARGOCD_NAMESPACE else f"{namespace}_{name}"
 
 
 def chart_version() -> str:
@@ -73,8 +75,8 @@ def argocd_application(
     """The Application of one WebApp (values from the one spec)."""
     release = release or webapp.name
     metadata: dict[str, Any] = {
-        "name": application_name(namespace, release),
-        "namespace": ARGOCD_NAMESPACE,
+        "name": release,
+        "namespace": namespace,
         "finalizers": [RESOURCES_FINALIZER],
     }
     if diff == SERVER_SIDE_DIFF:
@@ -104,12 +106,12 @@ def apply_application(target: ClusterTarget, application: Mapping[str, Any]) -> 
     apply_documents(target, [dict(application)], field_manager=FIELD_MANAGER)
 
 
-def read_application(api: client.ApiClient, name: str) -> dict[str, Any] | None:
+def read_application(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
     found: dict[str, Any] | None = if_found(
-        f"reading Application {ARGOCD_NAMESPACE}/{name} failed",
+        f"reading Application {namespace}/{name} failed",
         client.CustomObjectsApi(api).get_namespaced_custom_object,
         *APPLICATION_API[:2],
-        ARGOCD_NAMESPACE,
+        namespace,
         APPLICATION_API[2],
         name,
         _request_timeout=REQUEST_TIMEOUT,
@@ -118,8 +120,8 @@ def read_application(api: client.ApiClient, name: str) -> dict[str, Any] | None:
 
 
 def application_state(app: Mapping[str, Any] | None) -> tuple[bool | None, str]:
-    """(True: Synced to its spec's revision and Healthy; False: its sync operation failed;
-    None: not yet), and why. Pure: reads the Application's status only."""
+    """(True: Synced to its spec's revision, Healthy, no operation running; False: its sync
+    operation failed; None: not yet), and why. Pure: reads the Application's status only."""
     if app is None:
         return None, "waiting for the Application"
     spec = app.get("spec") or {}
@@ -143,12 +145,17 @@ def application_state(app: Mapping[str, Any] | None) -> tuple[bool | None, str]:
         return None, f"sync {sync.get('status') or 'unknown'}"
     if health != "Healthy":
         return None, f"Synced, health {health or 'unknown'}"
+    if operation and operation.get("phase") not in {"Succeeded"}:
+        # Right after its first sync Argo CD may start a second one (its comparison from
+        # before the sync still said OutOfSync): settled means no operation running.
+        return None, f"Synced and Healthy, operation {operation.get('phase')}"
     return True, "Synced and Healthy"
 
 
 def wait_application(
     target: ClusterTarget,
     api: client.ApiClient,
+    namespace: str,
     name: str,
     *,
     timeout: float,
@@ -163,30 +170,33 @@ def wait_application(
         if time.monotonic() - checked > HEALTH_EVERY_S:
             check_running(target)
             checked = time.monotonic()
-        app = read_application(api, name)
+        app = read_application(api, namespace, name)
         state, text = application_state(app)
         if state is True and app is not None:
             return app
         if state is False:
-            raise CompareError(f"Application {name} failed: {text}", exit_code=EXIT_FAILED)
+            raise CompareError(
+                f"Application {namespace}/{name} failed: {text}", exit_code=EXIT_FAILED
+            )
         if time.monotonic() > deadline:
             raise CompareError(
-                f"Application {name} was not Synced and Healthy within {timeout:.0f}s ({text})",
+                f"Application {namespace}/{name} was not Synced and Healthy within "
+                f"{timeout:.0f}s ({text})",
                 exit_code=EXIT_FAILED,
             )
-        sleep_unless_cancelled(cancel, POLL_S, f"Application {name}")
+        sleep_unless_cancelled(cancel, POLL_S, f"Application {namespace}/{name}")
 
 
 def delete_application(
-    target: ClusterTarget, api: client.ApiClient, name: str, *, timeout: float
+    target: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
 ) -> bool:
     """Delete the Application and wait until Argo CD has deleted what it deployed and the
     Application is gone. False: there was none."""
     found = delete_if_found(
-        f"deleting Application {ARGOCD_NAMESPACE}/{name} failed",
+        f"deleting Application {namespace}/{name} failed",
         client.CustomObjectsApi(api).delete_namespaced_custom_object,
         *APPLICATION_API[:2],
-        ARGOCD_NAMESPACE,
+        namespace,
         APPLICATION_API[2],
         name,
         _request_timeout=REQUEST_TIMEOUT,
@@ -195,14 +205,15 @@ def delete_application(
         return False
     deadline = time.monotonic() + timeout
     checked = 0.0
-    while read_application(api, name) is not None:
+    while read_application(api, namespace, name) is not None:
         if time.monotonic() - checked > HEALTH_EVERY_S:
             # Its finalizer is the controller's: with Argo CD down it never goes.
             check_running(target)
             checked = time.monotonic()
         if time.monotonic() > deadline:
             raise CompareError(
-                f"Application {name} was still present {timeout:.0f}s after its deletion",
+                f"Application {namespace}/{name} was still present {timeout:.0f}s after its "
+                "deletion",
                 exit_code=EXIT_FAILED,
             )
         time.sleep(POLL_S)

@@ -16,7 +16,8 @@ for the same reason. In it:
 - the settings Argo CD reads there (`argocd-cm`, `argocd-rbac-cm`, `argocd-secret`), empty,
   labelled `app.kubernetes.io/part-of: argocd` (its settings informer selects on that);
 - the `default` AppProject (argocd-server creates it in a full install; none runs here):
-  any source, any destination, any kind, so the project never decides a verdict.
+  any source, any destination, any kind, Applications in any namespace, so the project never
+  decides a verdict.
 """
 
 from __future__ import annotations
@@ -177,6 +178,8 @@ def settings_documents(secret_key: str) -> list[dict[str, Any]]:
             "metadata": {"name": DEFAULT_PROJECT, "namespace": ARGOCD_NAMESPACE},
             "spec": {
                 "sourceRepos": ["*"],
+                # Applications in any namespace (each trial's own).
+                "sourceNamespaces": ["*"],
                 "destinations": [{"server": "*", "namespace": "*"}],
                 "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
             },

@@ -237,6 +237,8 @@ def _controller_args(
         str(binary),
         f"--kubeconfig={kubeconfig}",
         f"--namespace={ARGOCD_NAMESPACE}",
+        # Each Application lives in the namespace it deploys into.
+        "--application-namespaces=*",
         f"--repo-server=127.0.0.1:{ports['repo']}",
         "--repo-server-plaintext",
         f"--metrics-port={ports['controller_metrics']}",

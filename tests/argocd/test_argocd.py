@@ -58,21 +58,22 @@ def argocd(cluster: ClusterTarget) -> ArgocdHandle:
 def application(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str, argocd: ArgocdHandle
 ) -> Iterator[str]:
-    """An Application of charts/webapp in the test's namespace, Synced and Healthy."""
+    """An Application of charts/webapp in the test's namespace, Synced and Healthy; its name."""
     assert argocd.repository_url is not None
     app = argocd_application(
         make_webapp("argo", replicas=2), namespace, repository_url=argocd.repository_url
     )
     name = app["metadata"]["name"]
+    assert app["metadata"]["namespace"] == namespace
     apply_application(cluster, app)
     try:
-        wait_application(cluster, api, name, timeout=SYNC_TIMEOUT_S)
+        wait_application(cluster, api, namespace, name, timeout=SYNC_TIMEOUT_S)
         yield name
     finally:
         # Argo CD (its resources finalizer) deletes what it deployed, then the Application:
         # it must run for that (a test may have stopped part of it).
         start_argocd(cluster, timeout=120)
-        delete_application(cluster, api, name, timeout=120)
+        delete_application(cluster, api, namespace, name, timeout=120)
 
 
 def test_processes_start_healthy_on_loopback_and_stop(cluster: ClusterTarget) -> None:
@@ -100,8 +101,8 @@ def test_synced_healthy_and_a_drift_is_healed_by_argocds_self_heal(
     assert deployment.spec.replicas == 2
     # Argo CD v3 tracks what it deployed by its annotation: this Deployment is the Application's.
     tracking = (deployment.metadata.annotations or {}).get("argocd.argoproj.io/tracking-id", "")
-    assert tracking.startswith(f"{application}:apps/Deployment:{namespace}/argo"), tracking
-    synced = read_application(api, application)
+    assert tracking == f"{namespace}_{application}:apps/Deployment:{namespace}/argo", tracking
+    synced = read_application(api, namespace, application)
     assert synced is not None
     first = synced["status"]["operationState"]["startedAt"]
 
@@ -115,8 +116,8 @@ def test_synced_healthy_and_a_drift_is_healed_by_argocds_self_heal(
     # Argo CD's own record of the heal: an automated sync operation after the first one, of
     # just the resource that drifted (self-heal syncs what is OutOfSync; such a selective sync
     # adds no history entry).
-    assert wait_for(lambda: _operation_phase(api, application) == "Succeeded", 30) is not None
-    app = read_application(api, application)
+    assert wait_for(lambda: _phase(api, namespace, application) == "Succeeded", 30) is not None
+    app = read_application(api, namespace, application)
     assert app is not None
     operation = app["status"]["operationState"]
     assert operation["startedAt"] >= first and operation != synced["status"]["operationState"]
@@ -125,21 +126,21 @@ def test_synced_healthy_and_a_drift_is_healed_by_argocds_self_heal(
     assert operation["operation"]["sync"]["resources"] == [
         {"group": "apps", "kind": "Deployment", "name": "argo"}
     ]
-    assert wait_for(lambda: _sync_status(api, application) == "Synced", 30) is not None
+    assert wait_for(lambda: _sync_status(api, namespace, application) == "Synced", 30) is not None
 
 
-def _operation_phase(api: client.ApiClient, name: str) -> str | None:
-    app = read_application(api, name)
+def _phase(api: client.ApiClient, namespace: str, name: str) -> str | None:
+    app = read_application(api, namespace, name)
     return ((app or {}).get("status") or {}).get("operationState", {}).get("phase")
 
 
-def _sync_status(api: client.ApiClient, name: str) -> str | None:
-    app = read_application(api, name)
+def _sync_status(api: client.ApiClient, namespace: str, name: str) -> str | None:
+    app = read_application(api, namespace, name)
     return ((app or {}).get("status") or {}).get("sync", {}).get("status")
 
 
 def test_controller_down_and_redis_down_are_one_line_errors(
-    cluster: ClusterTarget, api: client.ApiClient, application: str
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, application: str
 ) -> None:
     handle = check_running(cluster)
     terminate(handle.processes[APPLICATION_CONTROLLER])
@@ -148,7 +149,7 @@ def test_controller_down_and_redis_down_are_one_line_errors(
     assert f"Argo CD's {APPLICATION_CONTROLLER} is not running" in down.value.message
     assert "\n" not in down.value.message
     with pytest.raises(CompareError, match=APPLICATION_CONTROLLER):
-        wait_application(cluster, api, application, timeout=30)
+        wait_application(cluster, api, namespace, application, timeout=30)
 
     # Started again, the controllers and Redis are back; then Redis alone goes.
     restarted = start_argocd(cluster, timeout=120)

@@ -13,9 +13,9 @@ from compare.deploy.argocd_app import (
     RESOURCES_FINALIZER,
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
-    application_name,
     application_state,
     argocd_application,
+    instance_name,
 )
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, PART_OF, settings_documents
 from compare.deploy.argocd_process import redis_args
@@ -28,8 +28,8 @@ def test_the_application_names_the_chart_values_and_self_heal() -> None:
         make_webapp("shop", replicas=3), "ns1", repository_url="http://127.0.0.1:1234"
     )
     assert app["metadata"] == {
-        "name": "ns1-shop",
-        "namespace": ARGOCD_NAMESPACE,
+        "name": "shop",
+        "namespace": "ns1",
         "finalizers": [RESOURCES_FINALIZER],
     }
     spec = app["spec"]
@@ -41,9 +41,9 @@ def test_the_application_names_the_chart_values_and_self_heal() -> None:
     assert spec["syncPolicy"] == {"automated": {"selfHeal": True, "prune": True}}
 
 
-def test_application_names_stay_valid() -> None:
-    name = application_name("n" * 60, "release")
-    assert len(name) <= 63 and not name.endswith("-")
+def test_argocds_name_of_an_application_outside_its_namespace_is_qualified() -> None:
+    assert instance_name("ns1", "shop") == "ns1_shop"
+    assert instance_name(ARGOCD_NAMESPACE, "shop") == "shop"
 
 
 def _app(**status: Any) -> dict[str, Any]:
@@ -67,6 +67,15 @@ def _app(**status: Any) -> dict[str, Any]:
             _app(sync={"status": "Synced", "revision": "0.1.0"}, health={"status": "Healthy"}),
             True,
             "Synced and Healthy",
+        ),
+        (
+            _app(
+                sync={"status": "Synced", "revision": "0.1.0"},
+                health={"status": "Healthy"},
+                operationState={"phase": "Running"},
+            ),
+            None,
+            "Synced and Healthy, operation Running",
         ),
         (
             _app(operationState={"phase": "Failed", "message": "one or more objects failed\nx"}),
