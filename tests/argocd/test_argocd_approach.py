@@ -19,6 +19,7 @@ from compare.deploy.argocd import (
     undeploy_argocd,
 )
 from compare.deploy.argocd_app import read_application
+from compare.deploy.argocd_status import argocd_apps
 from compare.deploy.live import current_problems
 from compare.judge import with_api_defaults
 from compare.webapp import WebApp
@@ -52,7 +53,13 @@ def test_deploy_holds_closed_world_and_undeploy_removes_it(
     deploy_argocd(cluster, webapp, namespace, timeout=120)
     # The rendered chart plus Argo CD's tracking annotation, closed-world.
     assert problems(api, namespace, webapp) == []
+    # The status row: Argo CD's own view, and the judge's.
+    (row,) = argocd_apps(api, namespace)
+    assert (row.approach, row.name, row.namespace) == ("argocd", "argod", namespace)
+    assert row.state == "holds" and (row.desired_replicas, row.ready_replicas) == (2, 2)
+    assert row.detail.startswith("sync Synced, health Healthy; ")
     assert undeploy_argocd(cluster, namespace, release="argod", timeout=60) is True
+    assert argocd_apps(api, namespace) == []
     assert read_application(api, namespace, "argod") is None
     assert client.AppsV1Api(api).list_namespaced_deployment(namespace).items == []
     assert client.CoreV1Api(api).list_namespaced_service(namespace).items == []
