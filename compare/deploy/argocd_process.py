@@ -34,6 +34,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.argocd_install import (
     APPLICATION_CONTROLLER,
     ARGOCD_NAMESPACE,
+    CONTROLLERS,
     REPO_SERVER,
     apply_argocd_objects,
     argocd_bin_dir,
@@ -256,11 +257,20 @@ def start_argocd(
 ) -> ArgocdHandle:
     """Start what is not running (idempotent). A process started here that does not become
     ready is stopped again, with every other one started by this call, before the error.
-    `extra_args` adds flags per controller (e.g. `--self-heal-timeout-seconds`)."""
+    `extra_args` adds flags per controller (the self-heal timing:
+    `--self-heal-timeout-seconds`, `--self-heal-backoff-*`); a controller running with other
+    extra flags than these is restarted with them (they change the answer)."""
+    wanted = {name: list((extra_args or {}).get(name, [])) for name in CONTROLLERS}
     with state_lock(argocd_state_dir(target)) as directory:
         claim_for_cluster(directory, cluster_uid(target), lambda: _stop_locked(directory))
         handle = argocd_status(target)
-        if handle.running and all(process_ready(p) for p in handle.processes.values()):
+        recorded = read_settings(directory).get("extra_args") or {}
+        same_args = all(recorded.get(name, []) == wanted[name] for name in CONTROLLERS)
+        if (
+            same_args
+            and handle.running
+            and all(process_ready(p) for p in handle.processes.values())
+        ):
             return handle
         check_argocd_binaries(bin_dir)
         redis = redis_binary()
@@ -270,6 +280,10 @@ def start_argocd(
         try:
             apply_argocd_objects(target)
             running = {n: p for n, p in handle.processes.items() if alive(p)}
+            for name in CONTROLLERS:
+                if name in running and recorded.get(name, []) != wanted[name]:
+                    terminate(running.pop(name))
+                    forget(directory, name)
             # The controllers' Redis and repo-server addresses are fixed at their start: a
             # process started anew restarts those that talk to it.
             for needed, clients in (
@@ -304,7 +318,7 @@ def start_argocd(
                     ports,
                     env,
                     kubeconfig,
-                    list((extra_args or {}).get(name, [])),
+                    wanted.get(name, []),
                 )
                 started.append(info)
                 if name == REDIS:
@@ -312,6 +326,7 @@ def start_argocd(
                 else:
                     wait_ready(info, timeout)
             settings.update({f"{key}_port": port for key, port in ports.items()})
+            settings["extra_args"] = wanted
         except BaseException:
             for info in reversed(started):
                 terminate(info)

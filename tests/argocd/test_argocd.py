@@ -171,3 +171,22 @@ def test_missing_binaries_leave_nothing_running(cluster: ClusterTarget, tmp_path
         start_argocd(cluster, bin_dir=tmp_path)
     assert "argocd binary is missing" in missing.value.message
     assert not any(alive(p) for p in argocd_status(cluster).processes.values())
+
+
+def test_a_controller_runs_with_the_self_heal_timing_asked_for(cluster: ClusterTarget) -> None:
+    timing = {APPLICATION_CONTROLLER: ["--self-heal-backoff-timeout-seconds=0"]}
+    first = start_argocd(cluster, timeout=120)
+    tuned = start_argocd(cluster, extra_args=timing, timeout=120)
+    controller = tuned.processes[APPLICATION_CONTROLLER]
+    assert controller.pid != first.processes[APPLICATION_CONTROLLER].pid
+    cmdline = Path(f"/proc/{controller.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"--self-heal-backoff-timeout-seconds=0" in cmdline
+    # The rest kept running; asking again for the same is a no-op.
+    for name in (REDIS, REPO_SERVER):
+        assert tuned.processes[name].pid == first.processes[name].pid
+    again = start_argocd(cluster, extra_args=timing, timeout=120)
+    assert again.processes[APPLICATION_CONTROLLER].pid == controller.pid
+    # Back to the defaults for the other tests.
+    assert (
+        start_argocd(cluster, timeout=120).processes[APPLICATION_CONTROLLER].pid != controller.pid
+    )
