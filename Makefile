@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium sample-report \
+.PHONY: setup binaries test lint unit demo manifests bench cluster-down clean chromium redis sample-report \
 	floors dist
 
 $(STAMP): pyproject.toml
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $@
 
-setup: $(STAMP) binaries
+setup: $(STAMP) binaries redis
 
 # Builds etcd, the Kubernetes control plane, kwok and helm from Go modules (cached).
 binaries:
@@ -77,6 +77,19 @@ chromium:
 	else \
 	  echo ">> /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get);"; \
 	  echo ">> install chromium or set COMPARE_CHROMIUM, or the HTML report test fails"; \
+	fi
+
+# The argocd approach's controllers keep their caches in Redis, which the toolkit starts on
+# 127.0.0.1 (never as a service): a fresh CI machine (root, Debian/Ubuntu) gets Debian's
+# redis-server here.
+redis:
+	@if command -v redis-server >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo ">> redis-server is missing: apt-get install redis-server (for the argocd approach)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; \
+	else \
+	  echo ">> redis-server is missing and cannot be installed here (needs root and apt-get);"; \
+	  echo ">> install redis-server, or the argocd approach cannot start"; \
 	fi
 
 # Regenerates the committed sample (reports/sample/) from the newest run under reports/

@@ -27,6 +27,8 @@ want=$(cat "$here/versions.env" "$here/build.sh" "$here/kube/go.mod" "$here/etcd
 # line hashes this file without it), so adding or changing it never rebuilds the control plane,
 # and a Flux version change rebuilds only the two controllers.
 bash "$here/flux/build.sh" "$@"
+# Argo CD (the `argocd` approach) likewise: tools/argocd/ has its own pins, script and stamp.
+bash "$here/argocd/build.sh" "$@"
 want=$(cat "$here/versions.env" <(sed '/^# >>> flux/,/^# <<< flux/d' "$here/build.sh") "$here/kube/go.mod" "$here/etcd/go.mod" | sha256sum | cut -d' ' -f1)
 # <<< flux
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl helm)

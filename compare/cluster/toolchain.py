@@ -16,7 +16,8 @@ from pathlib import Path
 from compare.errors import CompareError
 from compare.paths import TOOLS_DIR, bin_dir
 
-# tools/build.sh and tools/flux/build.sh refuse an older Go (a test keeps the three in step).
+# tools/build.sh, tools/flux/build.sh and tools/argocd/build.sh refuse an older Go (a test keeps
+# the four in step).
 GO_MIN = (1, 26)
 GO_INSTALL_HINT = "install Go >= {min} (https://go.dev/doc/install) and put `go` on PATH"
 _PROBE_TIMEOUT_S = 30.0

@@ -89,7 +89,11 @@ def test_go_version_parsing(text: str, parsed: tuple[int, int] | None) -> None:
 
 
 def test_go_floor_agrees_with_the_build_scripts() -> None:
-    for script in (TOOLS_DIR / "build.sh", TOOLS_DIR / "flux" / "build.sh"):
+    for script in (
+        TOOLS_DIR / "build.sh",
+        TOOLS_DIR / "flux" / "build.sh",
+        TOOLS_DIR / "argocd" / "build.sh",
+    ):
         floor = re.search(r'\[ "\$go_minor" -ge (\d+) \]', script.read_text())
         assert floor is not None, script
         assert (1, int(floor.group(1))) == GO_MIN, script

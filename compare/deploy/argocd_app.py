@@ -1,0 +1,220 @@
+"""An Argo CD `Application` of charts/webapp: what the real application controller reconciles.
+
+    argocd_application  the Application of one WebApp: source the toolkit's local Helm
+                        repository (the chart, its version, the WebApp's values, the release
+                        name), destination the in-cluster API server and the trial's namespace,
+                        automated sync with selfHeal and prune
+    wait_application    until Argo CD reports it Synced (to this spec's revision) and Healthy;
+                        a failed sync operation or a controller that is down is a one-line error
+    delete_application  delete it (its resources finalizer makes Argo CD delete what it
+                        deployed first) and wait until it is gone
+
+Each Application lives in the namespace it deploys into, named after the release (Argo CD's
+"applications in any namespace": the controller runs with `--application-namespaces=*` and the
+default AppProject accepts every source namespace). So a trial's namespace holds its
+Application, and Argo CD's Events about it, beside the objects it keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.cluster.apierror import delete_if_found, if_found
+from compare.deploy.argocd_install import ARGOCD_NAMESPACE, DEFAULT_PROJECT
+from compare.deploy.argocd_process import check_running
+from compare.deploy.helm import CHART_DIR, CHART_NAME, chart_values
+from compare.deploy.install import apply_documents
+from compare.deploy.live import sleep_unless_cancelled
+from compare.errors import EXIT_FAILED, CompareError
+from compare.judge import REQUEST_TIMEOUT
+from compare.webapp import WebApp
+
+APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")
+IN_CLUSTER = "https://kubernetes.default.svc"
+# Deleting the Application deletes what it deployed first (Argo CD's own finalizer).
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+FIELD_MANAGER = "compare"
+# Argo CD's diff strategies, set per Application: its default three-way diff (live against the
+# last-applied configuration and the rendered manifest) or the API server's dry-run apply.
+THREE_WAY_DIFF = "three-way"
+SERVER_SIDE_DIFF = "server-side"
+COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
+POLL_S = 0.2
+# How often the controllers' health is looked at during a wait (each look is an HTTP request).
+HEALTH_EVERY_S = 2.0
+
+
+def instance_name(namespace: str, name: str) -> str:
+    """How Argo CD names an Application in its tracking annotations and logs: qualified by its
+    namespace when that is not the controller's own."""
+    return name if namespace == ARGOCD_NAMESPACE else f"{namespace}_{name}"
+
+
+def chart_version() -> str:
+    data = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
+    return str(data["version"])
+
+
+def argocd_application(
+    webapp: WebApp,
+    namespace: str,
+    *,
+    repository_url: str,
+    release: str | None = None,
+    extra_values: Mapping[str, Any] | None = None,
+    self_heal: bool = True,
+    diff: str = THREE_WAY_DIFF,
+) -> dict[str, Any]:
+    """The Application of one WebApp (values from the one spec)."""
+    release = release or webapp.name
+    metadata: dict[str, Any] = {
+        "name": release,
+        "namespace": namespace,
+        "finalizers": [RESOURCES_FINALIZER],
+    }
+    if diff == SERVER_SIDE_DIFF:
+        metadata["annotations"] = {COMPARE_OPTIONS: "ServerSideDiff=true"}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": metadata,
+        "spec": {
+            "project": DEFAULT_PROJECT,
+            "source": {
+                "repoURL": repository_url,
+                "chart": CHART_NAME,
+                "targetRevision": chart_version(),
+                "helm": {
+                    "releaseName": release,
+                    "valuesObject": chart_values(webapp, extra_values),
+                },
+            },
+            "destination": {"server": IN_CLUSTER, "namespace": namespace},
+            "syncPolicy": {"automated": {"selfHeal": self_heal, "prune": True}},
+        },
+    }
+
+
+def apply_application(target: ClusterTarget, application: Mapping[str, Any]) -> None:
+    apply_documents(target, [dict(application)], field_manager=FIELD_MANAGER)
+
+
+def read_application(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = if_found(
+        f"reading Application {namespace}/{name} failed",
+        client.CustomObjectsApi(api).get_namespaced_custom_object,
+        *APPLICATION_API[:2],
+        namespace,
+        APPLICATION_API[2],
+        name,
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    return found
+
+
+def application_state(app: Mapping[str, Any] | None) -> tuple[bool | None, str]:
+    """(True: Synced to its spec's revision, Healthy, no operation running; False: its sync
+    operation failed; None: not yet), and why. Pure: reads the Application's status only."""
+    if app is None:
+        return None, "waiting for the Application"
+    spec = app.get("spec") or {}
+    status = app.get("status") or {}
+    sync = status.get("sync") or {}
+    health = (status.get("health") or {}).get("status")
+    operation = status.get("operationState") or {}
+    if operation.get("phase") in {"Failed", "Error"}:
+        message = str(operation.get("message") or "").splitlines()
+        return False, f"sync {operation['phase']}: {message[0] if message else 'no message'}"
+    errors = [
+        str(c.get("message") or "").splitlines()[0]
+        for c in status.get("conditions") or []
+        if str(c.get("type", "")).endswith("Error") and c.get("message")
+    ]
+    if errors:
+        # ComparisonError, InvalidSpecError, ...: the controller cannot even diff.
+        return None, errors[0]
+    wanted = (spec.get("source") or {}).get("targetRevision")
+    if sync.get("status") != "Synced" or (wanted and sync.get("revision") != wanted):
+        return None, f"sync {sync.get('status') or 'unknown'}"
+    if health != "Healthy":
+        return None, f"Synced, health {health or 'unknown'}"
+    if operation and operation.get("phase") not in {"Succeeded"}:
+        # Right after its first sync Argo CD may start a second one (its comparison from
+        # before the sync still said OutOfSync): settled means no operation running.
+        return None, f"Synced and Healthy, operation {operation.get('phase')}"
+    return True, "Synced and Healthy"
+
+
+def wait_application(
+    target: ClusterTarget,
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Until the Application is Synced and Healthy; its last reading. A failed sync, a deadline
+    passed, or an Argo CD process (Redis included) found down: a one-line error."""
+    deadline = time.monotonic() + timeout
+    checked = 0.0
+    while True:
+        # First: with Argo CD down, the status read next is a stale record, not an answer.
+        if time.monotonic() - checked > HEALTH_EVERY_S:
+            check_running(target)
+            checked = time.monotonic()
+        app = read_application(api, namespace, name)
+        state, text = application_state(app)
+        if state is True and app is not None:
+            return app
+        if state is False:
+            raise CompareError(
+                f"Application {namespace}/{name} failed: {text}", exit_code=EXIT_FAILED
+            )
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"Application {namespace}/{name} was not Synced and Healthy within "
+                f"{timeout:.0f}s ({text})",
+                exit_code=EXIT_FAILED,
+            )
+        sleep_unless_cancelled(cancel, POLL_S, f"Application {namespace}/{name}")
+
+
+def delete_application(
+    target: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
+) -> bool:
+    """Delete the Application and wait until Argo CD has deleted what it deployed and the
+    Application is gone. False: there was none."""
+    found = delete_if_found(
+        f"deleting Application {namespace}/{name} failed",
+        client.CustomObjectsApi(api).delete_namespaced_custom_object,
+        *APPLICATION_API[:2],
+        namespace,
+        APPLICATION_API[2],
+        name,
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    if not found:
+        return False
+    deadline = time.monotonic() + timeout
+    checked = 0.0
+    while read_application(api, namespace, name) is not None:
+        if time.monotonic() - checked > HEALTH_EVERY_S:
+            # Its finalizer is the controller's: with Argo CD down it never goes.
+            check_running(target)
+            checked = time.monotonic()
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"Application {namespace}/{name} was still present {timeout:.0f}s after its "
+                "deletion",
+                exit_code=EXIT_FAILED,
+            )
+        time.sleep(POLL_S)
+    return True

@@ -1,0 +1,453 @@
+"""The local Argo CD processes of one cluster: Redis, the chart server, the repo-server and the
+application controller.
+
+- **Redis** is Debian's `redis-server` (installed by `make setup` when missing), on a free
+  127.0.0.1 port, with no persistence: both controllers keep their caches there, and Argo CD
+  rebuilds them from the cluster and the repository after a restart.
+- **The chart source** is a Helm repository of charts/webapp served over HTTP on 127.0.0.1, as
+  for Flux (`compare.deploy.flux_charts`), in this state directory of its own.
+- **argocd-repo-server** renders the chart: it fetches index.yaml and the archive itself and
+  runs `helm template` with the Helm 3 CLI built beside it (on its PATH). It needs no cluster
+  access. Its gRPC port and its metrics/health port are on 127.0.0.1, without TLS (loopback).
+- **argocd-application-controller** runs under its ServiceAccount's token kubeconfig.
+  `ARGOCD_FAKE_IN_CLUSTER` makes it use that kubeconfig for the in-cluster destination
+  (`https://kubernetes.default.svc`), which it would otherwise read from a pod's mounted
+  token. Its metrics/health server binds 0.0.0.0 (Argo CD has no flag for the address); the
+  toolkit only talks to it on 127.0.0.1.
+
+Every process starts in its own session, logs to `<name>.log` and is recorded in `<name>.json`
+in the cluster's state directory under the cache (`compare.deploy.flux_process` does that for
+both approaches); one set per cluster, serialised by a file lock.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from compare.cluster import ClusterTarget
+from compare.deploy.argocd_install import (
+    APPLICATION_CONTROLLER,
+    ARGOCD_NAMESPACE,
+    CONTROLLERS,
+    REPO_SERVER,
+    apply_argocd_objects,
+    argocd_bin_dir,
+    check_argocd_binaries,
+    delete_argocd_objects,
+    write_identity_kubeconfig,
+)
+from compare.deploy.flux_charts import package_repository
+from compare.deploy.flux_process import (
+    POLL_S,
+    FluxProcess,
+    alive,
+    chart_server_args,
+    forget,
+    is_ready,
+    last_log_line,
+    read_process,
+    spawn,
+    terminate,
+    wait_ready,
+)
+from compare.deploy.helm import CHART_DIR
+from compare.deploy.local import (
+    claim_for_cluster,
+    cluster_uid,
+    free_port,
+    read_settings,
+    save_settings,
+    state_lock,
+)
+from compare.deploy.operator_install import cluster_key
+from compare.errors import CompareError
+from compare.paths import cache_dir
+
+REDIS = "redis"
+CHART_SERVER = "chart-server"
+# In start order; stopped in reverse.
+PROCESSES = (REDIS, CHART_SERVER, REPO_SERVER, APPLICATION_CONTROLLER)
+START_TIMEOUT_S = 60.0
+REDIS_TIMEOUT_S = 2.0
+# A Unix socket path is at most 107 bytes.
+_SOCKET_PATH_MAX = 100
+
+
+def argocd_state_dir(target: ClusterTarget) -> Path:
+    """Where this cluster's Argo CD processes keep their state, token, chart repository and logs."""
+    return cache_dir() / "argocd" / "clusters" / cluster_key(target)
+
+
+# -- Redis ------------------------------------------------------------------------------------
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server")
+    if found is None:
+        raise CompareError(
+            "redis-server is not installed (Argo CD keeps its caches in Redis): run `make setup`"
+            " (as root it runs `apt-get install redis-server`) or install Debian's redis-server"
+        )
+    return found
+
+
+def redis_args(binary: str, port: int, directory: Path) -> list[str]:
+    """Loopback only, no persistence (`--save ""`, no AOF): nothing of it outlives the process."""
+    return [
+        binary,
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--protected-mode",
+        "yes",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--dir",
+        str(directory),
+    ]
+
+
+def redis_ping(port: int, timeout: float = REDIS_TIMEOUT_S) -> bool:
+    """True when Redis on 127.0.0.1:port answers PING with PONG."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _redis_port(info: FluxProcess) -> int:
+    return int(info.ready_url.rsplit(":", 1)[-1])
+
+
+def wait_redis(info: FluxProcess, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not redis_ping(_redis_port(info)):
+        if not alive(info):
+            raise CompareError(
+                f"redis exited during start-up: {last_log_line(info.log_path)} (log {info.log})"
+            )
+        if time.monotonic() > deadline:
+            raise CompareError(
+                f"redis was not ready within {timeout:.0f}s: {last_log_line(info.log_path)} "
+                f"(log {info.log})"
+            )
+        time.sleep(POLL_S)
+
+
+def process_ready(info: FluxProcess) -> bool:
+    if info.name == REDIS:
+        return redis_ping(_redis_port(info))
+    return is_ready(info)
+
+
+# -- the processes ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArgocdHandle:
+    state_dir: Path
+    processes: dict[str, FluxProcess]
+    settings: Mapping[str, object]
+
+    @property
+    def running(self) -> bool:
+        return len(self.processes) == len(PROCESSES) and all(
+            alive(p) for p in self.processes.values()
+        )
+
+    @property
+    def repository_url(self) -> str | None:
+        """The chart server's URL (Applications name it)."""
+        port = self.settings.get("chart_port")
+        return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
+
+    @property
+    def redis_address(self) -> str | None:
+        port = self.settings.get("redis_port")
+        return f"127.0.0.1:{port}" if isinstance(port, int) else None
+
+    def describe(self) -> str:
+        parts = []
+        for name in PROCESSES:
+            info = self.processes.get(name)
+            state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
+            parts.append(f"{name} {state}")
+        return ", ".join(parts) + f"; logs in {self.state_dir}"
+
+
+def argocd_status(target: ClusterTarget) -> ArgocdHandle:
+    directory = argocd_state_dir(target)
+    found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
+    return ArgocdHandle(directory, found, read_settings(directory))
+
+
+def check_running(target: ClusterTarget) -> ArgocdHandle:
+    """The handle when every process is alive and answers its health check; otherwise a
+    one-line error naming the first one that does not (a controller or Redis down is an
+    error, never a verdict)."""
+    handle = argocd_status(target)
+    for name in PROCESSES:
+        info = handle.processes.get(name)
+        if info is None or not alive(info):
+            raise CompareError(
+                f"Argo CD's {name} is not running ({handle.describe()}): "
+                "run `compare deploy argocd` to start it"
+            )
+        if not process_ready(info):
+            raise CompareError(
+                f"Argo CD's {name} (pid {info.pid}) does not answer its health check: "
+                f"{last_log_line(info.log_path)} (log {info.log})"
+            )
+    return handle
+
+
+def _controller_args(
+    name: str,
+    binary: Path,
+    ports: Mapping[str, int],
+    kubeconfig: Path,
+    extra: list[str],
+) -> list[str]:
+    redis = f"--redis=127.0.0.1:{ports['redis']}"
+    common = ["--loglevel=info", "--logformat=json", redis]
+    if name == REPO_SERVER:
+        return [
+            str(binary),
+            "--address=127.0.0.1",
+            f"--port={ports['repo']}",
+            "--metrics-address=127.0.0.1",
+            f"--metrics-port={ports['repo_metrics']}",
+            "--disable-tls",
+            *common,
+            *extra,
+        ]
+    return [
+        str(binary),
+        f"--kubeconfig={kubeconfig}",
+        f"--namespace={ARGOCD_NAMESPACE}",
+        # Each Application lives in the namespace it deploys into.
+        "--application-namespaces=*",
+        f"--repo-server=127.0.0.1:{ports['repo']}",
+        "--repo-server-plaintext",
+        f"--metrics-port={ports['controller_metrics']}",
+        *common,
+        *extra,
+    ]
+
+
+def start_argocd(
+    target: ClusterTarget,
+    *,
+    bin_dir: Path | None = None,
+    extra_args: Mapping[str, list[str]] | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> ArgocdHandle:
+    """Start what is not running (idempotent). A process started here that does not become
+    ready is stopped again, with every other one started by this call, before the error.
+    `extra_args` adds flags per controller (the self-heal timing:
+    `--self-heal-timeout-seconds`, `--self-heal-backoff-*`); a controller running with other
+    extra flags than these is restarted with them (they change the answer)."""
+    wanted = {name: list((extra_args or {}).get(name, [])) for name in CONTROLLERS}
+    with state_lock(argocd_state_dir(target)) as directory:
+        claim_for_cluster(directory, cluster_uid(target), lambda: _stop_locked(directory))
+        handle = argocd_status(target)
+        recorded = read_settings(directory).get("extra_args") or {}
+        same_args = all(recorded.get(name, []) == wanted[name] for name in CONTROLLERS)
+        if (
+            same_args
+            and handle.running
+            and all(process_ready(p) for p in handle.processes.values())
+        ):
+            return handle
+        check_argocd_binaries(bin_dir)
+        redis = redis_binary()
+        binaries = argocd_bin_dir(bin_dir)
+        settings = read_settings(directory)
+        started: list[FluxProcess] = []
+        try:
+            apply_argocd_objects(target)
+            running = {n: p for n, p in handle.processes.items() if alive(p)}
+            for name in CONTROLLERS:
+                if name in running and recorded.get(name, []) != wanted[name]:
+                    terminate(running.pop(name))
+                    forget(directory, name)
+            # The controllers' Redis and repo-server addresses are fixed at their start: a
+            # process started anew restarts those that talk to it.
+            for needed, clients in (
+                (REDIS, (REPO_SERVER, APPLICATION_CONTROLLER)),
+                (REPO_SERVER, (APPLICATION_CONTROLLER,)),
+            ):
+                if needed not in running:
+                    for name in clients:
+                        if name in running:
+                            terminate(running.pop(name))
+                            forget(directory, name)
+            # A process still running keeps its port; one started anew gets the port it had
+            # when that is still free (Applications name the chart server's URL).
+            ports = {}
+            for key, name in _PORTS.items():
+                old = settings.get(f"{key}_port")
+                if name in running and isinstance(old, int):
+                    ports[key] = old
+                else:
+                    ports[key] = free_port(old if isinstance(old, int) else None)
+            env = _environment(directory, binaries)
+            kubeconfig = directory / f"{APPLICATION_CONTROLLER}.kubeconfig"
+            for name in PROCESSES:
+                if name in running:
+                    continue
+                info = _spawn(
+                    target,
+                    directory,
+                    name,
+                    redis,
+                    binaries,
+                    ports,
+                    env,
+                    kubeconfig,
+                    wanted.get(name, []),
+                )
+                started.append(info)
+                if name == REDIS:
+                    wait_redis(info, timeout)
+                else:
+                    wait_ready(info, timeout)
+            settings.update({f"{key}_port": port for key, port in ports.items()})
+            settings["extra_args"] = wanted
+        except BaseException:
+            for info in reversed(started):
+                terminate(info)
+                forget(directory, info.name)
+            raise
+        save_settings(directory, settings)
+        return argocd_status(target)
+
+
+# Each port setting and the process that listens on it.
+_PORTS = {
+    "redis": REDIS,
+    "chart": CHART_SERVER,
+    "repo": REPO_SERVER,
+    "repo_metrics": REPO_SERVER,
+    "controller_metrics": APPLICATION_CONTROLLER,
+}
+
+
+def _spawn(
+    target: ClusterTarget,
+    directory: Path,
+    name: str,
+    redis: str,
+    binaries: Path,
+    ports: Mapping[str, int],
+    env: Mapping[str, str],
+    kubeconfig: Path,
+    extra: list[str],
+) -> FluxProcess:
+    if name == REDIS:
+        return spawn(
+            directory,
+            REDIS,
+            redis_args(redis, ports["redis"], directory),
+            marker=f"127.0.0.1:{ports['redis']}",
+            ready_url=f"redis://127.0.0.1:{ports['redis']}",
+        )
+    if name == CHART_SERVER:
+        url = f"http://127.0.0.1:{ports['chart']}"
+        package_repository([CHART_DIR], directory / "repo", url)
+        return spawn(
+            directory,
+            CHART_SERVER,
+            chart_server_args(ports["chart"], directory / "repo"),
+            marker="http.server",
+            ready_url=f"{url}/index.yaml",
+        )
+    args = _controller_args(name, binaries / name, ports, kubeconfig, extra)
+    if name == REPO_SERVER:
+        # ?full=true: it also dials its own gRPC port.
+        ready = f"http://127.0.0.1:{ports['repo_metrics']}/healthz?full=true"
+        return spawn(
+            directory, name, args, marker=str(binaries / name), ready_url=ready, env=dict(env)
+        )
+    write_identity_kubeconfig(target, kubeconfig)
+    ready = f"http://127.0.0.1:{ports['controller_metrics']}/healthz"
+    return spawn(
+        directory,
+        name,
+        args,
+        marker=str(binaries / name),
+        ready_url=ready,
+        env={**env, "KUBECONFIG": str(kubeconfig)},
+    )
+
+
+def _environment(directory: Path, binaries: Path) -> dict[str, str]:
+    """What both controllers run with: the Helm 3 CLI first on PATH, their own HOME and TMPDIR
+    (helm's and git's caches, the repo-server's chart checkouts) in the state directory, no
+    GnuPG (nothing is signed here), the repo-server's askpass socket of its own (its default
+    /tmp path would be shared by every cluster's repo-server)."""
+    home, tmp = directory / "home", directory / "tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    socket_path = directory / "askpass.sock"
+    if len(str(socket_path)) > _SOCKET_PATH_MAX:
+        raise CompareError(
+            f"the cache directory's path is too long for a Unix socket ({socket_path}):"
+            " set COMPARE_CACHE_DIR to a shorter one"
+        )
+    return {
+        "PATH": f"{binaries}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "ARGOCD_GPG_ENABLED": "false",
+        "ARGOCD_ASK_PASS_SOCK": str(socket_path),
+        "ARGOCD_FAKE_IN_CLUSTER": "true",
+    }
+
+
+def stop_argocd(target: ClusterTarget) -> list[str]:
+    """Stop this cluster's Argo CD processes (Redis last); the names of those that were running."""
+    with state_lock(argocd_state_dir(target)) as directory:
+        return _stop_locked(directory)
+
+
+def _stop_locked(directory: Path) -> list[str]:
+    stopped = []
+    for name in reversed(PROCESSES):
+        info = read_process(directory, name)
+        if info is None:
+            continue
+        if alive(info):
+            stopped.append(name)
+        terminate(info)
+        forget(directory, name)
+    return stopped
+
+
+def forget_argocd(target: ClusterTarget) -> None:
+    """Stop the processes and drop their state (token, chart repository, caches, logs): for a
+    cluster that is going away."""
+    directory = argocd_state_dir(target)
+    if not directory.exists():
+        return
+    stop_argocd(target)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def remove_argocd(target: ClusterTarget) -> None:
+    """Stop the processes and delete their objects from the cluster (the CRDs stay)."""
+    stop_argocd(target)
+    delete_argocd_objects(target)
