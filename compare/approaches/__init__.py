@@ -14,6 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.approaches.argocd import Argocd
 from compare.approaches.base import Approach, Detector, TargetDeploy
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
@@ -29,6 +30,7 @@ __all__ = [
     "Approach",
     "Detector",
     "TargetDeploy",
+    "default_names",
     "deployed_apps",
     "desired_manifest",
     "desired_objects",
@@ -42,12 +44,18 @@ REGISTRY: tuple[Approach, ...] = (
     Helm(),
     Operator(),
     Flux(),
+    Argocd(),
 )
 
 
 def names() -> tuple[str, ...]:
     """The registered approaches' names, in registry order."""
     return tuple(a.name for a in REGISTRY)
+
+
+def default_names() -> tuple[str, ...]:
+    """The approaches of a run without `--approach`, in registry order."""
+    return tuple(a.name for a in REGISTRY if a.default)
 
 
 def get(name: str) -> Approach:

@@ -74,6 +74,9 @@ class Approach(ABC):
     # Whether a target file's arm of this approach is a chart, installed per trial namespace
     # (its manifest tells which faults apply before anything is deployed).
     charted: ClassVar[bool] = False
+    # Whether a run without `--approach` includes it (an approach whose controllers are heavy
+    # may be one a user asks for by name).
+    default: ClassVar[bool] = True
 
     # --- settings -------------------------------------------------------------------------
     def configured(self, **settings: Any) -> Self:

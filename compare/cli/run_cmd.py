@@ -30,6 +30,8 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
+from compare.deploy.argocd import check_diff_strategy
+from compare.deploy.argocd_app import THREE_WAY_DIFF
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.deploy.target_helm import render_target
@@ -77,13 +79,14 @@ TRIAL_NAMESPACE = "cmp-helm-target"
 MAX_HEAL_WINDOW_S = 3600.0
 
 
-# The approaches of a run without --approach: every registered one, in registry order.
-DEFAULT_APPROACHES = registry.names()
+# The approaches of a run without --approach: every registered one that is part of a default
+# run, in registry order.
+DEFAULT_APPROACHES = registry.default_names()
 # `--approach`'s choices: the registry's names (Typer makes a choice of an enum's values).
 if TYPE_CHECKING:
     ApproachName = str
 else:
-    ApproachName = StrEnum("ApproachName", {name: name for name in DEFAULT_APPROACHES})
+    ApproachName = StrEnum("ApproachName", {name: name for name in registry.names()})
 
 
 def run(
@@ -164,6 +167,14 @@ def run(
             " --heal-window.",
         ),
     ] = DEFAULT_FLUX_INTERVAL_S,
+    argocd_diff: Annotated[
+        str,
+        typer.Option(
+            "--argocd-diff",
+            help="How the argocd approach's application controller diffs the live objects:"
+            " three-way (Argo CD's default) or server-side (ServerSideDiff=true).",
+        ),
+    ] = THREE_WAY_DIFF,
     target_file: TargetOpt = None,
     deploy_timeout: Annotated[
         float,
@@ -181,6 +192,7 @@ def run(
     # Everything the user gave is checked before the cluster is touched.
     app_path = app or DEFAULT_APP
     approaches = tuple(dict.fromkeys(str(a) for a in approach or DEFAULT_APPROACHES))
+    check_diff_strategy(argocd_diff)
     app_target = workload = None
     if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
         raise CompareError(
@@ -212,6 +224,12 @@ def run(
             # The kustomize build / chart rendering of the operator's install, no cluster.
             operator = operator_arm(app_target)
             install_documents(app_target, operator, app_target.namespace or INSTALL_NAMESPACE)
+        for name in approaches:
+            if registry.get(name).arm(app_target) is None:
+                raise CompareError(
+                    f"{app_target.source}: {name}: this target file has no arm for it",
+                    exit_code=EXIT_USAGE,
+                )
     webapp = load_webapp(app_path)
     specs = load_experiments(experiment or ())
     request = RunRequest(
@@ -226,7 +244,7 @@ def run(
         settle=settle,
         recheck=recheck,
         keep=keep,
-        settings={"flux": {"interval": flux_interval}},
+        settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
         target=app_target,
         deploy_timeout=deploy_timeout,
         workload=workload,

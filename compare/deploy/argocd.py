@@ -28,7 +28,6 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import if_found
 from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
@@ -40,11 +39,13 @@ from compare.deploy.argocd_app import (
     wait_application,
 )
 from compare.deploy.argocd_process import ArgocdHandle, start_argocd
-from compare.deploy.helm import check_namespace_name, check_release_name, webapp_manifest
+from compare.deploy.helm import check_release_name, webapp_manifest
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
-from compare.errors import EXIT_FAILED, CompareError
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.kube import check_namespace_name
+from compare.kube.apierror import if_found
 from compare.webapp import WebApp
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
@@ -98,7 +99,8 @@ def argocd_manifest(
 def check_diff_strategy(strategy: str) -> None:
     if strategy not in DIFF_STRATEGIES:
         raise CompareError(
-            f"--argocd-diff {strategy!r}: must be one of {', '.join(DIFF_STRATEGIES)}"
+            f"--argocd-diff {strategy!r}: must be one of {', '.join(DIFF_STRATEGIES)}",
+            exit_code=EXIT_USAGE,
         )
 
 

@@ -26,14 +26,14 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import delete_if_found, if_found
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, DEFAULT_PROJECT
 from compare.deploy.argocd_process import check_running
 from compare.deploy.helm import CHART_DIR, CHART_NAME, chart_values
 from compare.deploy.install import apply_documents
-from compare.deploy.live import sleep_unless_cancelled
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube.apierror import delete_if_found, if_found
+from compare.kube.wait import sleep_unless_cancelled
 from compare.webapp import WebApp
 
 APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")

@@ -32,11 +32,11 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.apierror import if_found
 from compare.cluster.binaries import run_build
 from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 
 ARGOCD_NAMESPACE = "compare-argocd"

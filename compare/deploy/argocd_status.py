@@ -9,13 +9,13 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster.apierror import if_found
 from compare.deploy.argocd import argocd_applied, last_self_heal
 from compare.deploy.argocd_app import APPLICATION_API, instance_name
 from compare.deploy.helm import CHART_NAME, render
-from compare.deploy.status import DeployedApp, judged_app
+from compare.deploy.rows import DeployedApp, judged_app
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT, judged_objects
+from compare.kube.apierror import if_found
 
 APPROACH = "argocd"
 

@@ -113,9 +113,11 @@ class ReportData:
             if s.flux_interval_seconds is not None
             else ""
         )
+        # Argo CD's diff strategy decides which drift it sees at all.
+        argocd = f"; argocd diff {s.argocd_diff}" if s.argocd_diff is not None else ""
         return (
             f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
-            f" heal window {s.heal_window_seconds:g} s{settle}{flux}; {observed}"
+            f" heal window {s.heal_window_seconds:g} s{settle}{flux}{argocd}; {observed}"
         )
 
     def incomplete_line(self) -> str | None:

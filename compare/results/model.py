@@ -106,12 +106,18 @@ class RunSettings(_Model):
     # The flux approach's HelmRelease interval (its heal time scales with it); absent without
     # flux (an optional field added within schema 2: files written before it stay unchanged).
     flux_interval_seconds: float | None = Field(default=None, gt=0)
+    # The argocd approach's diff strategy (`three-way` or `server-side`: which drift Argo CD
+    # sees); absent without argocd (optional, added within schema 2 like the one above).
+    argocd_diff: Name | None = None
 
     @model_serializer(mode="wrap")
-    def _flux_only_with_flux(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _approach_settings_only_with_it(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("fluxIntervalSeconds") is None:
-            data.pop("fluxIntervalSeconds", None)
+        for key in ("fluxIntervalSeconds", "argocdDiff"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
 

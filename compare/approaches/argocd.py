@@ -1,0 +1,138 @@
+"""Helm charts through the real Argo CD controllers: an Application per app (charts/webapp from
+the toolkit's local Helm repository), automated sync with `selfHeal` and `prune`.
+
+`prepare` starts Redis, the chart server, argocd-repo-server and
+argocd-application-controller (shared by every namespace; `compare.deploy.argocd_process`). An
+Application carries Argo CD's resources finalizer, which the running controller clears, so the
+default `cleanup` (the whole undeploy) deletes it before a trial's namespace goes. Argo CD posts
+`OperationStarted` on the Application when it starts a sync, its self-heal included: the Event
+that times detection (whole seconds). The diff strategy (`three-way`, Argo CD's default, or
+`server-side`) is this approach's setting (`compare run --argocd-diff`), carried by the
+instance and recorded in results.json, since it changes which drift Argo CD sees.
+
+Not part of a run without `--approach` (`default = False`): its controllers are the heaviest
+part of a run and its ground truth is measured per fault only in docs/argocd.md so far. A
+target file has no `argocd` arm yet: `--target` runs never include it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from kubernetes import client
+
+from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
+from compare.cluster import ClusterTarget
+from compare.deploy.argocd import (
+    argocd_manifest,
+    check_diff_strategy,
+    deploy_argocd,
+    undeploy_argocd,
+)
+from compare.deploy.argocd_app import THREE_WAY_DIFF
+from compare.deploy.argocd_process import start_argocd
+from compare.deploy.argocd_status import argocd_apps
+from compare.deploy.rows import DeployedApp
+from compare.errors import EXIT_USAGE, CompareError
+from compare.judge import DesiredObjects
+from compare.target import Target
+from compare.webapp import WebApp
+
+
+@dataclass(frozen=True)
+class Argocd(Approach):
+    name = "argocd"
+    short = "argo"
+    label = "Argo CD Applications"
+    default: ClassVar[bool] = False
+
+    # How the application controller diffs live objects against the rendered chart.
+    diff: str = THREE_WAY_DIFF
+
+    def settings(self) -> dict[str, Any]:
+        return {"diff": self.diff}
+
+    def run_settings(self) -> dict[str, Any]:
+        return {"argocd_diff": self.diff}
+
+    def check_settings(self, heal_window: float) -> None:
+        check_diff_strategy(self.diff)
+
+    def prepare(self, cluster: ClusterTarget) -> None:
+        start_argocd(cluster)
+
+    def recover(self, cluster: ClusterTarget) -> None:
+        start_argocd(cluster)
+
+    def deploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        deploy_argocd(cluster, webapp, namespace, diff=self.diff, cancel=cancel)
+
+    def desired(
+        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    ) -> list[dict[str, Any]]:
+        # The chart's rendered manifest (the repo-server renders the same chart and values)
+        # with the tracking annotation the application controller writes on every object.
+        return argocd_manifest(webapp, namespace, release=release)
+
+    def status(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[DeployedApp]:
+        return argocd_apps(api, namespace)
+
+    def undeploy(
+        self,
+        cluster: ClusterTarget,
+        webapp: WebApp,
+        namespace: str,
+        *,
+        timeout: float = UNDEPLOY_TIMEOUT_S,
+    ) -> None:
+        undeploy_argocd(cluster, namespace, release=webapp.name, timeout=timeout)
+
+    def detector(self, app_target: Target | None = None) -> Detector:
+        return Detector({"Application": ("OperationStarted",)})
+
+    def arm(self, target: Target) -> None:
+        return None  # no `argocd:` key in target files yet
+
+    def deploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> TargetDeploy:
+        raise _no_target_arm(target)
+
+    def undeploy_target(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        raise _no_target_arm(target)
+
+    def target_desired(
+        self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
+    ) -> DesiredObjects:
+        raise _no_target_arm(target)
+
+
+def _no_target_arm(target: Target) -> CompareError:
+    return CompareError(
+        f"{target.source}: argocd: target files have no argocd arm yet (helm, operator, flux)",
+        exit_code=EXIT_USAGE,
+    )
