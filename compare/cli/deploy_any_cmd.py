@@ -56,11 +56,18 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
         refuse_system_namespace(namespace)
         target = target_from(ctx, kubeconfig, context)
         started = time.monotonic()
+        # A failed deploy removes only what it created: an app that was there stays.
+        api = target.api_client()
+        try:
+            rows = approach.status(target, api, namespace)
+        finally:
+            api.close()
+        existed = any(r.name == webapp.name and r.namespace == namespace for r in rows)
         with (
             Rollback(
                 target,
                 namespace,
-                existed=False,
+                existed=existed,
                 remove=lambda: approach.undeploy(target, webapp, namespace),
                 warn=print_warning,
             ),
