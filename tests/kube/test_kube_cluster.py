@@ -19,6 +19,8 @@ from compare.kube import (
     wait_until_gone,
 )
 
+pytestmark = pytest.mark.cluster
+
 
 def _config_map(name: str, value: str) -> dict[str, object]:
     return {
