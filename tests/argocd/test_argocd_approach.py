@@ -91,6 +91,16 @@ def test_image_change_and_deleted_deployment_are_healed_with_argocds_record(
         assert wait_for(lambda: last_self_heal(api, namespace, "heal") != before_fault, 10)
         heal = last_self_heal(api, namespace, "heal")
         assert heal is not None and heal.resources == ["Deployment/heal"]
+        # Argo CD's Events about it are in the trial's namespace, beside the Application: an
+        # automated sync started for the first sync, and again for the heal.
+        started = client.CoreV1Api(api).list_namespaced_event(
+            namespace,
+            field_selector="involvedObject.kind=Application,involvedObject.name=heal,"
+            "reason=OperationStarted",
+        )
+        messages = [e.message for e in started.items for _ in range(e.count or 1)]
+        assert len(messages) >= 2, messages
+        assert all(m.startswith("Initiated automated sync") for m in messages), messages
 
         before = apps.read_namespaced_deployment("heal", namespace).metadata.uid
         apps.delete_namespaced_deployment("heal", namespace, propagation_policy="Background")
