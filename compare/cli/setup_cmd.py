@@ -17,6 +17,7 @@ from compare.cli.common import console
 from compare.cluster import EmbeddedCluster
 from compare.cluster.binaries import build_logs, ensure_binaries
 from compare.cluster.toolchain import (
+    ARGOCD,
     CONTROL_PLANE,
     FLUX,
     binary_status,
@@ -111,7 +112,7 @@ def doctor() -> None:
     pins = pinned_versions()
     console.print(f"binaries     in {bin_dir()}")
     bad = []
-    for name in CONTROL_PLANE + FLUX:
+    for name in CONTROL_PLANE + FLUX + ARGOCD:
         status = binary_status(name, pins, go.path)
         if not status.present or status.matches is False:
             bad.append(name)
@@ -127,6 +128,14 @@ def doctor() -> None:
         console.print(f"cluster      {cluster.name!r} not created: `compare cluster up` starts it")
     chromium = os.environ.get("COMPARE_CHROMIUM") or shutil.which("chromium")
     chromium = chromium or shutil.which("chromium-browser")
+    redis = shutil.which("redis-server")
+    if redis:
+        console.print(f"redis        {redis}")
+    else:
+        console.print(
+            "redis        not found (only the argocd approach needs it; `make setup` installs"
+            " Debian's redis-server)"
+        )
     if chromium:
         console.print(f"chromium     {chromium}")
     else:

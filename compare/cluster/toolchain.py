@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compare.errors import CompareError
-from compare.paths import TOOLS_DIR, bin_dir
+from compare.paths import TOOLS_DIR, bin_dir, cache_dir
 
 # tools/build.sh, tools/flux/build.sh and tools/argocd/build.sh refuse an older Go (a test keeps
 # the four in step).
@@ -33,6 +33,9 @@ CONTROL_PLANE = (
     "helm",
 )
 FLUX = ("source-controller", "helm-controller")
+# The argocd approach's binaries (tools/argocd/build.sh, in the cache's argocd/bin/): the
+# multi-call argocd binary and the Helm 3 CLI its repo-server runs.
+ARGOCD = ("argocd", "argocd-helm")
 
 # versions.env variable -> the component's name, in the order `compare --version` prints them.
 _PINS = (
@@ -42,6 +45,8 @@ _PINS = (
     ("versions.env", "HELM_VERSION", "helm"),
     ("flux/versions.env", "SOURCE_CONTROLLER_VERSION", "source-controller"),
     ("flux/versions.env", "HELM_CONTROLLER_VERSION", "helm-controller"),
+    ("argocd/versions.env", "ARGOCD_VERSION", "argocd"),
+    ("argocd/versions.env", "ARGOCD_HELM_VERSION", "argocd-helm"),
 )
 # Which pin each binary's version must show.
 _BINARY_PIN = {
@@ -55,17 +60,29 @@ _BINARY_PIN = {
     "helm": "helm",
     "source-controller": "source-controller",
     "helm-controller": "helm-controller",
+    "argocd": "argocd",
+    "argocd-helm": "argocd-helm",
 }
 # How each binary tells its version (the Flux controllers have no flag: `go version -m`).
 _VERSION_ARGS = {
     "kubectl": ("version", "--client"),
     "helm": ("version", "--short"),
+    "argocd": ("version", "--client"),
+    "argocd-helm": ("version", "--short"),
 }
+# Where a binary is, when not in the cache's bin/ (its name there, under the cache).
+_ELSEWHERE = {"argocd": ("argocd", "bin", "argocd"), "argocd-helm": ("argocd", "bin", "helm")}
+
+
+def binary_path(name: str) -> Path:
+    """Where the build puts one binary."""
+    where = _ELSEWHERE.get(name)
+    return cache_dir().joinpath(*where) if where else bin_dir() / name
 
 
 def pinned_versions(tools: Path = TOOLS_DIR) -> dict[str, str]:
-    """Component name -> pinned version, read from tools/versions.env and
-    tools/flux/versions.env (the files the build scripts read)."""
+    """Component name -> pinned version, read from tools/versions.env, tools/flux/versions.env
+    and tools/argocd/versions.env (the files the build scripts read)."""
     pins: dict[str, str] = {}
     for file, variable, component in _PINS:
         path = tools / file
@@ -154,7 +171,7 @@ class BinaryStatus:
 
 def binary_status(name: str, pins: dict[str, str], go: str | None) -> BinaryStatus:
     """One cached binary: present, and whether the version it reports is the pinned one."""
-    path = bin_dir() / name
+    path = binary_path(name)
     pinned = pins[_BINARY_PIN[name]]
     if not os.access(path, os.X_OK):
         return BinaryStatus(name, path, False, None, pinned, None)

@@ -132,6 +132,20 @@ def application_state(app: Mapping[str, Any] | None) -> tuple[bool | None, str]:
     if operation.get("phase") in {"Failed", "Error"}:
         message = str(operation.get("message") or "").splitlines()
         return False, f"sync {operation['phase']}: {message[0] if message else 'no message'}"
+    refused = [
+        r
+        for r in (operation.get("syncResult") or {}).get("resources") or []
+        if r.get("status") == "SyncFailed"
+    ]
+    if operation.get("phase") == "Running" and operation.get("retryCount") and refused:
+        # Argo CD retries a failed automated sync (5 times by default, minutes of backoff):
+        # an object the API server refused is a failed deploy now, not after the retries.
+        first = refused[0]
+        message = str(first.get("message") or "").splitlines()
+        return False, (
+            f"sync failed, retrying: {first.get('kind')} {first.get('name')}: "
+            f"{message[0] if message else 'no message'}"
+        )
     errors = [
         str(c.get("message") or "").splitlines()[0]
         for c in status.get("conditions") or []
@@ -191,7 +205,24 @@ def delete_application(
     target: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
 ) -> bool:
     """Delete the Application and wait until Argo CD has deleted what it deployed and the
-    Application is gone. False: there was none."""
+    Application is gone. False: there was none. A sync operation still running (retrying a
+    failure) is terminated first, as `argocd app terminate-op` does: Argo CD deletes an
+    Application only once its operation has ended."""
+    app = read_application(api, namespace, name)
+    if app is None:
+        return False
+    operation = (app.get("status") or {}).get("operationState") or {}
+    if operation.get("phase") == "Running":
+        if_found(
+            f"terminating the sync of Application {namespace}/{name} failed",
+            client.CustomObjectsApi(api).patch_namespaced_custom_object,
+            *APPLICATION_API[:2],
+            namespace,
+            APPLICATION_API[2],
+            name,
+            {"status": {"operationState": {"phase": "Terminating"}}},
+            _request_timeout=REQUEST_TIMEOUT,
+        )
     found = delete_if_found(
         f"deleting Application {namespace}/{name} failed",
         client.CustomObjectsApi(api).delete_namespaced_custom_object,

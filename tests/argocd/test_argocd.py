@@ -26,7 +26,9 @@ from compare.deploy.argocd_process import (
     ArgocdHandle,
     argocd_status,
     check_running,
+    forget_argocd,
     process_ready,
+    redis_ping,
     start_argocd,
     stop_argocd,
 )
@@ -91,6 +93,12 @@ def test_processes_start_healthy_on_loopback_and_stop(cluster: ClusterTarget) ->
     assert set(stopped) == set(PROCESSES)
     assert not any(alive(p) for p in handle.processes.values())
     assert argocd_status(cluster).processes == {}
+    # What `compare cluster down` does: nothing of it is left on this machine.
+    again = start_argocd(cluster, timeout=120)
+    forget_argocd(cluster)
+    assert not any(alive(p) for p in again.processes.values())
+    assert not again.state_dir.exists()
+    assert not redis_ping(int(str(again.redis_address).rsplit(":", 1)[1]))
 
 
 def test_synced_healthy_and_a_drift_is_healed_by_argocds_self_heal(

@@ -21,6 +21,7 @@ from compare.deploy.argocd import (
 from compare.deploy.argocd_app import read_application
 from compare.deploy.argocd_status import argocd_apps
 from compare.deploy.live import current_problems
+from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.webapp import WebApp
 from tests.helm.helpers import make_webapp
@@ -91,6 +92,16 @@ def test_image_change_and_deleted_deployment_are_healed_with_argocds_record(
         assert wait_for(lambda: last_self_heal(api, namespace, "heal") != before_fault, 10)
         heal = last_self_heal(api, namespace, "heal")
         assert heal is not None and heal.resources == ["Deployment/heal"]
+        # Argo CD's Events about it are in the trial's namespace, beside the Application: an
+        # automated sync started for the first sync, and again for the heal.
+        started = client.CoreV1Api(api).list_namespaced_event(
+            namespace,
+            field_selector="involvedObject.kind=Application,involvedObject.name=heal,"
+            "reason=OperationStarted",
+        )
+        messages = [e.message for e in started.items for _ in range(e.count or 1)]
+        assert len(messages) >= 2, messages
+        assert all(m.startswith("Initiated automated sync") for m in messages), messages
 
         before = apps.read_namespaced_deployment("heal", namespace).metadata.uid
         apps.delete_namespaced_deployment("heal", namespace, propagation_policy="Background")
@@ -144,3 +155,25 @@ def test_a_foreign_label_is_a_fault_argocd_leaves(
         assert labelled()
     finally:
         undeploy_argocd(cluster, namespace, release="left", timeout=60)
+
+
+def test_values_the_api_server_refuses_are_a_one_line_failure_and_undeploy_still_works(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    # The chart renders them; the API server refuses the Deployment (an invalid annotation
+    # key). Argo CD retries its automated sync for minutes; the deploy fails at once.
+    with pytest.raises(CompareError) as failed:
+        deploy_argocd(
+            cluster,
+            make_webapp("bad"),
+            namespace,
+            extra_values={"podAnnotations": {"bad key!": "x"}},
+            timeout=60,
+        )
+    message = failed.value.message
+    assert "\n" not in message
+    assert message.startswith(f"Application {namespace}/bad failed: sync failed, retrying: ")
+    assert "Deployment bad: " in message and "spec.template.annotations" in message
+    # Its retrying operation is terminated, so Argo CD deletes it (and the Service it made).
+    assert undeploy_argocd(cluster, namespace, release="bad", timeout=60) is True
+    assert client.CoreV1Api(api).list_namespaced_service(namespace).items == []

@@ -78,6 +78,27 @@ def _app(**status: Any) -> dict[str, Any]:
             "Synced and Healthy, operation Running",
         ),
         (
+            _app(
+                operationState={
+                    "phase": "Running",
+                    "retryCount": 1,
+                    "syncResult": {
+                        "resources": [
+                            {"kind": "Service", "name": "s", "status": "Synced"},
+                            {
+                                "kind": "Deployment",
+                                "name": "d",
+                                "status": "SyncFailed",
+                                "message": "refused\nmore",
+                            },
+                        ]
+                    },
+                }
+            ),
+            False,
+            "sync failed, retrying: Deployment d: refused",
+        ),
+        (
             _app(operationState={"phase": "Failed", "message": "one or more objects failed\nx"}),
             False,
             "sync Failed: one or more objects failed",

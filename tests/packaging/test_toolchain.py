@@ -17,6 +17,7 @@ import compare
 from compare.cli import app
 from compare.cluster.binaries import ensure_binaries
 from compare.cluster.toolchain import (
+    ARGOCD,
     CONTROL_PLANE,
     FLUX,
     GO_MIN,
@@ -57,8 +58,20 @@ def test_version_is_one_source_with_the_pins() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"compare (helm-vs-operator) {compare.__version__}"
-    env = (TOOLS_DIR / "versions.env").read_text() + (TOOLS_DIR / "flux/versions.env").read_text()
-    for variable in ("KUBE", "ETCD", "KWOK", "HELM", "SOURCE_CONTROLLER", "HELM_CONTROLLER"):
+    env = "".join(
+        (TOOLS_DIR / f).read_text()
+        for f in ("versions.env", "flux/versions.env", "argocd/versions.env")
+    )
+    for variable in (
+        "KUBE",
+        "ETCD",
+        "KWOK",
+        "HELM",
+        "SOURCE_CONTROLLER",
+        "HELM_CONTROLLER",
+        "ARGOCD",
+        "ARGOCD_HELM",
+    ):
         pinned = re.search(rf"^{variable}_VERSION=(\S+)$", env, re.MULTILINE)
         assert pinned is not None
         assert any(line.split()[-1] == pinned.group(1) for line in lines[1:]), variable
@@ -69,6 +82,8 @@ def test_version_is_one_source_with_the_pins() -> None:
         "helm",
         "source-controller",
         "helm-controller",
+        "argocd",
+        "argocd-helm",
     ]
 
 
@@ -158,7 +173,7 @@ def test_doctor_reports_missing_binaries_and_exits_1(
     out = result.stdout
     assert f"data:      {DATA_ROOT} (source tree)" in out
     assert "Go           no Go toolchain on PATH" in out
-    for name in (*CONTROL_PLANE, *FLUX):
+    for name in (*CONTROL_PLANE, *FLUX, *ARGOCD):
         assert re.search(rf"!! {re.escape(name)} +missing", out), name
     assert "not created: `compare cluster up` starts it" in out
     assert "chromium     /opt/chromium/chrome" in out
