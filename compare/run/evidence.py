@@ -315,7 +315,9 @@ def measure(
     reported: Mapping[str, Any] | None = None,
 ) -> Measurement:
     """The verdict over the readings of one trial (see the module docstring)."""
-    after = [o for o in observations if o.at >= injection_started]
+    # In time order: a full re-read is stamped at its end but recorded after events that came
+    # in meanwhile, and a heal must never seem to start after the drift that ends it.
+    after = sorted((o for o in observations if o.at >= injection_started), key=lambda o: o.at)
     if not after:
         raise ValueError("no reading after the injection started")
     seen = fault_seen(after, reported, judge)

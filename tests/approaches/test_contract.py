@@ -38,7 +38,8 @@ BY_NAME = pytest.mark.parametrize("approach", REGISTRY, ids=names())
 
 
 def test_names_are_unique_dns_labels_in_the_default_order() -> None:
-    assert names() == ("helm", "operator", "flux")  # the order of every output: unchanged
+    # The order of every output: unchanged, Argo CD after them.
+    assert names() == ("helm", "operator", "flux", "argocd")
     for field in ("name", "short"):
         values = [getattr(a, field) for a in REGISTRY]
         assert len(set(values)) == len(values), field

@@ -179,6 +179,17 @@ def test_a_flap_is_recorded_and_the_clock_restarts() -> None:
     assert [(f.healed_at - T0, f.drifted_at - T0) for f in m.flaps] == [pytest.approx((0.3, 0.6))]
 
 
+def test_readings_recorded_out_of_time_order_are_judged_in_time_order() -> None:
+    # A full re-read is stamped when it ended but recorded after an event that came in
+    # meanwhile: the drift it shows is before the heal, not a flap after it.
+    judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
+    zero = {"dep": deployment(replicas=0), "pods": []}
+    obs = _obs(judge, (T0 + 0.1, zero), (T0 + 0.5, {}), (T0 + 0.4, zero))
+    m = _measure(judge, obs, observed_until=T0 + 2.5)
+    assert m.status == "healed" and m.flaps == ()
+    assert m.time_to_heal == pytest.approx(0.5)
+
+
 def test_a_heal_that_never_settles_is_not_healed() -> None:
     judge = TrialJudge(DESIRED, "deployment", "deployment.spec.replicas", reading(T0 - 1))
     zero = {"dep": deployment(replicas=0), "pods": []}
