@@ -17,6 +17,9 @@ from webapp_operator.names import OPERATOR_NAME
 
 from .helpers import make_webapp
 
+# Both tests render the chart with the built helm; the second also needs the API server.
+pytestmark = pytest.mark.cluster
+
 SPECS: dict[str, dict[str, Any]] = {
     "plain": {},
     "no-replicas": {"replicas": 0},
