@@ -37,6 +37,7 @@ from compare.deploy.install import apply_documents, kubectl, write_token_kubecon
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import if_found
+from compare.kube.served import wait_established
 from compare.paths import cache_dir
 
 ARGOCD_NAMESPACE = "compare-argocd"
@@ -192,8 +193,13 @@ def apply_argocd_objects(target: ClusterTarget) -> None:
     """Server-side apply the CRDs, wait until they are established, then the rest."""
     crds = crd_documents()
     apply_documents(target, crds, field_manager=FIELD_MANAGER)
-    names = [f"crd/{doc['metadata']['name']}" for doc in crds]
-    kubectl(target, "wait", "--for=condition=Established", *names, "--timeout=30s")
+    # Through the API: `kubectl wait` fails at once on a CRD whose status has no conditions
+    # yet (a fresh cluster, right after the apply).
+    api = target.api_client()
+    try:
+        wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
+    finally:
+        api.close()
     apply_documents(target, install_documents(_secret_key(target)), field_manager=FIELD_MANAGER)
 
 
