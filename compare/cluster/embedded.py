@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -455,15 +456,11 @@ class EmbeddedCluster:
     def _hold_ports(self, component: str) -> None:
         held = []
         for port in self.component_ports(component):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(("127.0.0.1", port))
-                sock.listen(1)
-            except OSError:
-                sock.close()  # taken already: the start will say so
-                continue
-            held.append(sock)
+            # The stopped process may release its sockets a moment after it is gone (its
+            # threads exit last): until a bind works, a new process would fail to listen.
+            _, sock = poll(partial(_bound, port), deadline=STOP_TIMEOUT_S, interval=0.01)
+            if sock is not None:
+                held.append(sock)  # else taken by someone else: the start will say so
         with _HELD_LOCK:
             _HELD_PORTS.setdefault(str(self.cluster_dir), []).extend(held)
 
@@ -617,7 +614,9 @@ def _kube_version() -> str:
 
 
 def _alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie."""
+    """True while the process exists and is not a zombie. A killed multi-threaded process's
+    leader turns zombie while its other threads still exit - and hold its files, its listening
+    sockets among them - so it is dead only once no thread of it is left running."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -625,9 +624,29 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except (OSError, IndexError):
-        return False
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        tasks = [Path(f"/proc/{pid}")]
+    for task in tasks:
+        try:
+            if (task / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
+def _bound(port: int) -> socket.socket | None:
+    """A socket listening on 127.0.0.1:`port`, None while the port is taken."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(1)
+    except OSError:
+        sock.close()
+        return None
+    return sock
 
 
 def _check_port_free(port: int) -> None:
