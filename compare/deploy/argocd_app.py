@@ -205,27 +205,28 @@ def delete_application(
     target: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
 ) -> bool:
     """Delete the Application and wait until Argo CD has deleted what it deployed and the
-    Application is gone. False: there was none. A sync operation still running (retrying a
-    failure) is terminated first, as `argocd app terminate-op` does: Argo CD deletes an
-    Application only once its operation has ended."""
+    Application is gone. False: there was none. Argo CD deletes an Application only once its
+    operation has ended, so its automated sync is turned off first (no new sync starts) and a
+    sync still running (retrying a failure) is terminated, as `argocd app terminate-op` does -
+    again while the deletion waits, since a retry may be under way when the first one lands."""
     app = read_application(api, namespace, name)
     if app is None:
         return False
-    operation = (app.get("status") or {}).get("operationState") or {}
-    if operation.get("phase") == "Running":
-        if_found(
-            f"terminating the sync of Application {namespace}/{name} failed",
-            client.CustomObjectsApi(api).patch_namespaced_custom_object,
-            *APPLICATION_API[:2],
-            namespace,
-            APPLICATION_API[2],
-            name,
-            {"status": {"operationState": {"phase": "Terminating"}}},
-            _request_timeout=REQUEST_TIMEOUT,
-        )
+    custom = client.CustomObjectsApi(api)
+    if_found(
+        f"turning off the automated sync of Application {namespace}/{name} failed",
+        custom.patch_namespaced_custom_object,
+        *APPLICATION_API[:2],
+        namespace,
+        APPLICATION_API[2],
+        name,
+        {"spec": {"syncPolicy": {"automated": None}}},
+        _request_timeout=REQUEST_TIMEOUT,
+    )
+    _terminate_operation(api, namespace, name, app)
     found = delete_if_found(
         f"deleting Application {namespace}/{name} failed",
-        client.CustomObjectsApi(api).delete_namespaced_custom_object,
+        custom.delete_namespaced_custom_object,
         *APPLICATION_API[:2],
         namespace,
         APPLICATION_API[2],
@@ -236,10 +237,11 @@ def delete_application(
         return False
     deadline = time.monotonic() + timeout
     checked = 0.0
-    while read_application(api, namespace, name) is not None:
+    while (app := read_application(api, namespace, name)) is not None:
         if time.monotonic() - checked > HEALTH_EVERY_S:
             # Its finalizer is the controller's: with Argo CD down it never goes.
             check_running(target)
+            _terminate_operation(api, namespace, name, app)
             checked = time.monotonic()
         if time.monotonic() > deadline:
             raise CompareError(
@@ -249,3 +251,23 @@ def delete_application(
             )
         time.sleep(POLL_S)
     return True
+
+
+def _terminate_operation(
+    api: client.ApiClient, namespace: str, name: str, app: dict[str, Any]
+) -> None:
+    """Ask Argo CD to end the Application's running sync operation (what `argocd app
+    terminate-op` writes); nothing when none runs."""
+    operation = (app.get("status") or {}).get("operationState") or {}
+    if operation.get("phase") != "Running":
+        return
+    if_found(
+        f"terminating the sync of Application {namespace}/{name} failed",
+        client.CustomObjectsApi(api).patch_namespaced_custom_object,
+        *APPLICATION_API[:2],
+        namespace,
+        APPLICATION_API[2],
+        name,
+        {"status": {"operationState": {"phase": "Terminating"}}},
+        _request_timeout=REQUEST_TIMEOUT,
+    )
