@@ -53,6 +53,7 @@ from compare.deploy.flux_process import (
     last_log_line,
     read_process,
     spawn,
+    stop_recorded,
     terminate,
     wait_ready,
 )
@@ -425,16 +426,7 @@ def stop_argocd(target: ClusterTarget) -> list[str]:
 
 
 def _stop_locked(directory: Path) -> list[str]:
-    stopped = []
-    for name in reversed(PROCESSES):
-        info = read_process(directory, name)
-        if info is None:
-            continue
-        if alive(info):
-            stopped.append(name)
-        terminate(info)
-        forget(directory, name)
-    return stopped
+    return stop_recorded(directory, PROCESSES)
 
 
 def forget_argocd(target: ClusterTarget) -> None:

@@ -48,6 +48,7 @@ from compare.deploy.flux_process import (
     is_ready,
     read_process,
     spawn,
+    stop_recorded,
     terminate,
     wait_ready,
 )
@@ -259,16 +260,7 @@ def stop_flux(target: ClusterTarget) -> list[str]:
 
 
 def _stop_locked(directory: Path) -> list[str]:
-    stopped = []
-    for name in reversed(PROCESSES):
-        info = read_process(directory, name)
-        if info is None:
-            continue
-        if alive(info):
-            stopped.append(name)
-        terminate(info)
-        forget(directory, name)
-    return stopped
+    return stop_recorded(directory, PROCESSES)
 
 
 def _claim(target: ClusterTarget, directory: Path) -> None:

@@ -22,6 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,6 +130,21 @@ def terminate(info: FluxProcess, timeout: float = STOP_TIMEOUT_S) -> None:
 
 def forget(directory: Path, name: str) -> None:
     _state_file(directory, name).unlink(missing_ok=True)
+
+
+def stop_recorded(directory: Path, names: Sequence[str]) -> list[str]:
+    """Stop the processes recorded in `directory` (last named first) and forget them; the
+    names of those that were running. The caller holds the directory's lock."""
+    stopped = []
+    for name in reversed(names):
+        info = read_process(directory, name)
+        if info is None:
+            continue
+        if alive(info):
+            stopped.append(name)
+        terminate(info)
+        forget(directory, name)
+    return stopped
 
 
 def last_log_line(path: Path) -> str:
