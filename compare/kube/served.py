@@ -54,11 +54,27 @@ def _call(
 ) -> Any:
     """One request to a path, as the typed client makes it (auth, timeouts); ApiException on
     an error status, as the typed calls raise it."""
+    headers = {"Accept": "application/json", **(header_params or {})}
+    if not hasattr(api, "param_serialize"):
+        # The client before its generator's rewrite (kubernetes < 32, the declared floor is
+        # 31): one call_api with the path and the parameters; it raises on an error status.
+        response = api.call_api(
+            path,
+            method,
+            query_params=query_params or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT,
+        )
+        return json.loads(response.data or b"{}")
     serialized = api.param_serialize(
         method,
         path,
         query_params=query_params,
-        header_params={"Accept": "application/json", **(header_params or {})},
+        header_params=headers,
         body=body,
         auth_settings=["BearerToken"],
     )
