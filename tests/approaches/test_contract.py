@@ -31,8 +31,11 @@ DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # would hold it forever).
 NAMESPACE_GONE_S = 60.0
 
-# How long the garbage collector may take the children of an undeployed owner.
-GARBAGE_COLLECTED_S = 30.0
+# How long the garbage collector may take the children of an undeployed owner. On a fresh
+# cluster it learns a just-installed CRD's kind (the WebApp, the owner) only at its next
+# discovery resync, every 30 s: until then it cannot look the owner up (a CI run's first test
+# of the operator missed 30 s).
+GARBAGE_COLLECTED_S = 90.0
 
 BY_NAME = pytest.mark.parametrize("approach", REGISTRY, ids=names())
 
