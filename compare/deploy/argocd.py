@@ -40,12 +40,10 @@ from compare.deploy.argocd_app import (
 )
 from compare.deploy.argocd_process import ArgocdHandle, start_argocd
 from compare.deploy.helm import check_release_name, webapp_manifest
-from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import REQUEST_TIMEOUT, with_api_defaults
-from compare.kube import check_namespace_name
-from compare.kube.apierror import if_found
+from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_until_gone
 from compare.webapp import WebApp
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
@@ -135,19 +133,8 @@ def deploy_argocd(
     )
     api = target.api_client()
     try:
-        found = if_found(
-            f"reading namespace {namespace} failed",
-            client.CoreV1Api(api).read_namespace,
-            namespace,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
-        if found is None:
-            # Argo CD could create it (CreateNamespace=true), but then it would own it.
-            apply_documents(
-                target,
-                [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}],
-                field_manager="compare",
-            )
+        # Not Argo CD's CreateNamespace=true: then it would own the namespace.
+        ensure_namespace(api, namespace)
         apply_application(target, app)
         wait_application(target, api, namespace, release, timeout=timeout, cancel=cancel)
         desired = with_api_defaults(
@@ -178,8 +165,9 @@ def undeploy_argocd(
         if not delete_application(target, api, namespace, release, timeout=timeout):
             return False
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-        while True:
-            left = [
+
+        def left() -> list[str]:
+            return [
                 what
                 for what, call in (
                     (f"Deployment {release}", apps.list_namespaced_deployment),
@@ -191,15 +179,18 @@ def undeploy_argocd(
                     _request_timeout=REQUEST_TIMEOUT,
                 ).items
             ]
-            if not left:
-                return True
-            if time.monotonic() - started > timeout:
-                raise CompareError(
-                    f"undeploying {namespace}/{release} through Argo CD: {left[0]} still present "
-                    f"after {timeout:.0f}s",
-                    exit_code=EXIT_FAILED,
-                )
-            time.sleep(POLL_S)
+
+        wait_until_gone(
+            left,
+            deadline=Deadline(timeout, started=started),
+            timed_out=lambda still: CompareError(
+                f"undeploying {namespace}/{release} through Argo CD: {still[0]} still present "
+                f"after {timeout:.0f}s",
+                exit_code=EXIT_FAILED,
+            ),
+            interval=POLL_S,
+        )
+        return True
     finally:
         api.close()
 

@@ -33,7 +33,7 @@ from compare.deploy.install import apply_documents
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import delete_if_found, if_found
-from compare.kube.wait import sleep_unless_cancelled
+from compare.kube.wait import wait_for, wait_until_gone
 from compare.webapp import WebApp
 
 APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")
@@ -177,28 +177,48 @@ def wait_application(
 ) -> dict[str, Any]:
     """Until the Application is Synced and Healthy; its last reading. A failed sync, a deadline
     passed, or an Argo CD process (Redis included) found down: a one-line error."""
-    deadline = time.monotonic() + timeout
-    checked = 0.0
-    while True:
+    health = _HealthEvery(target)
+
+    def look() -> tuple[bool | None, str, dict[str, Any] | None]:
         # First: with Argo CD down, the status read next is a stale record, not an answer.
-        if time.monotonic() - checked > HEALTH_EVERY_S:
-            check_running(target)
-            checked = time.monotonic()
+        health.check()
         app = read_application(api, namespace, name)
         state, text = application_state(app)
-        if state is True and app is not None:
-            return app
         if state is False:
             raise CompareError(
                 f"Application {namespace}/{name} failed: {text}", exit_code=EXIT_FAILED
             )
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"Application {namespace}/{name} was not Synced and Healthy within "
-                f"{timeout:.0f}s ({text})",
-                exit_code=EXIT_FAILED,
-            )
-        sleep_unless_cancelled(cancel, POLL_S, f"Application {namespace}/{name}")
+        return state, text, app
+
+    _, _, app = wait_for(
+        look,
+        deadline=timeout,
+        done=lambda seen: seen[0] is True and seen[2] is not None,
+        timed_out=lambda seen: CompareError(
+            f"Application {namespace}/{name} was not Synced and Healthy within "
+            f"{timeout:.0f}s ({seen[1]})",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+        cancel=cancel,
+        what=f"Application {namespace}/{name}",
+    )
+    assert app is not None  # `done` says so
+    return app
+
+
+class _HealthEvery:
+    """`check_running` at most every HEALTH_EVERY_S, from inside a wait's look."""
+
+    def __init__(self, target: ClusterTarget) -> None:
+        self.target, self.checked = target, 0.0
+
+    def check(self) -> bool:
+        if time.monotonic() - self.checked <= HEALTH_EVERY_S:
+            return False
+        check_running(self.target)
+        self.checked = time.monotonic()
+        return True
 
 
 def delete_application(
@@ -235,21 +255,24 @@ def delete_application(
     )
     if not found:
         return False
-    deadline = time.monotonic() + timeout
-    checked = 0.0
-    while (app := read_application(api, namespace, name)) is not None:
-        if time.monotonic() - checked > HEALTH_EVERY_S:
-            # Its finalizer is the controller's: with Argo CD down it never goes.
-            check_running(target)
+    health = _HealthEvery(target)
+
+    def left() -> list[str]:
+        app = read_application(api, namespace, name)
+        # Its finalizer is the controller's: with Argo CD down it never goes.
+        if app is not None and health.check():
             _terminate_operation(api, namespace, name, app)
-            checked = time.monotonic()
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"Application {namespace}/{name} was still present {timeout:.0f}s after its "
-                "deletion",
-                exit_code=EXIT_FAILED,
-            )
-        time.sleep(POLL_S)
+        return [] if app is None else [f"Application {namespace}/{name}"]
+
+    wait_until_gone(
+        left,
+        deadline=timeout,
+        timed_out=lambda _: CompareError(
+            f"Application {namespace}/{name} was still present {timeout:.0f}s after its deletion",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+    )
     return True
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +43,10 @@ from compare.deploy.argocd_install import (
 )
 from compare.deploy.flux_charts import package_repository
 from compare.deploy.flux_process import (
-    POLL_S,
     FluxProcess,
     alive,
     chart_server_args,
+    describe_processes,
     forget,
     is_ready,
     last_log_line,
@@ -133,21 +132,6 @@ def _redis_port(info: FluxProcess) -> int:
     return int(info.ready_url.rsplit(":", 1)[-1])
 
 
-def wait_redis(info: FluxProcess, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not redis_ping(_redis_port(info)):
-        if not alive(info):
-            raise CompareError(
-                f"redis exited during start-up: {last_log_line(info.log_path)} (log {info.log})"
-            )
-        if time.monotonic() > deadline:
-            raise CompareError(
-                f"redis was not ready within {timeout:.0f}s: {last_log_line(info.log_path)} "
-                f"(log {info.log})"
-            )
-        time.sleep(POLL_S)
-
-
 def process_ready(info: FluxProcess) -> bool:
     if info.name == REDIS:
         return redis_ping(_redis_port(info))
@@ -181,12 +165,7 @@ class ArgocdHandle:
         return f"127.0.0.1:{port}" if isinstance(port, int) else None
 
     def describe(self) -> str:
-        parts = []
-        for name in PROCESSES:
-            info = self.processes.get(name)
-            state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
-            parts.append(f"{name} {state}")
-        return ", ".join(parts) + f"; logs in {self.state_dir}"
+        return describe_processes(self.processes, PROCESSES, self.state_dir)
 
 
 def argocd_status(target: ClusterTarget) -> ArgocdHandle:
@@ -322,10 +301,7 @@ def start_argocd(
                     wanted.get(name, []),
                 )
                 started.append(info)
-                if name == REDIS:
-                    wait_redis(info, timeout)
-                else:
-                    wait_ready(info, timeout)
+                wait_ready(info, timeout, ready=process_ready)
             settings.update({f"{key}_port": port for key, port in ports.items()})
             settings["extra_args"] = wanted
         except BaseException:

@@ -44,6 +44,7 @@ from compare.deploy.flux_process import (
     FluxProcess,
     alive,
     chart_server_args,
+    describe_processes,
     forget,
     is_ready,
     read_process,
@@ -143,12 +144,7 @@ class FluxHandle:
         )
 
     def describe(self) -> str:
-        parts = []
-        for name in PROCESSES:
-            info = self.processes.get(name)
-            state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
-            parts.append(f"{name} {state}")
-        return ", ".join(parts) + f"; logs in {self.state_dir}"
+        return describe_processes(self.processes, PROCESSES, self.state_dir)
 
 
 def flux_status(target: ClusterTarget) -> FluxHandle:

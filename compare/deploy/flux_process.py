@@ -22,7 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,12 +95,15 @@ def spawn(
     return info
 
 
-def wait_ready(info: FluxProcess, timeout: float) -> None:
-    """Until its ready URL answers 200; a one-line error (its last log line) when it exits or
-    does not get ready in time."""
+def wait_ready(
+    info: FluxProcess, timeout: float, ready: Callable[[FluxProcess], bool] | None = None
+) -> None:
+    """Until it is ready (default: its ready URL answers 200); a one-line error (its last log
+    line) when it exits or does not get ready in time."""
+    answers = ready or is_ready
 
-    def ready() -> bool:
-        if is_ready(info):
+    def look() -> bool:
+        if answers(info):
             return True
         if not alive(info):
             raise CompareError(
@@ -110,7 +113,7 @@ def wait_ready(info: FluxProcess, timeout: float) -> None:
         return False
 
     wait_for(
-        ready,
+        look,
         deadline=timeout,
         timed_out=lambda _: CompareError(
             f"{info.name} was not ready within {timeout:.0f}s: "
@@ -130,6 +133,18 @@ def terminate(info: FluxProcess, timeout: float = STOP_TIMEOUT_S) -> None:
 
 def forget(directory: Path, name: str) -> None:
     _state_file(directory, name).unlink(missing_ok=True)
+
+
+def describe_processes(
+    processes: Mapping[str, FluxProcess], names: Sequence[str], state_dir: Path
+) -> str:
+    """Each recorded process by name, running (its pid) or stopped, and where the logs are."""
+    parts = []
+    for name in names:
+        info = processes.get(name)
+        state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
+        parts.append(f"{name} {state}")
+    return ", ".join(parts) + f"; logs in {state_dir}"
 
 
 def stop_recorded(directory: Path, names: Sequence[str]) -> list[str]:

@@ -91,7 +91,7 @@ def test_wait_for_sees_an_object_made_meanwhile(api: client.ApiClient, namespace
         deadline=30.0,
         timed_out=lambda _: CompareError("ConfigMap late never came"),
     )
-    maker.join()
+    maker.join(timeout=30)
     assert found is not None and found["metadata"]["name"] == "late"
 
 
