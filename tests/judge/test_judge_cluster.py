@@ -114,8 +114,10 @@ def test_a_wait_with_settle_returns_only_once_the_state_kept_holding(
     def restore() -> None:
         # Puts the state back half a second later: a heal that did not settle yet.
         time.sleep(0.5)
-        core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: value}}})
+        # Stamped before the call: the watch may see the repair before the call returns here,
+        # and nothing can hold again earlier than this.
         restored.append(time.monotonic())
+        core.patch_namespaced_service("shop", namespace, {"metadata": {"labels": {label: value}}})
 
     assert wait_until_holds(api, namespace, desired, timeout=30) == []
     # Broken before the wait starts: on a loaded machine its watch may start late, and a
