@@ -22,6 +22,7 @@ from pathlib import Path
 from operator_common import add_cluster_args, bench_target
 
 from compare.run import DEFAULT_PARALLEL, RunRequest
+from compare.run.app import BuiltinApp
 from compare.run.engine import Run
 from compare.run.experiments import load_experiments
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -48,8 +49,7 @@ def main() -> None:
             request = RunRequest(
                 approaches=("helm", "operator"),
                 experiments=tuple(load_experiments(())),
-                webapp=load_webapp(DEFAULT_APP),
-                app_path=DEFAULT_APP,
+                app=BuiltinApp(load_webapp(DEFAULT_APP), DEFAULT_APP),
                 output_dir=Path(tmp),
                 heal_window=args.heal_window,
                 parallel=args.parallel or DEFAULT_PARALLEL,

@@ -165,10 +165,10 @@ class Approach(ABC):
         """The Events that announce a correction (None: detection is not observable)."""
         return None
 
-    def applies_to(self, fault: Fault, app: Target | None = None) -> bool:
-        """Whether `fault` (an experiment) has trials of this approach against `app` (a target
-        file; None: the built-in WebApp). By default: the experiment names it, or names no
-        approach (`compare.run.experiments` resolves that to the registry)."""
+    def applies_to(self, fault: Fault) -> bool:
+        """Whether `fault` (an experiment) has trials of this approach. By default: the
+        experiment names it, or names no approach (`compare.run.experiments` resolves that to
+        the registry); whether the app has the parts it acts on is the run's to decide."""
         return self.name in fault.approaches
 
     # --- a target file's arm (`--target`) -------------------------------------------------
@@ -215,3 +215,14 @@ class Approach(ABC):
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         """The desired objects of the target's arm deployed in `namespace` (for the probes)."""
+
+    def target_what(self, target: Target) -> str:
+        """What the arm deploys, as `compare status` names it (`helm release shop`)."""
+        return f"{self.name} {target.name}"
+
+    def target_row(
+        self, cluster: ClusterTarget, target: Target, namespace: str
+    ) -> DeployedApp | None:
+        """`compare status --target`: the arm's row, judged against its desired state (None:
+        not deployed in `namespace`)."""
+        return None

@@ -26,6 +26,7 @@ from compare.deploy.target_flux import (
     deploy_target_flux,
     flux_arm,
     flux_release_desired,
+    target_flux_app,
     undeploy_target_flux,
 )
 from compare.deploy.target_helm import release_in
@@ -134,3 +135,11 @@ class Flux(Approach):
         # The release of the trial's HelmRelease.
         install = release_in(flux_arm(target), namespace)
         return flux_release_desired(cluster, api, target, install, namespace)
+
+    def target_what(self, target: Target) -> str:
+        return f"flux HelmRelease {flux_arm(target).release}"
+
+    def target_row(
+        self, cluster: ClusterTarget, target: Target, namespace: str
+    ) -> DeployedApp | None:
+        return target_flux_app(cluster, target, flux_arm(target), namespace)

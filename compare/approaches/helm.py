@@ -24,7 +24,7 @@ from compare.deploy.helm import (
 )
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
-from compare.deploy.status import helm_apps
+from compare.deploy.status import helm_apps, target_app
 from compare.deploy.target_helm import (
     deploy_target,
     helm_arm,
@@ -114,3 +114,11 @@ class Helm(Approach):
         # The release the trial installed in `namespace`.
         install = release_in(helm_arm(target), namespace)
         return release_desired(cluster, api, target, install, namespace)
+
+    def target_what(self, target: Target) -> str:
+        return f"helm release {helm_arm(target).release}"
+
+    def target_row(
+        self, cluster: ClusterTarget, target: Target, namespace: str
+    ) -> DeployedApp | None:
+        return target_app(cluster, target, helm_arm(target), namespace)

@@ -24,7 +24,7 @@ from compare.deploy import baseline
 from compare.deploy import operator as operator_path
 from compare.deploy.reference import operator_reference
 from compare.deploy.rows import DeployedApp
-from compare.deploy.status import operator_apps
+from compare.deploy.status import operator_apps, target_operator_app
 from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
     deploy_resources,
@@ -133,3 +133,12 @@ class Operator(Approach):
     ) -> DesiredObjects:
         # The baseline of owned objects the trial's deploy stored.
         return baseline.load_desired(api, namespace, target.name)
+
+    def target_what(self, target: Target) -> str:
+        first = operator_arm(target).resources[0]
+        return f"{first['kind']} {first['metadata']['name']}"
+
+    def target_row(
+        self, cluster: ClusterTarget, target: Target, namespace: str
+    ) -> DeployedApp | None:
+        return target_operator_app(cluster, target, operator_arm(target), namespace)

@@ -34,10 +34,7 @@ from compare.deploy.argocd import check_diff_strategy
 from compare.deploy.argocd_app import THREE_WAY_DIFF
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
-from compare.deploy.target_helm import render_target
-from compare.deploy.target_operator import install_documents, operator_arm
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
-from compare.judge.desired import elsewhere
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -54,16 +51,8 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
+from compare.run.app import App, BuiltinApp, TargetApp
 from compare.run.engine import configured
-from compare.run.preflight import (
-    INSTALL_NAMESPACE,
-    chart_sharing,
-    new_chart_crds,
-    preflight_chart,
-    preflight_operator,
-    remove_crds,
-)
-from compare.run.workload import workload_of
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
@@ -72,9 +61,6 @@ from compare.webapp import DEFAULT_APP, load_webapp
 MAX_TRIALS = 1000
 
 EXIT_INTERRUPTED = 130
-# Where `--target`'s chart is rendered before the run: a trial namespace's shape.
-TRIAL_NAMESPACE = "cmp-helm-target"
-# The arms of a target file `compare run --target` deploys.
 # An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
 MAX_HEAL_WINDOW_S = 3600.0
 
@@ -190,53 +176,27 @@ def run(
 ) -> None:
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched.
-    app_path = app or DEFAULT_APP
-    approaches = tuple(dict.fromkeys(str(a) for a in approach or DEFAULT_APPROACHES))
     check_diff_strategy(argocd_diff)
-    app_target = workload = None
     if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
         raise CompareError(
             "--deploy-timeout applies only with --target (the built-in WebApp's deploys have"
             " their own)",
             exit_code=EXIT_USAGE,
         )
+    the_app: App
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        app_target = load_target(target_file)
-        if approach is None:
-            # The arms the target file names.
-            approaches = tuple(a.name for a in registry.REGISTRY if a.arm(app_target) is not None)
-        # Every chart arm asked for is in the file (one line naming it otherwise) and renders
-        # (`helm template`) before the cluster is touched, into a namespace like a trial's (each
-        # trial installs it into its own); the first one's parts decide which faults apply.
-        rendered = [
-            render_target(app_target, registry.get(a).chart_arm(app_target), TRIAL_NAMESPACE)
-            for a in approaches
-            if registry.get(a).charted
-        ]
-        if rendered:
-            # The app's parts are its own: an object it renders into another namespace is
-            # judged, never acted on by a fault.
-            workload = workload_of(
-                [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
-            )
-        if "operator" in approaches:
-            # The kustomize build / chart rendering of the operator's install, no cluster.
-            operator = operator_arm(app_target)
-            install_documents(app_target, operator, app_target.namespace or INSTALL_NAMESPACE)
-        for name in approaches:
-            if registry.get(name).arm(app_target) is None:
-                raise CompareError(
-                    f"{app_target.source}: {name}: this target file has no arm for it",
-                    exit_code=EXIT_USAGE,
-                )
-    webapp = load_webapp(app_path)
+        the_app = TargetApp(load_target(target_file))
+    else:
+        app_path = app or DEFAULT_APP
+        the_app = BuiltinApp(load_webapp(app_path), app_path)
+    approaches = tuple(dict.fromkeys(str(a) for a in approach or the_app.default_approaches()))
+    the_app.check(approaches)
     specs = load_experiments(experiment or ())
     request = RunRequest(
         approaches=approaches,
         experiments=tuple(specs),
-        webapp=webapp,
-        app_path=app_path,
+        app=the_app,
         output_dir=output,
         trials=trials,
         heal_window=heal_window,
@@ -245,9 +205,7 @@ def run(
         recheck=recheck,
         keep=keep,
         settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
-        target=app_target,
         deploy_timeout=deploy_timeout,
-        workload=workload,
     )
     plans = plan_trials(request)
     for name in dict.fromkeys(plan.approach for plan in plans):
@@ -263,50 +221,19 @@ def run(
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
-    shared: list[str] = []
-    if app_target is not None:
-        # Two releases of this chart would compete for something of the node or the cluster:
-        # its trials run one at a time (never an `error` the toolkit caused).
-        shared = chart_sharing(app_target, approaches)
-        if shared and request.parallel > 1:
-            request = replace(request, parallel=1)
-    # A chart's crds/ are installed by Helm once and never removed: the run removes the ones
-    # it installed, whatever happens.
-    crds = new_chart_crds(target, app_target, approaches) if app_target is not None else []
+    # Two releases of a chart that would compete for something of the node or the cluster:
+    # its trials run one at a time (never an `error` the toolkit caused).
+    shared = the_app.sharing(approaches)
+    if shared and request.parallel > 1:
+        request = replace(request, parallel=1)
     try:
-        if app_target is not None:
-            for name in approaches:
-                if registry.get(name).charted:
-                    with console.status(f"preflight: deploying the {name} arm once"):
-                        preflight_chart(
-                            target, app_target, configured(request)[name], timeout=deploy_timeout
-                        )
-                    console.print(f"preflight: the {name} arm reached its desired state")
-        if app_target is not None and "operator" in approaches:
-            with console.status("preflight: installing the target's operator, deploying it once"):
-                installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
-            request = replace(request, operator_workload=owned, operator_install=installed)
-            parts = [
-                f"{ref.kind} {ref.name}"
-                for need in ("workload", "service")
-                if (ref := owned.ref(need)) is not None
-            ]
-            console.print(
-                "preflight: the target's custom resources own "
-                + (
-                    " and ".join(parts)
-                    or "no workload or Service (the faults on them are left out)"
-                )
-            )
-        try:
-            engine = Run(target, request)
-        except BaseException:
-            # Nothing will run: what the preflight installed goes again.
-            Run.uninstall_operator(target, request)
-            raise
-        if app_target is not None:
-            # Without the experiments the app has no object for (listed below).
-            plans = engine.plans
+        for step in the_app.preflight(target, configured(request), timeout=deploy_timeout):
+            with console.status(step.doing):
+                found = step.run()
+            console.print(found)
+        engine = Run(target, request)
+        # Without the experiments the app has no object for (listed below).
+        plans = engine.plans
         with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
             for name, reason in engine.skipped.items():
                 listener.note(f"skipped {name}: {reason}")
@@ -332,7 +259,8 @@ def run(
             # The measurements stand; errors are listed in the summary above.
             raise typer.Exit(EXIT_FAILED)
     finally:
-        for line in remove_crds(target, crds):
+        # What the preflight installed (a target's operator, its charts' CRDs) goes again.
+        for line in the_app.finish(target, keep=request.keep):
             err_console.print(f"warning: could not remove {line}")
 
 

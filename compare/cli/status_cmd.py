@@ -10,8 +10,7 @@ from rich.table import Table
 
 from compare.approaches import REGISTRY, deployed_apps
 from compare.cli.common import ContextOpt, KubeconfigOpt, console, not_empty, target_from
-from compare.cli.target_cmd import TargetOpt, target_status
-from compare.cli.target_flux_cmd import target_flux_status
+from compare.cli.target_cmd import TargetOpt, target_namespace_of
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
@@ -71,17 +70,19 @@ def status(
                 exit_code=EXIT_USAGE,
             )
         loaded = load_target(target_file)
+        where = target_namespace_of(loaded, ctx, namespace)
+        cluster = target_from(ctx, kubeconfig, context)
         rows = []
-        if loaded.helm is not None or loaded.operator is not None or loaded.flux is None:
-            rows += target_status(
-                ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
-            )
-        if loaded.flux is not None:
-            # Flux arm: its HelmRelease's row, after the helm and operator arms' rows.
-            row = target_flux_status(
-                ctx, target_file, namespace, kubeconfig=kubeconfig, context=context
-            )
-            if row is not None:
+        # A row per arm the file has, in the registry's order.
+        for approach in REGISTRY:
+            if approach.arm(loaded) is None:
+                continue
+            what = approach.target_what(loaded)
+            console.print(f"{what} of {target_file} in namespace {where} on {cluster.describe()}")
+            row = approach.target_row(cluster, loaded, where)
+            if row is None:
+                console.print(f"  {what}: not deployed")
+            else:
                 rows.append(row)
         if rows:
             _print_table(rows)

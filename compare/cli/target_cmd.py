@@ -19,13 +19,10 @@ import typer
 from typer._click.core import ParameterSource
 
 from compare.cli.common import console, print_warning, target_from
-from compare.cluster import ClusterTarget
 from compare.deploy.baseline import baseline_name
 from compare.deploy.helm import DEFAULT_NAMESPACE, get_release
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.rollback import Rollback
-from compare.deploy.rows import DeployedApp
-from compare.deploy.status import target_app, target_operator_app
 from compare.deploy.target_helm import (
     install_target,
     release_desired,
@@ -73,7 +70,7 @@ def refuse_with_target(given: dict[str, bool]) -> None:
             )
 
 
-def _namespace(target: Target, ctx: typer.Context, namespace: str | None) -> str:
+def target_namespace_of(target: Target, ctx: typer.Context, namespace: str | None) -> str:
     """`-n` when given, else the target's, else the command's default."""
     given = ctx.get_parameter_source("namespace") not in (None, ParameterSource.DEFAULT)
     chosen = namespace if given else None
@@ -89,7 +86,7 @@ def _helm_arm(
     target = load_target(path)
     install = target.approach("helm")  # a one-line error when the file has no helm key
     assert isinstance(install, HelmInstall)
-    return target, install, _namespace(target, ctx, namespace)
+    return target, install, target_namespace_of(target, ctx, namespace)
 
 
 def deploy_target_helm(
@@ -164,51 +161,12 @@ def undeploy_target_helm(
     )
 
 
-def target_status(
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> list[DeployedApp]:
-    """`compare status --target FILE`: a row per arm of the target that is deployed - the
-    Helm release judged against its manifest, the custom resource against its baseline."""
-    target = load_target(path)
-    if target.helm is None and target.operator is None:
-        raise CompareError(f"{path}: helm: not given (this target has no helm or operator key)")
-    namespace = _namespace(target, ctx, namespace)
-    cluster: ClusterTarget = target_from(ctx, kubeconfig, context)
-    rows = []
-    if target.helm is not None:
-        install = target.helm
-        console.print(
-            f"helm release {install.release} of {path} in namespace {namespace}"
-            f" on {cluster.describe()}"
-        )
-        row = target_app(cluster, target, install, namespace)
-        if row is None:
-            console.print(f"  helm release {install.release}: not installed")
-        else:
-            rows.append(row)
-    if target.operator is not None:
-        first = target.operator.resources[0]
-        what = f"{first['kind']} {first['metadata']['name']}"
-        console.print(f"operator {what} of {path} in namespace {namespace} on {cluster.describe()}")
-        row = target_operator_app(cluster, target, target.operator, namespace)
-        if row is None:
-            console.print(f"  {what}: not deployed")
-        else:
-            rows.append(row)
-    return rows
-
-
 def _operator_arm(
     path: Path, ctx: typer.Context, namespace: str | None
 ) -> tuple[Target, Operator, str]:
     """The loaded target, its `operator` key and the namespace."""
     target = load_target(path)
-    return target, operator_arm(target), _namespace(target, ctx, namespace)
+    return target, operator_arm(target), target_namespace_of(target, ctx, namespace)
 
 
 def deploy_target_operator(

@@ -12,37 +12,27 @@ import time
 from pathlib import Path
 
 import typer
-from typer._click.core import ParameterSource
 
 from compare.cli.common import console, print_warning, target_from
-from compare.cluster import ClusterTarget
+from compare.cli.target_cmd import target_namespace_of
 from compare.deploy.flux import format_interval, read_helm_release, remove_flux
 from compare.deploy.flux_install import ensure_flux_binaries
-from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
-from compare.deploy.rows import DeployedApp
 from compare.deploy.target_flux import (
     deploy_target_flux,
     flux_arm,
-    target_flux_app,
     undeploy_target_flux,
 )
-from compare.deploy.target_helm import render_target, target_namespace
+from compare.deploy.target_helm import render_target
 from compare.target import HelmInstall, Target, load_target
 
 
 def _flux_arm(
     path: Path, ctx: typer.Context, namespace: str | None
 ) -> tuple[Target, HelmInstall, str]:
-    """The loaded target, its `flux` key and the namespace: `-n` when given, else the
-    target's, else the command's default."""
+    """The loaded target, its `flux` key and the namespace."""
     target = load_target(path)
-    install = flux_arm(target)
-    given = ctx.get_parameter_source("namespace") not in (None, ParameterSource.DEFAULT)
-    chosen = namespace if given else None
-    if chosen is None and target.namespace is None:
-        chosen = DEFAULT_NAMESPACE
-    return target, install, target_namespace(target, chosen)
+    return target, flux_arm(target), target_namespace_of(target, ctx, namespace)
 
 
 def deploy_target_flux_command(
@@ -118,25 +108,3 @@ def undeploy_target_flux_command(
     if stop_flux:
         remove_flux(cluster)
         console.print("Flux controllers and chart server stopped; their identities deleted")
-
-
-def target_flux_status(
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> DeployedApp | None:
-    """`compare status --target FILE`, Flux arm: the row of the target's HelmRelease (None:
-    there is none)."""
-    target, install, namespace = _flux_arm(path, ctx, namespace)
-    cluster: ClusterTarget = target_from(ctx, kubeconfig, context)
-    console.print(
-        f"flux HelmRelease {install.release} of {path} in namespace {namespace}"
-        f" on {cluster.describe()}"
-    )
-    row = target_flux_app(cluster, target, install, namespace)
-    if row is None:
-        console.print(f"  flux HelmRelease {install.release}: not deployed")
-    return row

@@ -42,20 +42,18 @@ from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
-from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.kube import poll
 from compare.results import (
-    AppInfo,
     ClusterInfo,
     RunResults,
     RunSettings,
     SkippedExperiment,
-    TargetInfo,
     TrialResult,
     save_results_json,
 )
+from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
 from compare.run.trial import (
     Cancelled,
@@ -66,9 +64,6 @@ from compare.run.trial import (
     remove_namespace,
     run_trial,
 )
-from compare.run.workload import Workload, builtin_workload
-from compare.target import Target
-from compare.webapp import WebApp
 
 DEFAULT_HEAL_WINDOW_S = 10.0
 # How long the end-of-run cleanup waits for an API server that is not answering.
@@ -86,8 +81,8 @@ WAIT_TICK_S = 0.2
 class RunRequest:
     approaches: tuple[str, ...]
     experiments: tuple[ExperimentSpec, ...]
-    webapp: WebApp
-    app_path: Path
+    # The app under test: the built-in WebApp or a target file's (`compare.run.app`).
+    app: App
     output_dir: Path
     trials: int = 1
     heal_window: float = DEFAULT_HEAL_WINDOW_S
@@ -98,16 +93,8 @@ class RunRequest:
     # Per approach, its settings by name (`Approach.configured`): `{"flux": {"interval": 5}}`
     # from `--flux-interval`; an approach not named keeps its defaults.
     settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # `--target`: the app under test instead of the built-in WebApp, and its parts as its
-    # rendered manifest shows them (Helm arm) and as its operator's owned objects do (taken
-    # by a preflight deploy): what decides which experiments apply.
-    target: Target | None = None
-    # How long a target's deploy may take (`--deploy-timeout`).
+    # How long a deploy into a trial's namespace may take (`--deploy-timeout`).
     deploy_timeout: float = DEFAULT_DEPLOY_TIMEOUT_S
-    workload: Workload | None = None
-    operator_workload: Workload | None = None
-    # The target operator's install as the run made it (removed at its end when created).
-    operator_install: Install | None = None
 
 
 class RunInterrupted(Exception):
@@ -141,7 +128,7 @@ def plan_trials(request: RunRequest) -> list[TrialPlan]:
         TrialPlan(spec, approach, trial)
         for spec in request.experiments
         for approach in request.approaches
-        if approaches.get(approach).applies_to(spec, request.target)
+        if approaches.get(approach).applies_to(spec)
         for trial in range(1, request.trials + 1)
     ]
     if not plans:
@@ -192,28 +179,18 @@ def admissible(plan: TrialPlan, queue: Sequence[TrialPlan], running: Iterable[Tr
 
 
 def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[str, str]]:
-    """The request without the experiments this cluster (or the target app) cannot run, and
-    why each was left out (experiment -> reason). Raises a one-line usage error when nothing
-    is left."""
-    target_operator = request.target is not None and "operator" in request.approaches
+    """The request without the experiments this cluster (or the app) cannot run, and why each
+    was left out (experiment -> reason). Raises a one-line usage error when nothing is left."""
     # Each approach's app must have what the experiment acts on (a target's Helm manifest
     # and its operator's owned objects may differ): else it is left out for the whole run.
     # The built-in WebApp has a Deployment and a Service: faults on other parts (a ConfigMap,
     # a StatefulSet's pods) are left out with their reason too.
-    workloads = [
-        workload
-        for approach, workload in (
-            ("helm", request.workload),
-            ("operator", request.operator_workload),
-        )
-        if approach in request.approaches and workload is not None
-    ] or [builtin_workload(request.webapp)]
+    app = request.app
+    own_operator = app.own_operator(request.approaches)
     skipped: dict[str, str] = {}
     for spec in request.experiments:
-        for workload in workloads:
-            reason = spec.unmet(
-                embedded=embedded, workload=workload, own_operator=not target_operator
-            )
+        for workload in app.workloads(request.approaches):
+            reason = spec.unmet(embedded=embedded, workload=workload, own_operator=own_operator)
             if reason is not None:
                 skipped[spec.name] = reason
                 break
@@ -255,7 +232,7 @@ class Run:
             complete=False,
             tool_version=__version__,
             cluster=cluster_info(self.target),
-            app=app_info(self.request),
+            app=self.request.app.info(),
             settings=RunSettings(
                 approaches=list(self.request.approaches),
                 experiments=[s.name for s in self.request.experiments],
@@ -269,11 +246,8 @@ class Run:
             experiments=[s.info() for s in self.request.experiments],
             trials=[],
         )
-        if self.request.target is not None:
-            self.results.target = TargetInfo(
-                name=self.request.target.name, file=str(self.request.target.source)
-            )
-        if self.request.target is not None or self.skipped:
+        self.results.target = self.request.app.target_info()
+        if self.results.target is not None or self.skipped:
             # The report lists them with the reason (a fault on a ConfigMap the WebApp has not).
             self.results.skipped = [
                 SkippedExperiment(name=name, reason=reason) for name, reason in self.skipped.items()
@@ -284,8 +258,7 @@ class Run:
             run_id=self.run_id,
             run_dir=self.run_dir,
             target=self.target,
-            webapp=self.request.webapp,
-            app_path=self.request.app_path,
+            app=self.request.app,
             heal_window=self.request.heal_window,
             settle=self.request.settle,
             recheck=self.request.recheck,
@@ -293,7 +266,6 @@ class Run:
             cancel=self.cancel,
             ledger=Ledger(),
             listener=self.listener,
-            app_target=self.request.target,
             deploy_timeout=self.request.deploy_timeout,
             approaches=self.approaches,
         )
@@ -314,9 +286,7 @@ class Run:
         with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
                 for approach in self.approaches.values():
-                    if self.request.target is None:
-                        # A target's operator was installed (or checked) by its preflight.
-                        approach.prepare(self.target)
+                    self.request.app.prepare(approach, self.target)
                 with ThreadPoolExecutor(
                     max_workers=self.request.parallel, thread_name_prefix="trial"
                 ) as pool:
@@ -326,7 +296,6 @@ class Run:
                 raise RunInterrupted(self.results, self.run_dir) from None
             finally:
                 self._remove_leftovers()
-                self._uninstall_target_operator()
         with self._lock:
             self.results.complete = True
             self.results.finished_at = datetime.now(UTC)
@@ -441,10 +410,9 @@ class Run:
     def _recover(self, *names: str) -> None:
         """The shared parts of these approaches (all of the run's: none named) running again
         after a fault that may have stopped them (the operator after operator-down-drift).
-        Only the toolkit's own: a target's operator is the target's business."""
-        if self.request.target is None:
-            for name in names or tuple(self.approaches):
-                self.approaches[name].recover(self.target)
+        Only the toolkit's own: a target's operator is the target's business (`App.recover`)."""
+        for name in names or tuple(self.approaches):
+            self.request.app.recover(self.approaches[name], self.target)
 
     def _remove_leftovers(self) -> None:
         if any(s.cluster_wide for s in self.request.experiments):
@@ -475,10 +443,9 @@ class Run:
                         remove_namespace(
                             self.target,
                             api,
-                            self.request.webapp,
+                            self.request.app,
                             namespace,
                             self.ctx.approach(approach),
-                            self.request.target,
                         )
                         self.ctx.ledger.discard(namespace)
                         break
@@ -490,20 +457,6 @@ class Run:
         finally:
             api.close()
 
-    def _uninstall_target_operator(self) -> None:
-        try:
-            Run.uninstall_operator(self.target, self.request)
-        except Exception as exc:
-            self.ctx.cleanup_errors.append(f"the target's operator install: {exc}")
-
-    @staticmethod
-    def uninstall_operator(cluster: ClusterTarget, request: RunRequest) -> None:
-        """What the run installed of a target's operator (nothing it found there)."""
-        done, target = request.operator_install, request.target
-        if done is None or target is None or target.operator is None or request.keep:
-            return
-        uninstall(cluster, target, target.operator, done, created_only=True)
-
     def _save(self) -> None:
         data = self.results.model_dump(mode="json", by_alias=True, exclude={"trials"})
         data["trials"] = [self._dumped[t.key] for t in self.results.trials]
@@ -512,17 +465,6 @@ class Run:
     @property
     def cleanup_errors(self) -> list[str]:
         return list(self.ctx.cleanup_errors)
-
-
-def app_info(request: RunRequest) -> AppInfo:
-    """The app of the run: the WebApp and its spec, or a target by its name (its values stay
-    in the target file: they may hold credentials)."""
-    if request.target is not None:
-        return AppInfo(name=request.target.name, spec={})
-    return AppInfo(
-        name=request.webapp.name,
-        spec=request.webapp.spec.model_dump(mode="json", exclude_none=True),
-    )
 
 
 def cluster_info(target: ClusterTarget) -> ClusterInfo:

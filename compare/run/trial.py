@@ -27,6 +27,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.errors import CompareError, first_line
 from compare.results import CrossCheck, TrialResult, chaos_agrees
+from compare.run.app import App
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
 from compare.run.experiments import ExperimentSpec, configuration_defaults
@@ -40,15 +41,7 @@ from compare.run.runner import (
     run_experiment_in_thread,
     write_journal,
 )
-from compare.run.workload import (
-    OWNED,
-    Workload,
-    app_configuration,
-    builtin_workload,
-    workload_of,
-)
-from compare.target import Target
-from compare.webapp import WebApp
+from compare.run.workload import Workload, app_configuration
 
 MANAGED_BY = "compare-run"
 RUN_LABEL = "compare.example.com/run-id"
@@ -116,8 +109,7 @@ class TrialContext:
     run_id: str
     run_dir: Path
     target: ClusterTarget
-    webapp: WebApp
-    app_path: Path
+    app: App
     heal_window: float
     settle: float
     recheck: float
@@ -126,10 +118,7 @@ class TrialContext:
     ledger: Ledger
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
-    # `--target`: deployed instead of the WebApp (its helm, flux or operator arm, per the
-    # trial's approach: a release, a HelmRelease or its custom resources per trial namespace),
-    # each deploy within `deploy_timeout`.
-    app_target: Target | None = None
+    # Each deploy into a trial's namespace within this.
     deploy_timeout: float = DEFAULT_TIMEOUT_S
     # The run's approaches with their settings (`Approach.configured`); one not here is the
     # registry's, with its defaults.
@@ -176,7 +165,7 @@ def run_trial(
             ctx.listener.phase(plan, "cleaning up")
             try:
                 approach = ctx.approach(plan.approach)
-                remove_namespace(ctx.target, api, ctx.webapp, namespace, approach, ctx.app_target)
+                remove_namespace(ctx.target, api, ctx.app, namespace, approach)
                 ctx.ledger.discard(namespace)
             except Exception as exc:  # the result stands; the engine retries at the end
                 ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
@@ -196,24 +185,11 @@ def _carry_out(
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
     approach = ctx.approach(plan.approach)
-    workload: Workload
-    events_on = ctx.webapp.name
-    if ctx.app_target is not None:
-        # A target's arm: what its deploy reports is the desired state (a release's manifest,
-        # or an operator's baseline of owned objects) and the faults act on its parts.
-        deployed = approach.deploy_target(
-            ctx.target, ctx.app_target, namespace, timeout=ctx.deploy_timeout, cancel=ctx.cancel
-        )
-        desired = deployed.desired
-        objects = [item.raw for item in desired.items]
-        workload = workload_of(objects, source=OWNED) if deployed.owned else workload_of(objects)
-        events_on = deployed.events_on or events_on
-        _check(ctx)
-    else:
-        approach.deploy(ctx.target, ctx.webapp, namespace, cancel=ctx.cancel)
-        _check(ctx)
-        desired = approach.desired_objects(api, ctx.webapp, namespace)
-        workload = builtin_workload(ctx.webapp)
+    deployed = ctx.app.deploy(
+        approach, ctx.target, api, namespace, timeout=ctx.deploy_timeout, cancel=ctx.cancel
+    )
+    _check(ctx)
+    desired, workload = deployed.desired, deployed.workload
     document = experiment_for(spec, ctx, plan.approach, namespace, workload)
     if member is not None:
         document["configuration"][shared.CONFIG_KEY] = member
@@ -298,7 +274,7 @@ def _carry_out(
         reported=_reported(run, injected_at),
     )
     detection = None
-    detector = approach.detector(ctx.app_target)
+    detector = ctx.app.detector(approach)
     if detector is not None:
         # The operator may correct the fault before the delete/patch call has even returned
         # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
@@ -307,7 +283,7 @@ def _carry_out(
             namespace,
             ctx,
             detector,
-            events_on,
+            deployed.events_on,
             injection_started,
             measurement.status == "healed",
         )
@@ -363,20 +339,19 @@ def experiment_for(
     workload: Workload,
 ) -> dict[str, Any]:
     """The experiment with this trial's values in its configuration (as `chaos run --var`):
-    the app's parts it acts on (`compare.run.workload`) among them. With a target, the
-    probes' app file is the target file (they judge the trial's release)."""
+    the app's parts it acts on (`compare.run.workload`) among them. The probes' app file is
+    the app's own (a target file: they judge the trial's release)."""
     document = spec.fresh_document()
     configuration = document.setdefault("configuration", {})
-    app_file = ctx.app_target.source if ctx.app_target is not None else ctx.app_path
     configuration.update(
         {
             "webapp_approach": approach,
-            "webapp_app_file": str(app_file.resolve()),
+            "webapp_app_file": str(ctx.app.source.resolve()),
             "heal_window": ctx.heal_window,
             # The wait step's settle period: the judge's, so chaostoolkit's after-probe reads
             # the state the judge calls healed, not a rollout still finishing.
             "settle": ctx.settle,
-            **app_configuration(workload, ctx.webapp.name, namespace),
+            **app_configuration(workload, ctx.app.name, namespace),
         }
     )
     return document
@@ -390,10 +365,9 @@ def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None
 def remove_namespace(
     target: ClusterTarget,
     api: client.ApiClient,
-    webapp: WebApp,
+    app: App,
     namespace: str,
     approach: Approach,
-    app_target: Target | None = None,
 ) -> None:
     """Remove what the approach deployed (the operator's CR first; a target's release, whose
     cluster-scoped objects the namespace does not hold), then the namespace.
@@ -403,10 +377,7 @@ def remove_namespace(
     # First a finalizer a fault left (an object stuck terminating): it would hold an
     # uninstall, and then the namespace, forever.
     release_finalizers(api, namespace)
-    if app_target is not None:
-        approach.undeploy_target(target, app_target, namespace)
-    else:
-        approach.cleanup(target, webapp, namespace)
+    app.remove(approach, target, namespace)
     kube.delete_namespace(api, namespace)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
+from compare.run.app import BuiltinApp
 from compare.run.engine import (
     Run,
     RunRequest,
@@ -33,8 +34,7 @@ def _request(
     return RunRequest(
         approaches=approaches,
         experiments=tuple(load_experiments(names)),
-        webapp=WEBAPP,
-        app_path=Path("app.yaml"),
+        app=BuiltinApp(WEBAPP, Path("app.yaml")),
         output_dir=Path("out"),
         trials=trials,
     )

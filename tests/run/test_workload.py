@@ -19,9 +19,10 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.target_helm import release_in, render_target
 from compare.errors import EXIT_USAGE, CompareError
-from compare.paths import CHARTS_DIR, EXPERIMENTS_DIR
+from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
+from compare.run.app import BuiltinApp, TargetApp
 from compare.run.engine import runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
@@ -139,11 +140,8 @@ def test_an_app_without_a_service_leaves_the_service_faults_out_with_the_reason(
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        webapp=load_webapp(),
-        app_path=Path("unused"),
+        app=TargetApp(target, chart_workload=workload),
         output_dir=tmp_path,
-        target=target,
-        workload=workload,
     )
     kept, skipped = runnable(request, embedded=True)
     assert [s.name for s in kept.experiments] == ["pod-delete-one", "image-change"]
@@ -162,8 +160,7 @@ def test_the_builtin_webapp_skips_nothing(tmp_path: Path) -> None:
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        webapp=load_webapp(),
-        app_path=Path("unused"),
+        app=BuiltinApp(load_webapp(), Path("unused")),
         output_dir=tmp_path,
     )
     assert runnable(request, embedded=True) == (request, {})
@@ -205,8 +202,7 @@ def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
         run_id="r",
         run_dir=tmp_path,
         target=ClusterTarget(tmp_path / "kubeconfig"),
-        webapp=load_webapp(),
-        app_path=DEFAULT_APP,
+        app=BuiltinApp(load_webapp(), DEFAULT_APP) if target is None else TargetApp(target),
         heal_window=10.0,
         settle=1.0,
         recheck=2.0,
@@ -214,7 +210,6 @@ def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
         cancel=threading.Event(),
         ledger=Ledger(),
         listener=_Silent(),
-        app_target=target,
     )
 
 
@@ -229,7 +224,7 @@ def _resolved(document: dict[str, Any]) -> dict[str, Any]:
 def test_a_builtin_trial_acts_on_the_objects_it_always_did(tmp_path: Path) -> None:
     specs = {s.name: s for s in load_experiments(["pod-delete-one", "image-change"])}
     ctx = _trial_context(tmp_path)
-    workload = builtin_workload(ctx.webapp)
+    workload = builtin_workload(load_webapp())
     pods = _resolved(experiment_for(specs["pod-delete-one"], ctx, "helm", "ns", workload))
     assert pods["label_selector"] == (
         "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
@@ -300,10 +295,8 @@ def test_a_fault_for_other_kinds_is_left_out_with_the_reason(tmp_path: Path) -> 
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        webapp=load_webapp(),
-        app_path=Path("unused"),
+        app=TargetApp(load_target(EXAMPLES_DIR / "target-shop.yaml"), chart_workload=db),
         output_dir=tmp_path,
-        workload=db,
     )
     kept, skipped = runnable(request, embedded=True)
     assert [s.name for s in kept.experiments] == ["pod-delete-one", "image-change"]
@@ -388,12 +381,12 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
     request = RunRequest(
         approaches=("helm", "operator"),
         experiments=tuple(specs),
-        webapp=load_webapp(),
-        app_path=Path("unused"),
+        app=TargetApp(
+            target,
+            chart_workload=workload_of(render_target(target, target.helm, "shop")),
+            operator_workload=owned,
+        ),
         output_dir=tmp_path,
-        target=target,
-        workload=workload_of(render_target(target, target.helm, "shop")),
-        operator_workload=owned,
     )
     kept, skipped = runnable(request, embedded=True)
     assert [s.name for s in kept.experiments] == ["pod-delete-one"]

@@ -23,10 +23,10 @@ from compare.cluster import ClusterTarget
 from compare.deploy.target_helm import render_target
 from compare.results import latest_run, load_results
 from compare.run import RunRequest, load_experiments
+from compare.run.app import TargetApp
 from compare.run.engine import runnable
 from compare.run.workload import workload_of
 from compare.target import load_target
-from compare.webapp import load_webapp
 
 runner = CliRunner()
 CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "stateful-app"
@@ -204,11 +204,8 @@ def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(load_experiments(names)),
-        webapp=load_webapp(),
-        app_path=Path("unused"),
+        app=TargetApp(target, chart_workload=workload),
         output_dir=tmp_path,
-        target=target,
-        workload=workload,
     )
     kept, skipped = runnable(request, embedded=True)
     assert [s.name for s in kept.experiments] == ["image-change"]

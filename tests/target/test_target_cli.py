@@ -232,7 +232,7 @@ def test_a_targets_release_deploys_holds_drifts_and_goes(
         assert [o["metadata"]["name"] for o in namespaced if _exists(api, o, namespace)] == []
         again = runner.invoke(app, ["status", "--target", str(path), *kubeconfig])
         assert again.exit_code == 0, again.output
-        assert f"helm release {release}: not installed" in again.stdout
+        assert f"helm release {release}: not deployed" in again.stdout
     finally:
         uninstall_target(cluster, install, namespace, timeout=60)
     # Its cluster-scoped objects went with the release.

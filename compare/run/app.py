@@ -1,0 +1,354 @@
+"""The app under test in a run: the built-in WebApp or a target file's app, behind one interface.
+
+The run, its trials, its planning and its cleanup know the app only through `App`: which
+approaches it has, what must happen once before the trials (`preflight`) and after them
+(`finish`), how an approach deploys it into a trial's namespace (what the judge then holds it
+to, and the parts the faults act on), what goes before that namespace is deleted, which Events
+time a correction, and how results.json names it. There is no other branch on the kind of app.
+
+- `BuiltinApp`: the toolkit's own WebApp (`--app FILE`). Each approach's shared parts (the
+  operator, the Flux and Argo CD controllers) are started by the run and restarted after a
+  fault that stops them; the parts the faults act on are the WebApp's Deployment and Service.
+- `TargetApp`: a target file's app (`--target FILE`). Its arms are checked without a cluster
+  when it is loaded, deployed once by `preflight` (a chart that cannot reach its desired state,
+  an operator that never gets ready, stop the run there), and its parts are what its manifest
+  renders and what its operator's resources own. Its operator is its own: the run installs it
+  (or checks it) in `preflight` and removes what it installed in `finish`, never restarts it.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kubernetes import client
+
+from compare import approaches as registry
+from compare.approaches import Approach, Detector
+from compare.cluster import ClusterTarget
+from compare.deploy.target_helm import render_target
+from compare.deploy.target_operator import Install, install_documents, operator_arm, uninstall
+from compare.errors import EXIT_USAGE, CompareError
+from compare.judge import DesiredObjects
+from compare.judge.desired import elsewhere
+from compare.results import AppInfo, TargetInfo
+from compare.run.preflight import (
+    INSTALL_NAMESPACE,
+    chart_sharing,
+    new_chart_crds,
+    preflight_chart,
+    preflight_operator,
+    remove_crds,
+)
+from compare.run.workload import OWNED, Workload, builtin_workload, workload_of
+from compare.target import Operator, Target
+from compare.webapp import WebApp
+
+# The namespace a target's chart arms are rendered into before any trial: like a trial's.
+TRIAL_NAMESPACE = "cmp-helm-target"
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """An app deployed by one approach in a trial's namespace: what the judge holds it to,
+    the parts the faults act on, and the object whose Events announce a correction."""
+
+    desired: DesiredObjects
+    workload: Workload
+    events_on: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a preflight: what it is doing (a progress line) and the doing, which
+    returns the line that says what it found."""
+
+    doing: str
+    run: Callable[[], str]
+
+
+class App(ABC):
+    """The app under test (see the module's docstring)."""
+
+    # Its name (results.json, the experiments' `${webapp_name}`, Events when the approach
+    # names no other object) and the file the probes read to judge a trial.
+    name: str
+    source: Path
+
+    @abstractmethod
+    def default_approaches(self) -> tuple[str, ...]:
+        """The approaches a run without `--approach` uses."""
+
+    def check(self, approaches: Sequence[str]) -> None:
+        """Everything that can be checked without a cluster, for these approaches."""
+        return None
+
+    def preflight(
+        self, cluster: ClusterTarget, approaches: Mapping[str, Approach], *, timeout: float
+    ) -> list[Step]:
+        """What must happen once before the trials (each step run in order by the caller)."""
+        return []
+
+    def sharing(self, approaches: Sequence[str]) -> list[str]:
+        """Why two trials of this app cannot run side by side (empty: they can)."""
+        return []
+
+    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
+        """Before the trials: the approach's shared parts running."""
+        return None
+
+    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
+        """After a fault that may have stopped the approach's shared parts: running again."""
+        return None
+
+    def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
+        """After the run (whatever happened): remove what `preflight` installed; what could
+        not be removed, one line each."""
+        return []
+
+    @abstractmethod
+    def workloads(self, approaches: Sequence[str]) -> list[Workload]:
+        """The app's parts as the approaches deploy it: what decides which faults apply."""
+
+    def own_operator(self, approaches: Sequence[str]) -> bool:
+        """Whether an operator among the approaches is the toolkit's own (faults that stop it
+        apply only then)."""
+        return True
+
+    @abstractmethod
+    def deploy(
+        self,
+        approach: Approach,
+        cluster: ClusterTarget,
+        api: client.ApiClient,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Deployed:
+        """Deploy into a trial's namespace and wait until the desired state holds."""
+
+    @abstractmethod
+    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
+        """What must go before the trial's namespace is deleted."""
+
+    @abstractmethod
+    def detector(self, approach: Approach) -> Detector | None:
+        """The Events that announce the approach's corrections of this app."""
+
+    @abstractmethod
+    def info(self) -> AppInfo:
+        """How results.json names the app."""
+
+    def target_info(self) -> TargetInfo | None:
+        """The target file results.json names (None: the built-in WebApp)."""
+        return None
+
+
+@dataclass
+class BuiltinApp(App):
+    """The toolkit's own WebApp."""
+
+    webapp: WebApp
+    source: Path
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.webapp.name
+
+    def default_approaches(self) -> tuple[str, ...]:
+        return registry.default_names()
+
+    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
+        approach.prepare(cluster)
+
+    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
+        approach.recover(cluster)
+
+    def workloads(self, approaches: Sequence[str]) -> list[Workload]:
+        return [builtin_workload(self.webapp)]
+
+    def deploy(
+        self,
+        approach: Approach,
+        cluster: ClusterTarget,
+        api: client.ApiClient,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Deployed:
+        approach.deploy(cluster, self.webapp, namespace, cancel=cancel)
+        desired = approach.desired_objects(api, self.webapp, namespace)
+        return Deployed(desired, builtin_workload(self.webapp), self.webapp.name)
+
+    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
+        approach.cleanup(cluster, self.webapp, namespace)
+
+    def detector(self, approach: Approach) -> Detector | None:
+        return approach.detector()
+
+    def info(self) -> AppInfo:
+        return AppInfo(
+            name=self.webapp.name,
+            spec=self.webapp.spec.model_dump(mode="json", exclude_none=True),
+        )
+
+
+@dataclass
+class TargetApp(App):
+    """A target file's app. `chart_workload` and `operator_workload` are its parts as its
+    chart arms render them and as its operator's resources own them (set by `check` and
+    `preflight`; given directly by tests that plan without a cluster)."""
+
+    target: Target
+    chart_workload: Workload | None = None
+    operator_workload: Workload | None = None
+    # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.
+    _installed: list[Install] = field(default_factory=list)
+    _crds: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.target.name
+
+    @property
+    def source(self) -> Path:  # type: ignore[override]
+        return self.target.source
+
+    def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
+        return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
+
+    def default_approaches(self) -> tuple[str, ...]:
+        # The arms the target file names.
+        return tuple(a.name for a in registry.REGISTRY if a.arm(self.target) is not None)
+
+    def check(self, approaches: Sequence[str]) -> None:
+        # Every arm asked for is in the file; every chart arm renders (`helm template`) into a
+        # namespace like a trial's, the first one's parts deciding which faults apply; every
+        # operator arm's install builds (kustomize or chart rendering).
+        rendered = [
+            render_target(self.target, registry.get(a).chart_arm(self.target), TRIAL_NAMESPACE)
+            for a in approaches
+            if registry.get(a).charted
+        ]
+        if rendered and self.chart_workload is None:
+            # The app's parts are its own: an object it renders into another namespace is
+            # judged, never acted on by a fault.
+            self.chart_workload = workload_of(
+                [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
+            )
+        if self._operator_arms(approaches):
+            operator = operator_arm(self.target)
+            install_documents(self.target, operator, self.target.namespace or INSTALL_NAMESPACE)
+        for name in approaches:
+            if registry.get(name).arm(self.target) is None:
+                raise CompareError(
+                    f"{self.target.source}: {name}: not given (this target has no {name} key)",
+                    exit_code=EXIT_USAGE,
+                )
+
+    def sharing(self, approaches: Sequence[str]) -> list[str]:
+        return chart_sharing(self.target, approaches)
+
+    def preflight(
+        self, cluster: ClusterTarget, approaches: Mapping[str, Approach], *, timeout: float
+    ) -> list[Step]:
+        # A chart's crds/ are installed by Helm once and never removed: the run removes the
+        # ones it installed (`finish`), whatever happens.
+        self._crds = new_chart_crds(cluster, self.target, tuple(approaches))
+        steps = [
+            Step(f"preflight: deploying the {name} arm once", self._chart_step(cluster, a, timeout))
+            for name, a in approaches.items()
+            if a.charted
+        ]
+        if self._operator_arms(tuple(approaches)):
+            steps.append(
+                Step(
+                    "preflight: installing the target's operator, deploying it once",
+                    lambda: self._operator_step(cluster, timeout),
+                )
+            )
+        return steps
+
+    def _chart_step(
+        self, cluster: ClusterTarget, approach: Approach, timeout: float
+    ) -> Callable[[], str]:
+        def run() -> str:
+            preflight_chart(cluster, self.target, approach, timeout=timeout)
+            return f"preflight: the {approach.name} arm reached its desired state"
+
+        return run
+
+    def _operator_step(self, cluster: ClusterTarget, timeout: float) -> str:
+        installed, owned = preflight_operator(cluster, self.target, timeout=timeout)
+        self._installed.append(installed)
+        self.operator_workload = owned
+        parts = [
+            f"{ref.kind} {ref.name}"
+            for need in ("workload", "service")
+            if (ref := owned.ref(need)) is not None
+        ]
+        return "preflight: the target's custom resources own " + (
+            " and ".join(parts) or "no workload or Service (the faults on them are left out)"
+        )
+
+    def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
+        left: list[str] = []
+        operator = self.target.operator
+        while self._installed and operator is not None and not keep:
+            done = self._installed.pop()
+            try:
+                uninstall(cluster, self.target, operator, done, created_only=True)
+            except Exception as exc:
+                left.append(f"the target's operator install: {exc}")
+        crds, self._crds = self._crds, []
+        return left + remove_crds(cluster, crds)
+
+    def workloads(self, approaches: Sequence[str]) -> list[Workload]:
+        found = []
+        if self.chart_workload is not None and any(registry.get(a).charted for a in approaches):
+            found.append(self.chart_workload)
+        if self.operator_workload is not None and self._operator_arms(approaches):
+            found.append(self.operator_workload)
+        return found
+
+    def own_operator(self, approaches: Sequence[str]) -> bool:
+        return not self._operator_arms(approaches)
+
+    def deploy(
+        self,
+        approach: Approach,
+        cluster: ClusterTarget,
+        api: client.ApiClient,
+        namespace: str,
+        *,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Deployed:
+        # What its deploy reports is the desired state (a release's manifest, or an
+        # operator's baseline of owned objects) and the faults act on its parts.
+        deployed = approach.deploy_target(
+            cluster, self.target, namespace, timeout=timeout, cancel=cancel
+        )
+        objects = [item.raw for item in deployed.desired.items]
+        workload = workload_of(objects, source=OWNED) if deployed.owned else workload_of(objects)
+        return Deployed(deployed.desired, workload, deployed.events_on or self.target.name)
+
+    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
+        # Its release's cluster-scoped objects are not in the namespace; an operator's
+        # custom resources have finalizers.
+        approach.undeploy_target(cluster, self.target, namespace)
+
+    def detector(self, approach: Approach) -> Detector | None:
+        return approach.detector(self.target)
+
+    def info(self) -> AppInfo:
+        # Its values stay in the target file: they may hold credentials.
+        return AppInfo(name=self.target.name, spec={})
+
+    def target_info(self) -> TargetInfo | None:
+        return TargetInfo(name=self.target.name, file=str(self.target.source))
