@@ -97,6 +97,8 @@ COMPONENTS = (
     "kwok-controller",
 )
 STOP_TIMEOUT_S = 10.0
+# Creations tried when a component exits at start (a port taken by another cluster meanwhile).
+CREATE_ATTEMPTS = 2
 # Ports of stopped components this process holds until it starts them again (per cluster).
 _HELD_PORTS: dict[str, list[socket.socket]] = {}
 _HELD_LOCK = threading.Lock()
@@ -251,19 +253,33 @@ class EmbeddedCluster:
         ]  # fmt: skip
         if port is not None:
             args += ["--kube-apiserver-port", str(port)]
-        args += self._capacity_args(audit_policy)
-        config = self._create_config(flags)
-        try:
-            result = self._kwokctl(*args, timeout=360, check=False, config=config)
-        finally:
-            # kwokctl copied the policy and the configuration into the cluster's directory.
-            self._audit_policy_file().unlink(missing_ok=True)
-            config.unlink(missing_ok=True)
-        if result.returncode != 0:
-            raise CompareError(
-                f"could not start the embedded cluster: {_last_line(result.stderr)} "
-                f"(logs in {self.cluster_dir / 'logs'})"
-            )
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            config = self._create_config(flags)
+            try:
+                result = self._kwokctl(
+                    *args, *self._capacity_args(audit_policy), timeout=360, check=False,
+                    config=config,
+                )  # fmt: skip
+            finally:
+                # kwokctl copied the policy and the configuration into the cluster's directory.
+                self._audit_policy_file().unlink(missing_ok=True)
+                config.unlink(missing_ok=True)
+            if result.returncode != 0:
+                raise CompareError(
+                    f"could not start the embedded cluster: {_last_line(result.stderr)} "
+                    f"(logs in {self.cluster_dir / 'logs'})"
+                )
+            dead = self.dead_components()
+            if not dead:
+                break
+            # kwokctl picks free ports before the components bind them: another cluster
+            # starting at the same moment can take one in between, and that component exits
+            # ("address already in use") while kwokctl reports success - kwok's nodes would
+            # never be Ready. Start over once with fresh ports; then say which one and why.
+            why = f"{dead[0]} exited at start: {self.log_tail(dead[0])}"
+            self.down()
+            if attempt == CREATE_ATTEMPTS:
+                raise CompareError(f"could not start the embedded cluster: {why}")
         self.scale_nodes(DEFAULT_NODES if nodes is None else nodes)
         self.tighten_secrets()
         # kwokctl waited until it was ready and the nodes were just created through its API
@@ -375,6 +391,18 @@ class EmbeddedCluster:
         except (OSError, UnicodeDecodeError):
             return None
         return pid if Path(argv0) == self.cluster_dir / "bin" / component else None
+
+    def dead_components(self) -> list[str]:
+        """The components of this cluster that do not run (in start order)."""
+        return [c for c in COMPONENTS if self.component_pid(c) is None]
+
+    def log_tail(self, component: str) -> str:
+        """The last line of a component's log (its error when it exited)."""
+        try:
+            text = (self.cluster_dir / "logs" / f"{component}.log").read_text(errors="replace")
+        except OSError:
+            return "no log"
+        return _last_line(text) or "empty log"
 
     def component_ports(self, component: str) -> tuple[int, ...]:
         """The loopback ports kwokctl gave the component (from the cluster's kwok.yaml)."""

@@ -238,3 +238,23 @@ def test_the_running_controllers_got_the_tuned_flags(cluster: ClusterTarget) -> 
     restore(embedded)
     assert embedded.component_pid("kube-controller-manager") not in (None, old)
     check()
+
+
+def test_a_component_that_does_not_run_is_named_with_its_logs_last_line(
+    cluster: ClusterTarget,
+) -> None:
+    """What `cluster up` checks after kwokctl reports success (a component that lost its port
+    to another cluster exits at once): every component runs, and one that does not is named
+    with the last line of its log."""
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    embedded = EmbeddedCluster(cluster_key(cluster))
+    assert embedded.dead_components() == []
+    old = embedded.stop_component("kube-scheduler", kill=True)
+    try:
+        assert embedded.dead_components() == ["kube-scheduler"]
+        assert embedded.log_tail("kube-scheduler") not in ("", "no log", "no output")
+    finally:
+        restore(embedded)
+    assert embedded.component_pid("kube-scheduler") not in (None, old)
+    assert embedded.dead_components() == []
