@@ -47,7 +47,7 @@ from compare.deploy.target_argocd import (
 )
 from compare.deploy.target_helm import release_in
 from compare.judge import DesiredObjects
-from compare.target import Target
+from compare.target import HelmInstall, Target
 from compare.webapp import WebApp
 
 
@@ -111,6 +111,10 @@ class Argocd(Approach):
 
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"Application": ("OperationStarted",)})
+
+    def chart_arm(self, target: Target) -> HelmInstall:
+        # Also refuses a chart source Argo CD cannot take here, before anything is deployed.
+        return argocd_arm(target)
 
     def deploy_target(
         self,

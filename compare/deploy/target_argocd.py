@@ -49,10 +49,21 @@ APPROACH = "argocd"
 
 
 def argocd_arm(target: Target) -> HelmInstall:
-    """The target's `argocd` key (a one-line error naming the file when it has none)."""
+    """The target's `argocd` key: a one-line error naming the file when it has none, or the
+    field when its chart's source is one the arm cannot deploy."""
     install = target.approach(APPROACH)
     if not isinstance(install, HelmInstall):
         raise CompareError(f"{target.source}: argocd: not given (this target has no argocd key)")
+    return _supported(target, install)
+
+
+def _supported(target: Target, install: HelmInstall) -> HelmInstall:
+    if install.chart.form == "oci":
+        raise CompareError(
+            f"{target.source}: {install.where}.chart.oci: an OCI chart is not supported by the"
+            " argocd arm yet (give chart.path or chart.repo)",
+            exit_code=EXIT_USAGE,
+        )
     return install
 
 
@@ -61,13 +72,7 @@ def target_argocd_chart(
 ) -> ArgocdChart:
     """The target's chart as its Application deploys it into `namespace`: rendered first (a
     chart that does not render, or a source Argo CD cannot take, changes nothing)."""
-    chart = install.chart
-    if chart.form == "oci":
-        raise CompareError(
-            f"{target.source}: {install.where}.chart.oci: an OCI chart is not supported by the"
-            " argocd arm yet (give chart.path or chart.repo)",
-            exit_code=EXIT_USAGE,
-        )
+    chart = _supported(target, install).chart
     rendered = render_target(target, install, namespace)
     if chart.form == "path":
         assert chart.path is not None
