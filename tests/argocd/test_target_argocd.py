@@ -23,9 +23,13 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.argocd import TRACKING_ID
+from compare.deploy.argocd import TRACKING_ID, argocd_manifest, chart_applied
 from compare.deploy.argocd_app import instance_name, read_application
+from compare.deploy.target_helm import render_target
+from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
+from compare.target import load_target
+from compare.webapp import load_webapp
 
 runner = CliRunner()
 NO_CLUSTER = ["--kubeconfig", "/nonexistent/kubeconfig"]
@@ -105,7 +109,8 @@ def test_deploy_status_and_undeploy_of_a_target_chart(
         )
         status = runner.invoke(app, ["status", *where])
         assert status.exit_code == 0, status.output
-        (row,) = [line for line in status.output.splitlines() if line.startswith("argocd")]
+        lines = status.output.splitlines()
+        (row,) = [line for line in lines if line.split()[:2] == ["argocd", "sapp"]]
         assert "sapp" in row and "2/2" in row and row.rstrip().endswith("holds"), row
         removed = runner.invoke(app, ["undeploy", "argocd", *where])
         assert removed.exit_code == 0, removed.output
@@ -149,3 +154,14 @@ def test_a_run_heals_a_changed_image_and_leaves_an_added_env_var(
     assert 0 < healed.time_to_detect_seconds <= healed.time_to_heal_seconds
     assert left.status == "not-healed", left.error
     assert any("env" in m for m in left.evidence.mismatches_at_end), left.evidence.mismatches_at_end
+
+
+def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
+    # One rule for what an Application applies: the built-in chart with the WebApp's values,
+    # given as a target file's argocd arm, desires exactly what the built-in path does.
+    target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
+    assert target.argocd is not None
+    namespace = "ns1"
+    rendered = render_target(target, target.argocd, namespace)
+    from_target = chart_applied(rendered, namespace, target.argocd.release)
+    assert from_target == argocd_manifest(load_webapp(), namespace)
