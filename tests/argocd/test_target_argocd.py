@@ -7,8 +7,9 @@ Without a cluster: a target without an `argocd` key asked for with `-a argocd`, 
 the arm cannot deploy, are one line each (exit 2) before anything is touched. Against the real
 controllers: `compare deploy argocd --target` publishes the chart in the toolkit's own chart
 repository and holds closed-world, `compare status --target` judges it, `compare undeploy`
-removes everything it deployed; `compare run --target -a argocd` heals a changed image (Argo
-CD's self-heal) and leaves an added env var (its three-way diff does not see it).
+removes everything it deployed; a chart from a repository (one on loopback) is named in the
+Application as it is; `compare run --target -a argocd` heals a changed image (Argo CD's
+self-heal) and leaves an added env var (its three-way diff does not see it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import TRACKING_ID, argocd_manifest, chart_applied
 from compare.deploy.argocd_app import instance_name, read_application
+from compare.deploy.argocd_process import argocd_state_dir, start_argocd
+from compare.deploy.flux_charts import publish_chart
 from compare.deploy.target_helm import render_target
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
@@ -165,3 +168,33 @@ def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
     rendered = render_target(target, target.argocd, namespace)
     from_target = chart_applied(rendered, namespace, target.argocd.release)
     assert from_target == argocd_manifest(load_webapp(), namespace)
+
+
+@pytest.mark.cluster
+@pytest.mark.usefixtures("argocd_cleanup")
+def test_a_repository_chart_is_named_as_it_is(cluster: ClusterTarget, tmp_path: Path) -> None:
+    # A chart repository on loopback: the chart published by the toolkit's own chart server.
+    handle = start_argocd(cluster)
+    assert handle.repository_url is not None
+    url = publish_chart(argocd_state_dir(cluster) / "repo", handle.repository_url, CHART)
+    chart = {"repo": url, "name": "stateful-app", "version": "0.1.0"}
+    path = _target(tmp_path, argocd={"chart": chart, "release": "srepo"})
+    namespace = "argo-target-repo"
+    where = ["--target", str(path), "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)]
+    deployed = runner.invoke(app, ["deploy", "argocd", *where])
+    assert deployed.exit_code == 0, deployed.output
+    assert f"chart stateful-app 0.1.0 from {url}" in deployed.output
+    api = cluster.api_client()
+    try:
+        application = read_application(api, namespace, "srepo")
+        assert application is not None
+        source = application["spec"]["source"]
+        assert (source["repoURL"], source["chart"], source["targetRevision"]) == (
+            url,
+            "stateful-app",
+            "0.1.0",
+        )
+    finally:
+        api.close()
+    removed = runner.invoke(app, ["undeploy", "argocd", *where])
+    assert removed.exit_code == 0, removed.output
