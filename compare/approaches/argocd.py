@@ -11,8 +11,11 @@ that times detection (whole seconds). The diff strategy (`three-way`, Argo CD's 
 instance and recorded in results.json, since it changes which drift Argo CD sees.
 
 Not part of a run without `--approach` (`default = False`): its controllers are the heaviest
-part of a run and its ground truth is measured per fault only in docs/argocd.md so far. A
-target file has no `argocd` arm yet: `--target` runs never include it.
+part of a run and its ground truth is measured per fault only in docs/argocd.md so far.
+
+A target file's `argocd` key is a chart deployed the same way (`compare.deploy.target_argocd`:
+one Application per trial namespace, under a release name of its own), through the same deploy
+path as the built-in chart with the WebApp's values.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kubernetes import client
 from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import (
+    DEFAULT_TIMEOUT_S,
     argocd_manifest,
     check_diff_strategy,
     deploy_argocd,
@@ -35,9 +39,15 @@ from compare.deploy.argocd_app import THREE_WAY_DIFF
 from compare.deploy.argocd_process import start_argocd
 from compare.deploy.argocd_status import argocd_apps
 from compare.deploy.rows import DeployedApp
-from compare.errors import EXIT_USAGE, CompareError
+from compare.deploy.target_argocd import (
+    argocd_arm,
+    deploy_target_argocd,
+    target_argocd_app,
+    target_argocd_desired,
+)
+from compare.deploy.target_helm import release_in
 from compare.judge import DesiredObjects
-from compare.target import Target
+from compare.target import HelmInstall, Target
 from compare.webapp import WebApp
 
 
@@ -46,6 +56,7 @@ class Argocd(Approach):
     name = "argocd"
     short = "argo"
     label = "Argo CD Applications"
+    charted = True
     default: ClassVar[bool] = False
 
     # How the application controller diffs live objects against the rendered chart.
@@ -101,8 +112,9 @@ class Argocd(Approach):
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"Application": ("OperationStarted",)})
 
-    def arm(self, target: Target) -> None:
-        return None  # no `argocd:` key in target files yet
+    def chart_arm(self, target: Target) -> HelmInstall:
+        # Also refuses a chart source Argo CD cannot take here, before anything is deployed.
+        return argocd_arm(target)
 
     def deploy_target(
         self,
@@ -113,7 +125,13 @@ class Argocd(Approach):
         timeout: float,
         cancel: threading.Event | None = None,
     ) -> TargetDeploy:
-        raise _no_target_arm(target)
+        # An Application per namespace, named after its release; Argo CD posts its Events on
+        # the Application.
+        install = release_in(argocd_arm(target), namespace)
+        desired = deploy_target_argocd(
+            cluster, target, install, namespace, diff=self.diff, timeout=timeout, cancel=cancel
+        )
+        return TargetDeploy(desired, events_on=install.release)
 
     def undeploy_target(
         self,
@@ -123,16 +141,22 @@ class Argocd(Approach):
         *,
         timeout: float | None = None,
     ) -> None:
-        raise _no_target_arm(target)
+        install = release_in(argocd_arm(target), namespace)
+        undeploy_argocd(
+            cluster, namespace, release=install.release, timeout=timeout or DEFAULT_TIMEOUT_S
+        )
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
-        raise _no_target_arm(target)
+        # What the trial's Application applies.
+        install = release_in(argocd_arm(target), namespace)
+        return target_argocd_desired(api, target, install, namespace)
 
+    def target_what(self, target: Target) -> str:
+        return f"argocd Application {argocd_arm(target).release}"
 
-def _no_target_arm(target: Target) -> CompareError:
-    return CompareError(
-        f"{target.source}: argocd: target files have no argocd arm yet (helm, operator, flux)",
-        exit_code=EXIT_USAGE,
-    )
+    def target_row(
+        self, cluster: ClusterTarget, target: Target, namespace: str
+    ) -> DeployedApp | None:
+        return target_argocd_app(cluster, target, argocd_arm(target), namespace)

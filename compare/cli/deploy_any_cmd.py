@@ -1,11 +1,13 @@
 """`compare deploy NAME` and `compare undeploy NAME` for a registered approach without a
 command module of its own (`compare.cli.deploy_<name>_cmd`): the built-in WebApp deployed
 through the approach's interface alone (`Approach.prepare`, `deploy`, `undeploy`), with the
-options every approach shares."""
+options every approach shares. A command module of an approach reuses `deploy_builtin` and
+`undeploy_builtin` for the built-in WebApp and adds what is its own (`--target`)."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -40,6 +42,66 @@ NamespaceOpt = Annotated[
 ]
 
 
+def deploy_builtin(
+    approach: Approach,
+    ctx: typer.Context,
+    app: Path | None,
+    namespace: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """`compare deploy NAME` of the built-in WebApp, through the approach's interface."""
+    webapp = load_webapp(app)
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    check_namespace_name(namespace)
+    refuse_system_namespace(namespace)
+    target = target_from(ctx, kubeconfig, context)
+    started = time.monotonic()
+    # A failed deploy removes only what it created: an app that was there stays.
+    api = target.api_client()
+    try:
+        rows = approach.status(target, api, namespace)
+    finally:
+        api.close()
+    existed = any(r.name == webapp.name and r.namespace == namespace for r in rows)
+    with (
+        Rollback(
+            target,
+            namespace,
+            existed=existed,
+            remove=lambda: approach.undeploy(target, webapp, namespace),
+            warn=print_warning,
+        ),
+        console.status(f"deploying {webapp.name} with {approach.name} ..."),
+    ):
+        approach.prepare(target)
+        ensure_namespace(target, namespace)
+        approach.deploy(target, webapp, namespace)
+    console.print(
+        f"{approach.name}: {webapp.name} in namespace {namespace}: desired state holds"
+        f" after {time.monotonic() - started:.1f}s"
+    )
+
+
+def undeploy_builtin(
+    approach: Approach,
+    ctx: typer.Context,
+    app: Path | None,
+    namespace: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """`compare undeploy NAME` of the built-in WebApp, through the approach's interface."""
+    webapp = load_webapp(app)
+    namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
+    check_namespace_name(namespace)
+    refuse_system_namespace(namespace)
+    target = target_from(ctx, kubeconfig, context)
+    with console.status(f"removing {webapp.name} ({approach.name}) ..."):
+        approach.undeploy(target, webapp, namespace)
+    console.print(f"{approach.name}: {webapp.name} removed from namespace {namespace}")
+
+
 def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.Typer) -> None:
     """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups."""
 
@@ -50,36 +112,7 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
         kubeconfig: KubeconfigOpt = None,
         context: ContextOpt = None,
     ) -> None:
-        webapp = load_webapp(app)
-        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-        check_namespace_name(namespace)
-        refuse_system_namespace(namespace)
-        target = target_from(ctx, kubeconfig, context)
-        started = time.monotonic()
-        # A failed deploy removes only what it created: an app that was there stays.
-        api = target.api_client()
-        try:
-            rows = approach.status(target, api, namespace)
-        finally:
-            api.close()
-        existed = any(r.name == webapp.name and r.namespace == namespace for r in rows)
-        with (
-            Rollback(
-                target,
-                namespace,
-                existed=existed,
-                remove=lambda: approach.undeploy(target, webapp, namespace),
-                warn=print_warning,
-            ),
-            console.status(f"deploying {webapp.name} with {approach.name} ..."),
-        ):
-            approach.prepare(target)
-            ensure_namespace(target, namespace)
-            approach.deploy(target, webapp, namespace)
-        console.print(
-            f"{approach.name}: {webapp.name} in namespace {namespace}: desired state holds"
-            f" after {time.monotonic() - started:.1f}s"
-        )
+        deploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
 
     def undeploy(
         ctx: typer.Context,
@@ -88,14 +121,7 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
         kubeconfig: KubeconfigOpt = None,
         context: ContextOpt = None,
     ) -> None:
-        webapp = load_webapp(app)
-        namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
-        check_namespace_name(namespace)
-        refuse_system_namespace(namespace)
-        target = target_from(ctx, kubeconfig, context)
-        with console.status(f"removing {webapp.name} ({approach.name}) ..."):
-            approach.undeploy(target, webapp, namespace)
-        console.print(f"{approach.name}: {webapp.name} removed from namespace {namespace}")
+        undeploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
 
     deploy.__doc__ = f"Deploy the WebApp through {approach.name} and wait for its desired state."
     undeploy.__doc__ = f"Remove what `compare deploy {approach.name}` made."

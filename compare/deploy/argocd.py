@@ -1,12 +1,14 @@
 """The Argo CD path: charts/webapp from the local Helm repository, synced and self-healed by the
 real Argo CD application controller (rendered by its repo-server).
 
-    deploy_argocd    start Argo CD when it is not running, apply the WebApp's Application
-                     (automated sync, selfHeal, prune; the diff strategy asked for), wait until
-                     Argo CD reports it Synced and Healthy and the judge finds the chart's
-                     rendered manifest closed-world
-    undeploy_argocd  delete the Application (Argo CD's finalizer deletes what it deployed);
-                     wait until it, the Deployment and the Service are gone
+    deploy_chart_argocd  start Argo CD when it is not running, apply a chart's Application
+                         (automated sync, selfHeal, prune; the diff strategy asked for), wait
+                         until Argo CD reports it Synced and Healthy and the judge finds the
+                         chart's rendered manifest closed-world - the one deploy path, for the
+                         built-in chart with a WebApp's values (`deploy_argocd`) and for a
+                         target file's `argocd` arm (`compare.deploy.target_argocd`)
+    undeploy_argocd      delete the Application (Argo CD's finalizer deletes what it deployed);
+                         wait until it and every object its status listed are gone
     last_self_heal   Argo CD's own record of its newest automated sync of just what drifted
                      (a self-heal): when it started, what it synced
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,18 +34,21 @@ from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
     apply_application,
-    argocd_application,
+    builtin_source,
+    chart_application,
     delete_application,
     instance_name,
     read_application,
     wait_application,
 )
-from compare.deploy.argocd_process import ArgocdHandle, start_argocd
-from compare.deploy.helm import check_release_name, webapp_manifest
+from compare.deploy.argocd_process import start_argocd
+from compare.deploy.helm import chart_values, check_release_name, webapp_manifest
 from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
-from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_until_gone
+from compare.kube.served import Served, served
+from compare.kube.served import read as served_read
 from compare.webapp import WebApp
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
@@ -88,9 +93,18 @@ def argocd_manifest(
 ) -> list[dict[str, Any]]:
     """What Argo CD applies for this WebApp: the chart's rendered manifest, tracked."""
     release = release or webapp.name
-    objects = webapp_manifest(webapp, release=release, extra_values=extra_values)
+    return chart_applied(
+        webapp_manifest(webapp, release=release, extra_values=extra_values), namespace, release
+    )
+
+
+def chart_applied(
+    rendered: Sequence[Mapping[str, Any]], namespace: str, release: str
+) -> list[dict[str, Any]]:
+    """What the Application `release` in `namespace` applies of a chart's rendered manifest
+    (hooks dropped): every object, tracked."""
     return argocd_applied(
-        objects, application=instance_name(namespace, release), namespace=namespace
+        judged_objects(rendered), application=instance_name(namespace, release), namespace=namespace
     )
 
 
@@ -100,6 +114,76 @@ def check_diff_strategy(strategy: str) -> None:
             f"--argocd-diff {strategy!r}: must be one of {', '.join(DIFF_STRATEGIES)}",
             exit_code=EXIT_USAGE,
         )
+
+
+@dataclass(frozen=True)
+class ArgocdChart:
+    """A chart as an Application deploys it: where the repo-server fetches it (`source`: the
+    toolkit's chart server URL -> repoURL, chart, targetRevision), its values, its release name,
+    and its manifest rendered as the repo-server renders it (`helm template`)."""
+
+    release: str
+    values: Mapping[str, Any]
+    source: Callable[[str], dict[str, Any]]
+    rendered: Sequence[Mapping[str, Any]]
+    what: str  # how a wait names it: "WebApp", "Application shop"
+
+
+def builtin_chart(
+    webapp: WebApp, *, release: str, extra_values: Mapping[str, Any] | None = None
+) -> ArgocdChart:
+    """The built-in chart with the WebApp's values."""
+    return ArgocdChart(
+        release=release,
+        values=chart_values(webapp, extra_values),
+        source=builtin_source,
+        rendered=webapp_manifest(webapp, release=release, extra_values=extra_values),
+        what="WebApp",
+    )
+
+
+def deploy_chart_argocd(
+    target: ClusterTarget,
+    chart: ArgocdChart,
+    namespace: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    diff: str = THREE_WAY_DIFF,
+    cancel: threading.Event | None = None,
+) -> DesiredObjects:
+    """Apply the chart's Application, wait until Argo CD has it Synced and Healthy and what it
+    applies holds closed-world; returns that desired state. Starts Argo CD when it is not
+    running. The one deploy path of the approach: the built-in WebApp and a target's chart."""
+    check_release_name(chart.release)
+    check_namespace_name(namespace)
+    check_diff_strategy(diff)
+    started = time.monotonic()
+    handle = start_argocd(target)
+    if handle.repository_url is None:
+        raise CompareError("the Argo CD chart server has no URL recorded: start Argo CD again")
+    app = chart_application(
+        namespace,
+        release=chart.release,
+        source=chart.source(handle.repository_url),
+        values=chart.values,
+        diff=diff,
+    )
+    api = target.api_client()
+    try:
+        # Not Argo CD's CreateNamespace=true: then it would own the namespace.
+        ensure_namespace(api, namespace)
+        apply_application(target, app)
+        wait_application(target, api, namespace, chart.release, timeout=timeout, cancel=cancel)
+        desired = with_api_defaults(
+            api, namespace, chart_applied(chart.rendered, namespace, chart.release)
+        )
+        left = Deadline(timeout, started=started).remaining(1.0)
+        wait_for_desired_state(
+            api, namespace, desired, timeout=left, what=chart.what, cancel=cancel
+        )
+    finally:
+        api.close()
+    return desired
 
 
 def deploy_argocd(
@@ -112,72 +196,36 @@ def deploy_argocd(
     extra_values: Mapping[str, Any] | None = None,
     diff: str = THREE_WAY_DIFF,
     cancel: threading.Event | None = None,
-) -> ArgocdHandle:
-    """Apply the Application, wait until Argo CD has it Synced and Healthy and the chart's
-    rendered manifest holds closed-world. Starts Argo CD when it is not running."""
-    release = release or webapp.name
-    check_release_name(release)
-    check_namespace_name(namespace)
-    check_diff_strategy(diff)
-    started = time.monotonic()
-    handle = start_argocd(target)
-    if handle.repository_url is None:
-        raise CompareError("the Argo CD chart server has no URL recorded: start Argo CD again")
-    app = argocd_application(
-        webapp,
-        namespace,
-        repository_url=handle.repository_url,
-        release=release,
-        extra_values=extra_values,
-        diff=diff,
-    )
-    api = target.api_client()
-    try:
-        # Not Argo CD's CreateNamespace=true: then it would own the namespace.
-        ensure_namespace(api, namespace)
-        apply_application(target, app)
-        wait_application(target, api, namespace, release, timeout=timeout, cancel=cancel)
-        desired = with_api_defaults(
-            api,
-            namespace,
-            argocd_manifest(webapp, namespace, release=release, extra_values=extra_values),
-        )
-        left = max(1.0, timeout - (time.monotonic() - started))
-        wait_for_desired_state(api, namespace, desired, timeout=left, what="WebApp", cancel=cancel)
-    finally:
-        api.close()
-    return handle
+) -> DesiredObjects:
+    """The WebApp's Application (`deploy_chart_argocd` of the built-in chart)."""
+    chart = builtin_chart(webapp, release=release or webapp.name, extra_values=extra_values)
+    return deploy_chart_argocd(target, chart, namespace, timeout=timeout, diff=diff, cancel=cancel)
 
 
 def undeploy_argocd(
     target: ClusterTarget, namespace: str, *, release: str, timeout: float = DEFAULT_TIMEOUT_S
 ) -> bool:
-    """Delete the Application; Argo CD deletes the Deployment and the Service first (its
-    finalizer). Waits until all three are gone. False: there was no Application."""
+    """Delete the Application; Argo CD deletes what it deployed first (its finalizer). Waits
+    until the Application and every object its status listed are gone. False: there was no
+    Application. The one undeploy path: the built-in WebApp's and a target's."""
     check_release_name(release)
     check_namespace_name(namespace)
     api = target.api_client()
     try:
-        if read_application(api, namespace, release) is None:
+        app = read_application(api, namespace, release)
+        if app is None:
             return False
         start_argocd(target)  # the finalizer is the controller's: it must run
         started = time.monotonic()
+        deployed = _deployed(api, app, namespace)
         if not delete_application(target, api, namespace, release, timeout=timeout):
             return False
-        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
 
         def left() -> list[str]:
             return [
-                what
-                for what, call in (
-                    (f"Deployment {release}", apps.list_namespaced_deployment),
-                    (f"Service {release}", core.list_namespaced_service),
-                )
-                if call(
-                    namespace,
-                    field_selector=f"metadata.name={release}",
-                    _request_timeout=REQUEST_TIMEOUT,
-                ).items
+                f"{what.kind} {name}"
+                for what, where, name in deployed
+                if served_read(api, what, where, name) is not None
             ]
 
         wait_until_gone(
@@ -193,6 +241,21 @@ def undeploy_argocd(
         return True
     finally:
         api.close()
+
+
+def _deployed(
+    api: client.ApiClient, app: Mapping[str, Any], namespace: str
+) -> list[tuple[Served, str | None, str]]:
+    """What the Application's status lists as deployed: (kind as served, namespace, name)."""
+    found = []
+    for resource in (app.get("status") or {}).get("resources") or []:
+        group, version = resource.get("group") or "", resource.get("version") or "v1"
+        api_version = f"{group}/{version}" if group else version
+        what = served(api, api_version, str(resource.get("kind")))
+        if what is not None:
+            where = resource.get("namespace") or (namespace if what.namespaced else None)
+            found.append((what, where, str(resource.get("name"))))
+    return found
 
 
 @dataclass(frozen=True)

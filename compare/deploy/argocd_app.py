@@ -1,9 +1,10 @@
 """An Argo CD `Application` of charts/webapp: what the real application controller reconciles.
 
-    argocd_application  the Application of one WebApp: source the toolkit's local Helm
-                        repository (the chart, its version, the WebApp's values, the release
-                        name), destination the in-cluster API server and the trial's namespace,
+    chart_application   the Application of any chart (its source, values and release name),
+                        destination the in-cluster API server and the trial's namespace,
                         automated sync with selfHeal and prune
+    argocd_application  the one of a WebApp: charts/webapp from the toolkit's local Helm
+                        repository with the WebApp's values
     wait_application    until Argo CD reports it Synced (to this spec's revision) and Healthy;
                         a failed sync operation or a controller that is down is a one-line error
     delete_application  delete it (its resources finalizer makes Argo CD delete what it
@@ -62,18 +63,22 @@ def chart_version() -> str:
     return str(data["version"])
 
 
-def argocd_application(
-    webapp: WebApp,
+def builtin_source(repository_url: str) -> dict[str, Any]:
+    """charts/webapp in the toolkit's local Helm repository (the Application's source)."""
+    return {"repoURL": repository_url, "chart": CHART_NAME, "targetRevision": chart_version()}
+
+
+def chart_application(
     namespace: str,
     *,
-    repository_url: str,
-    release: str | None = None,
-    extra_values: Mapping[str, Any] | None = None,
+    release: str,
+    source: Mapping[str, Any],
+    values: Mapping[str, Any],
     self_heal: bool = True,
     diff: str = THREE_WAY_DIFF,
 ) -> dict[str, Any]:
-    """The Application of one WebApp (values from the one spec)."""
-    release = release or webapp.name
+    """The Application of any chart: `source` says where the repo-server fetches it (repoURL,
+    chart, targetRevision), rendered with `values` as release `release` into `namespace`."""
     metadata: dict[str, Any] = {
         "name": release,
         "namespace": namespace,
@@ -88,18 +93,34 @@ def argocd_application(
         "spec": {
             "project": DEFAULT_PROJECT,
             "source": {
-                "repoURL": repository_url,
-                "chart": CHART_NAME,
-                "targetRevision": chart_version(),
-                "helm": {
-                    "releaseName": release,
-                    "valuesObject": chart_values(webapp, extra_values),
-                },
+                **source,
+                "helm": {"releaseName": release, "valuesObject": dict(values)},
             },
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
             "syncPolicy": {"automated": {"selfHeal": self_heal, "prune": True}},
         },
     }
+
+
+def argocd_application(
+    webapp: WebApp,
+    namespace: str,
+    *,
+    repository_url: str,
+    release: str | None = None,
+    extra_values: Mapping[str, Any] | None = None,
+    self_heal: bool = True,
+    diff: str = THREE_WAY_DIFF,
+) -> dict[str, Any]:
+    """The Application of one WebApp: the built-in chart with the WebApp's values."""
+    return chart_application(
+        namespace,
+        release=release or webapp.name,
+        source=builtin_source(repository_url),
+        values=chart_values(webapp, extra_values),
+        self_heal=self_heal,
+        diff=diff,
+    )
 
 
 def apply_application(target: ClusterTarget, application: Mapping[str, Any]) -> None:

@@ -5,6 +5,7 @@ wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
   served     any kind by discovery: server-side apply, read, delete, count (request timeouts)
   wait       the one deadline loop: wait_for(condition), wait_until_gone, cancellation
   namespace  the DNS-label rule for names; ensure_namespace
+  events     a watch of one object's Events, each stamped with its arrival (EventWatch)
 
 Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
 `compare.errors` and the kubernetes client, so every other package may use it.

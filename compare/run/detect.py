@@ -4,7 +4,12 @@ Each approach says which Events announce its corrections (`Approach.detector`: r
 kind of the object they are posted on; none for plain Helm, where detection is not
 observable). The first such Event after the injection is the detection; its `eventTime`
 (microseconds, stamped on this machine's clock) gives the time. Events with second-precision
-timestamps only cannot time a sub-second detection, so they name the detector without a time.
+timestamps only (Flux's, Argo CD's) are timed by their arrival instead: the trial watches the
+Events of the object while it runs (`compare.kube.events.EventWatch`, started before the
+injection), and the first such Event's arrival on this machine - an upper bound of when the
+controller announced it - is the detection, recorded as `Event <Reason> (seen at arrival)`.
+Without an arrival (no watch, or the Event came only in the read after the trial) such an
+Event names the detector without a time.
 
 A target's operator manages a custom resource of its own kind and posts its own reasons: on a
 kind the toolkit does not know (`custom`), the first Event of any reason the operator posts on
@@ -23,6 +28,7 @@ from kubernetes import client
 
 from compare.approaches import REGISTRY
 from compare.judge import REQUEST_TIMEOUT
+from compare.kube.events import Arrival
 from compare.webapp import KIND
 
 Kinds = Mapping[str, tuple[str, ...]]
@@ -39,38 +45,61 @@ DETECTORS: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class Detection:
     reason: str
-    at: float | None  # time.time() seconds; None without a precise timestamp
+    at: float | None  # time.time() seconds; None without a precise timestamp or an arrival
+    # Timed by the Event's arrival on this machine (it has whole-second timestamps only).
+    on_arrival: bool = False
 
     @property
     def detected_by(self) -> str:
-        return f"Event {self.reason}"
+        return f"Event {self.reason}" + (" (seen at arrival)" if self.on_arrival else "")
 
 
 def first_detection(
-    events: list[dict[str, Any]],
+    events: Sequence[Mapping[str, Any]],
     since: float,
     custom: Sequence[str] = (),
     kinds: Kinds | None = None,
+    arrivals: Sequence[Arrival] = (),
 ) -> Detection | None:
-    """The earliest correction Event stamped at or after `since` (pure, for tests): a known
-    correction reason on a known kind, or any reason on one of the `custom` kinds."""
+    """The earliest correction Event at or after `since` (pure, for tests): a known
+    correction reason on a known kind, or any reason on one of the `custom` kinds.
+
+    Timed by its own `eventTime` when it has one, else by its arrival (`arrivals`, from the
+    watch during the trial); an Event with neither names the detector without a time, and
+    only when no timed one was found."""
     kinds = DETECTORS if kinds is None else kinds
-    found: list[tuple[float, Detection]] = []
-    for event in events:
+    timed: list[tuple[float, Detection]] = []
+    untimed: list[tuple[float, Detection]] = []
+    for event in [*events, *(a.event for a in arrivals)]:
         reason = event.get("reason")
-        kind = (event.get("involvedObject") or {}).get("kind", KIND)
-        if reason not in kinds.get(kind, ()) and (kind not in custom or not reason):
+        if not _announces(event, kinds, custom):
             continue
         precise = _time(event.get("eventTime"))
         if precise is not None:
             if precise >= since:
-                found.append((precise, Detection(str(reason), precise)))
+                timed.append((precise, Detection(str(reason), precise)))
             continue
         coarse = _time(event.get("lastTimestamp") or event.get("firstTimestamp"))
         # Whole seconds: only the second of the injection or later can be a correction of it.
         if coarse is not None and coarse >= int(since):
-            found.append((coarse, Detection(str(reason), None)))
+            untimed.append((coarse, Detection(str(reason), None)))
+    for arrival in arrivals:
+        event = arrival.event
+        if not _announces(event, kinds, custom) or _time(event.get("eventTime")) is not None:
+            continue
+        coarse = _time(event.get("lastTimestamp") or event.get("firstTimestamp"))
+        # It arrived after the injection began and says so itself (its second is not earlier).
+        if arrival.at >= since and (coarse is None or coarse >= int(since)):
+            detection = Detection(str(event.get("reason")), arrival.at, on_arrival=True)
+            timed.append((arrival.at, detection))
+    found = timed or untimed
     return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _announces(event: Mapping[str, Any], kinds: Kinds, custom: Sequence[str]) -> bool:
+    reason = event.get("reason")
+    kind = (event.get("involvedObject") or {}).get("kind", KIND)
+    return reason in kinds.get(kind, ()) or (kind in custom and bool(reason))
 
 
 def read_events(

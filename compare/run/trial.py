@@ -26,6 +26,7 @@ from compare.chaos import shared
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.errors import CompareError, first_line
+from compare.kube.events import EventWatch
 from compare.results import CrossCheck, TrialResult, chaos_agrees
 from compare.run.app import App
 from compare.run.detect import Detection, first_detection, read_events
@@ -215,108 +216,116 @@ def _carry_out(
     clock = InjectionClock(
         spec.injection, lambda run: observer.injected(epoch(run["start"]), epoch(run["end"]))
     )
-    ctx.listener.phase(plan, "injecting")
-    journal_name = f"journals/{plan.slug}.json"
-    try:
-        journal = run_experiment_in_thread(
-            document, [clock], default_deadline=activity_deadline(ctx), cancel=ctx.cancel
-        )
-    except ActivityTimedOut as exc:
-        if exc.journal is not None:
-            write_journal(exc.journal, ctx.run_dir / journal_name)
-            recorder.journal = journal_name
-        _check(ctx)
-        return recorder.error(str(exc))
-    finally:
-        observer.experiment_over()
-        observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)
-    write_journal(journal, ctx.run_dir / journal_name)
-    recorder.journal = journal_name
-    _check(ctx)
-
-    run = clock.run
-    if run is None:
-        return recorder.error(
-            f"the injection {spec.injection!r} did not run"
-            f" (experiment ended {_verdict(journal)}{_failure(journal)})"
-        )
-    if run.get("status") is None:
-        # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
-        return recorder.error(
-            f"the injection {spec.injection!r} raised an unexpected error and chaostoolkit"
-            f" aborted the experiment (traceback in {ctx.run_dir / 'chaostoolkit.log'})"
-        )
-    if run.get("status") != "succeeded":
-        return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
-    exited = _process_failure(run)
-    if exited is not None:
-        # chaoslib records a process that exited non-zero as succeeded: no fault was made.
-        return recorder.error(f"the injection {spec.injection!r} {exited}")
-    setup = _failed_before(journal, spec.injection)
-    if setup is not None:
-        # The fault is not the one the experiment describes (say, the API server was not
-        # restarted): no verdict about it.
-        return recorder.error(
-            f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
-        )
-    injection_started, injected_at = epoch(run["start"]), epoch(run["end"])
-    recorder.injected_at = injected_at
-    if observer.error is not None:
-        return recorder.error(f"observing the live state failed: {observer.error}")
-    measurement = measure(
-        judge,
-        observer.observations,
-        injection_started=injection_started,
-        injected_at=injected_at,
-        window=ctx.heal_window,
-        settle=ctx.settle,
-        observed_until=observer.observed_until,
-        reported=_reported(run, injected_at),
-    )
-    detection = None
     detector = ctx.app.detector(approach)
-    if detector is not None:
-        # The operator may correct the fault before the delete/patch call has even returned
-        # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
-        detection = _detect(
-            api,
-            namespace,
-            ctx,
-            detector,
-            deployed.events_on,
-            injection_started,
-            measurement.status == "healed",
+    events = _watch_events(api, namespace, deployed.events_on, ctx, detector)
+    try:
+        ctx.listener.phase(plan, "injecting")
+        journal_name = f"journals/{plan.slug}.json"
+        try:
+            journal = run_experiment_in_thread(
+                document, [clock], default_deadline=activity_deadline(ctx), cancel=ctx.cancel
+            )
+        except ActivityTimedOut as exc:
+            if exc.journal is not None:
+                write_journal(exc.journal, ctx.run_dir / journal_name)
+                recorder.journal = journal_name
+            _check(ctx)
+            return recorder.error(str(exc))
+        finally:
+            observer.experiment_over()
+            observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)
+        write_journal(journal, ctx.run_dir / journal_name)
+        recorder.journal = journal_name
+        _check(ctx)
+
+        run = clock.run
+        if run is None:
+            return recorder.error(
+                f"the injection {spec.injection!r} did not run"
+                f" (experiment ended {_verdict(journal)}{_failure(journal)})"
+            )
+        if run.get("status") is None:
+            # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
+            return recorder.error(
+                f"the injection {spec.injection!r} raised an unexpected error and chaostoolkit"
+                f" aborted the experiment (traceback in {ctx.run_dir / 'chaostoolkit.log'})"
+            )
+        if run.get("status") != "succeeded":
+            return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
+        exited = _process_failure(run)
+        if exited is not None:
+            # chaoslib records a process that exited non-zero as succeeded: no fault was made.
+            return recorder.error(f"the injection {spec.injection!r} {exited}")
+        setup = _failed_before(journal, spec.injection)
+        if setup is not None:
+            # The fault is not the one the experiment describes (say, the API server was not
+            # restarted): no verdict about it.
+            return recorder.error(
+                f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
+            )
+        injection_started, injected_at = epoch(run["start"]), epoch(run["end"])
+        recorder.injected_at = injected_at
+        if observer.error is not None:
+            return recorder.error(f"observing the live state failed: {observer.error}")
+        measurement = measure(
+            judge,
+            observer.observations,
+            injection_started=injection_started,
+            injected_at=injected_at,
+            window=ctx.heal_window,
+            settle=ctx.settle,
+            observed_until=observer.observed_until,
+            reported=_reported(run, injected_at),
         )
-    chaos = _verdict(journal)
-    evidence = build_evidence(
-        judge,
-        measurement,
-        injected_at=injected_at,
-        settle=ctx.settle,
-        detected_by=detection.detected_by if detection else None,
-        chaos_verdict=chaos,
-        chaos_agrees=chaos_agrees(measurement.status, chaos),
-        cross_check=CrossCheck(reads=observer.rereads, disagreements=observer.disagreements),
-        extra={"injection": spec.injection, "readings": measurement.readings},
-    )
-    detect_s = None
-    if detection is not None and detection.at is not None:
-        detect_s = round(max(detection.at - injected_at, 0.0), 4)
-    return TrialResult(
-        experiment=spec.name,
-        approach=plan.approach,
-        trial=plan.trial,
-        namespace=namespace,
-        status=measurement.status,
-        time_to_heal_seconds=_round(measurement.time_to_heal),
-        time_to_first_heal_seconds=_round(measurement.time_to_first_heal),
-        time_to_detect_seconds=detect_s,
-        # Exactly the journal's timestamp of the injection's end.
-        injected_at=datetime.fromisoformat(run["end"]),
-        heal_window_seconds=ctx.heal_window,
-        evidence=evidence,
-        journal=journal_name,
-    )
+        detection = None
+        if detector is not None:
+            # The operator may correct the fault before the delete/patch call has even returned
+            # to chaostoolkit, so its Event can precede `injected_at`: search from the call's start.
+            detection = _detect(
+                api,
+                namespace,
+                ctx,
+                detector,
+                deployed.events_on,
+                injection_started,
+                measurement.status == "healed",
+                events,
+            )
+        chaos = _verdict(journal)
+        evidence = build_evidence(
+            judge,
+            measurement,
+            injected_at=injected_at,
+            settle=ctx.settle,
+            detected_by=detection.detected_by if detection else None,
+            chaos_verdict=chaos,
+            chaos_agrees=chaos_agrees(measurement.status, chaos),
+            cross_check=CrossCheck(reads=observer.rereads, disagreements=observer.disagreements),
+            extra={"injection": spec.injection, "readings": measurement.readings},
+        )
+        detect_s = None
+        if detection is not None and detection.at is not None:
+            detect_s = round(max(detection.at - injected_at, 0.0), 4)
+        return TrialResult(
+            experiment=spec.name,
+            approach=plan.approach,
+            trial=plan.trial,
+            namespace=namespace,
+            status=measurement.status,
+            time_to_heal_seconds=_round(measurement.time_to_heal),
+            time_to_first_heal_seconds=_round(measurement.time_to_first_heal),
+            time_to_detect_seconds=detect_s,
+            # Exactly the journal's timestamp of the injection's end.
+            injected_at=datetime.fromisoformat(run["end"]),
+            heal_window_seconds=ctx.heal_window,
+            evidence=evidence,
+            journal=journal_name,
+        )
+
+    finally:
+        # However the trial ended: the watch never outlives it.
+        if events is not None:
+            events.stop()
 
 
 def _round(value: float | None) -> float | None:
@@ -381,6 +390,23 @@ def remove_namespace(
     kube.delete_namespace(api, namespace)
 
 
+def _watch_events(
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    ctx: TrialContext,
+    detector: Detector | None,
+) -> EventWatch | None:
+    """The Events on the object that announces corrections, watched from before the injection
+    until the detection is read (its deadline: the longest a trial may take from here)."""
+    if detector is None:
+        return None
+    deadline = ctx.heal_window + ctx.settle + OBSERVER_GRACE_S + EVENT_GRACE_S
+    watch = EventWatch(api, namespace, name, deadline=deadline + activity_deadline(ctx))
+    watch.begin()
+    return watch
+
+
 def _detect(
     api: client.ApiClient,
     namespace: str,
@@ -389,12 +415,14 @@ def _detect(
     name: str,
     since: float,
     healed: bool,
+    watch: EventWatch | None = None,
 ) -> Detection | None:
     # The Event is posted asynchronously: once healed, give it a moment to appear.
 
     def look() -> Detection | None:
         events = read_events(api, namespace, name, detector.custom, detector.kinds)
-        return first_detection(events, since, detector.custom, detector.kinds)
+        arrivals = watch.arrivals() if watch is not None else []
+        return first_detection(events, since, detector.custom, detector.kinds, arrivals)
 
     try:
         return kube.wait.poll(

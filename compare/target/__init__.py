@@ -3,7 +3,7 @@
 A target file (`compare.yaml`, schema in docs/target.schema.json, examples in examples/) says
 how each approach deploys an app: `helm` a chart with its values and release, `operator` how the
 operator is installed and which custom resources to apply (and how to tell they are ready),
-`flux` a chart for helm-controller. Here:
+`flux` a chart for helm-controller, `argocd` a chart for an Argo CD Application. Here:
 
   model    the file as written: strict pydantic models (the JSON schema is generated from them)
   load     reading one: paths resolved against the file, values merged, resources read,

@@ -47,7 +47,7 @@ class Chart:
 class HelmInstall:
     """A chart to install as a release, with its values merged (files in order, then inline)."""
 
-    where: str  # the field that gave it: `helm`, `flux`, `operator.install.chart`
+    where: str  # the field that gave it: `helm`, `flux`, `argocd`, `operator.install.chart`
     chart: Chart
     release: str
     values: Mapping[str, Any]
@@ -78,10 +78,12 @@ class Target:
     helm: HelmInstall | None = None
     operator: Operator | None = None
     flux: HelmInstall | None = None
+    argocd: HelmInstall | None = None
     spec: TargetFile | None = field(default=None, compare=False)
 
     def approach(self, name: str) -> HelmInstall | Operator:
-        found = {"helm": self.helm, "operator": self.operator, "flux": self.flux}.get(name)
+        arms = {"helm": self.helm, "operator": self.operator, "flux": self.flux}
+        found = {**arms, "argocd": self.argocd}.get(name)
         if found is None:
             raise CompareError(f"{self.source}: {name}: not given (this target has no {name} key)")
         return found
@@ -108,6 +110,7 @@ def parse_target(data: Any, path: Path) -> Target:
         helm=_helm(path, base, "helm", spec.helm, spec.name),
         operator=_operator(path, base, spec.operator, spec.name),
         flux=_helm(path, base, "flux", spec.flux, spec.name),
+        argocd=_helm(path, base, "argocd", spec.argocd, spec.name),
         spec=spec,
     )
 

@@ -238,9 +238,14 @@ class TargetFile(_Strict):
     flux: HelmSpec | None = Field(
         default=None, description="The Flux approach: a chart helm-controller installs."
     )
+    argocd: HelmSpec | None = Field(
+        default=None,
+        description="The Argo CD approach: a chart an Application syncs and self-heals.",
+    )
 
     @model_validator(mode="after")
     def _some_approach(self) -> Self:
-        if self.helm is None and self.operator is None and self.flux is None:
-            raise ValueError("name at least one approach: helm, operator or flux")
+        arms = (self.helm, self.operator, self.flux, self.argocd)
+        if all(arm is None for arm in arms):
+            raise ValueError("name at least one approach: helm, operator, flux or argocd")
         return self

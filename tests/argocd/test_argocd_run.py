@@ -1,8 +1,9 @@
 """`compare run -a argocd`: the approach through the registry, end to end on the real Argo CD
-controllers - a changed image healed by Argo CD's self-heal (its `OperationStarted` Event on the
-Application times detection), a deleted Deployment healed only by a new object (new uid), and
-drift Argo CD's default three-way diff does not see (an added env var, a foreign label) left as
-it is. The run records the diff strategy; a run without `--approach` has no argocd trials."""
+controllers - a changed image healed by Argo CD's self-heal (its `OperationStarted` Event on
+the Application, watched during the trial, times detection by its arrival), a deleted
+Deployment healed only by a new object (new uid), and drift Argo CD's default three-way diff
+does not see (an added env var, a foreign label) left as it is. The run records the diff
+strategy; a run without `--approach` has no argocd trials."""
 
 from __future__ import annotations
 
@@ -44,7 +45,12 @@ def test_a_run_of_the_argocd_approach_heals_and_leaves_what_argocd_does(
         trial = trials[name]
         assert trial.status == "healed", (name, trial.error, trial.evidence.mismatches_at_end)
         assert trial.evidence.fault_seen is not None
-    assert trials["image-change"].evidence.detected_by == "Event OperationStarted"
+    # Argo CD's Events have whole seconds only: the watch during the trial times the detection
+    # by the Event's arrival, after the injection and no later than the heal it announced.
+    healed = trials["image-change"]
+    assert healed.evidence.detected_by == "Event OperationStarted (seen at arrival)"
+    assert healed.time_to_detect_seconds is not None and healed.time_to_heal_seconds is not None
+    assert 0 < healed.time_to_detect_seconds <= healed.time_to_heal_seconds
     assert "deployment" in trials["deployment-delete"].evidence.recreated
     for name in LEFT:
         trial = trials[name]

@@ -278,6 +278,6 @@ def test_a_run_of_the_flux_approach_records_the_interval_and_helm_controllers_de
     assert results["settings"]["fluxIntervalSeconds"] == INTERVAL_S
     (trial,) = results["trials"]
     assert (trial["approach"], trial["status"]) == ("flux", "healed")
-    assert trial["evidence"]["detectedBy"] == "Event DriftDetected"
+    assert trial["evidence"]["detectedBy"] == "Event DriftDetected (seen at arrival)"
     assert trial["evidence"]["after"] == "myapp:v1"
     assert f"flux interval {INTERVAL_S:g} s" in result.stdout

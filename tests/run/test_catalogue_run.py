@@ -347,7 +347,7 @@ def test_flux_heals_deleted_objects_with_new_uids(outcome: Outcome, experiment: 
     if kind is not None:
         # helm-controller's correction created them again.
         assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
-        assert ev.detected_by == "Event DriftDetected"
+        assert ev.detected_by == "Event DriftDetected (seen at arrival)"
     else:
         assert set(ev.uids_after.pods) - set(ev.uids_before.pods)
 
@@ -363,7 +363,7 @@ def test_flux_reverts_a_changed_value_or_the_evidence_says_why_not(
     if t.status == "healed":
         # helm-controller corrected it (its DriftDetected Event), to the value from before.
         assert ev.after == ev.before and ev.mismatches_at_end == []
-        assert ev.detected_by == "Event DriftDetected"
+        assert ev.detected_by == "Event DriftDetected (seen at arrival)"
     else:
         # Not within the window: still drifted at its end, or corrected just after it (then
         # the end reading holds, and no heal time is claimed).

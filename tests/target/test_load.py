@@ -65,7 +65,7 @@ BAD: list[tuple[str, Any, str]] = [
         {**HEAD, "helm": {"chart": {"path": "chart", "url": "x"}}},
         "helm.chart.url: unknown field",
     ),
-    ("no approach", HEAD, "(root): name at least one approach: helm, operator or flux"),
+    ("no approach", HEAD, "(root): name at least one approach: helm, operator, flux or argocd"),
     (
         "no name",
         {**{k: v for k, v in HEAD.items() if k != "name"}, "helm": CHART},

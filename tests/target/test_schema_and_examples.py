@@ -56,6 +56,8 @@ def test_the_webapp_example_is_the_built_in_webapp() -> None:
     assert target.helm.release == webapp.name
     assert target.flux.chart.path == CHARTS_DIR / "webapp"
     assert target.flux.values == to_helm_values(webapp)
+    assert target.argocd is not None and target.argocd.values == to_helm_values(webapp)
+    assert target.argocd.chart.path == CHARTS_DIR / "webapp"
     assert target.operator.install.kustomize == OPERATOR_DIR / "config" / "default"
     assert list(target.operator.resources) == [to_cr(webapp)]
     assert target.operator.ready_condition == "Available"

@@ -401,7 +401,7 @@ def test_a_target_chart_run_through_flux_and_helm_heals_and_keeps_what_it_should
     assert before.pods and after.pods and not set(before.pods) & set(after.pods)
     # helm-controller's correction: the chart's Deployment made again, a new object.
     assert gone.status == "healed", gone.error
-    assert gone.evidence.detected_by == "Event DriftDetected"
+    assert gone.evidence.detected_by == "Event DriftDetected (seen at arrival)"
     assert added.status == "not-healed", added.error
     assert added.evidence.fault_seen is not None
     assert any("containers[manager].env" in m for m in added.evidence.mismatches_at_end), (
