@@ -50,7 +50,8 @@ def test_a_run_of_the_argocd_approach_heals_and_leaves_what_argocd_does(
     healed = trials["image-change"]
     assert healed.evidence.detected_by == "Event OperationStarted (seen at arrival)"
     assert healed.time_to_detect_seconds is not None and healed.time_to_heal_seconds is not None
-    assert 0 < healed.time_to_detect_seconds <= healed.time_to_heal_seconds
+    # 0 when the Event arrived before the injecting call returned (the controller was quicker).
+    assert 0 <= healed.time_to_detect_seconds <= healed.time_to_heal_seconds
     assert "deployment" in trials["deployment-delete"].evidence.recreated
     for name in LEFT:
         trial = trials[name]

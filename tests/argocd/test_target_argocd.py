@@ -154,7 +154,8 @@ def test_a_run_heals_a_changed_image_and_leaves_an_added_env_var(
     assert healed.evidence.fault_seen is not None
     assert healed.evidence.detected_by == "Event OperationStarted (seen at arrival)"
     assert healed.time_to_detect_seconds is not None and healed.time_to_heal_seconds is not None
-    assert 0 < healed.time_to_detect_seconds <= healed.time_to_heal_seconds
+    # 0 when the Event arrived before the injecting call returned (the controller was quicker).
+    assert 0 <= healed.time_to_detect_seconds <= healed.time_to_heal_seconds
     assert left.status == "not-healed", left.error
     assert any("env" in m for m in left.evidence.mismatches_at_end), left.evidence.mismatches_at_end
 
