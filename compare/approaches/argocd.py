@@ -45,7 +45,6 @@ from compare.deploy.target_argocd import (
     target_argocd_app,
     target_argocd_desired,
 )
-from compare.deploy.target_helm import release_in
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 from compare.webapp import WebApp
@@ -127,11 +126,19 @@ class Argocd(Approach):
     ) -> TargetDeploy:
         # An Application per namespace, named after its release; Argo CD posts its Events on
         # the Application.
-        install = release_in(argocd_arm(target), namespace)
+        install = argocd_arm(target)
         desired = deploy_target_argocd(
             cluster, target, install, namespace, diff=self.diff, timeout=timeout, cancel=cancel
         )
-        return TargetDeploy(desired, events_on=install.release)
+        kinds = sorted({item.kind for item in desired.items})
+        return TargetDeploy(
+            desired,
+            events_on=install.release,
+            headline=f"Application {namespace}/{install.release} (chart"
+            f" {install.chart.describe()}, automated sync with selfHeal and prune): Synced,"
+            " Healthy, desired state holds",
+            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+        )
 
     def undeploy_target(
         self,
@@ -140,9 +147,9 @@ class Argocd(Approach):
         namespace: str,
         *,
         timeout: float | None = None,
-    ) -> None:
-        install = release_in(argocd_arm(target), namespace)
-        undeploy_argocd(
+    ) -> bool:
+        install = argocd_arm(target)
+        return undeploy_argocd(
             cluster, namespace, release=install.release, timeout=timeout or DEFAULT_TIMEOUT_S
         )
 
@@ -150,7 +157,7 @@ class Argocd(Approach):
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         # What the trial's Application applies.
-        install = release_in(argocd_arm(target), namespace)
+        install = argocd_arm(target)
         return target_argocd_desired(api, target, install, namespace)
 
     def target_what(self, target: Target) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.target_helm import render_target
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Operator, Target
@@ -50,11 +51,14 @@ class Detector:
 class TargetDeploy:
     """What a deploy of a target file's arm leaves for the trial: the desired objects, the
     object whose Events announce a correction, and whether the objects are an operator's
-    baseline of owned objects (not a rendered manifest)."""
+    baseline of owned objects (not a rendered manifest). `headline` and `notes` say what was
+    deployed, for `compare deploy NAME --target` (its time is added to the headline)."""
 
     desired: DesiredObjects
     events_on: str | None = None
     owned: bool = False
+    headline: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,15 +210,29 @@ class Approach(ABC):
         namespace: str,
         *,
         timeout: float | None = None,
-    ) -> None:
+    ) -> bool:
         """Remove what `deploy_target` made in `namespace` (and its cluster-scoped objects),
-        within `timeout` (None: the approach's own default)."""
+        within `timeout` (None: the approach's own default); whether there was any."""
 
     @abstractmethod
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         """The desired objects of the target's arm deployed in `namespace` (for the probes)."""
+
+    def check_target(self, target: Target, namespace: str) -> None:
+        """Everything of the arm that can be checked without a cluster (one line naming the
+        file when it fails): by default a chart arm renders (`helm template`)."""
+        if self.charted:
+            render_target(target, self.chart_arm(target), namespace)
+
+    def install_target(
+        self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
+    ) -> Callable[[], None] | None:
+        """What the arm needs installed once before `deploy_target` outside a run (`compare
+        deploy NAME --target`: an operator); returns how to remove what it created (None:
+        nothing to remove). A run does this in its preflight."""
+        return None
 
     def target_what(self, target: Target) -> str:
         """What the arm deploys, as `compare status` names it (`helm release shop`)."""

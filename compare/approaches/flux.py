@@ -20,6 +20,7 @@ from kubernetes import client
 from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
+from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.flux_status import flux_apps
 from compare.deploy.rows import DeployedApp
 from compare.deploy.target_flux import (
@@ -29,7 +30,6 @@ from compare.deploy.target_flux import (
     target_flux_app,
     undeploy_target_flux,
 )
-from compare.deploy.target_helm import release_in
 from compare.judge import DesiredObjects
 from compare.target import Target
 from compare.webapp import WebApp
@@ -104,7 +104,7 @@ class Flux(Approach):
     ) -> TargetDeploy:
         # A HelmRelease per namespace; its release's manifest is the desired state,
         # helm-controller posts its drift Events on the HelmRelease.
-        install = release_in(flux_arm(target), namespace)
+        install = flux_arm(target)
         desired = deploy_target_flux(
             cluster,
             target,
@@ -114,7 +114,15 @@ class Flux(Approach):
             timeout=timeout,
             cancel=cancel,
         )
-        return TargetDeploy(desired, events_on=install.release)
+        kinds = sorted({item.kind for item in desired.items})
+        return TargetDeploy(
+            desired,
+            events_on=install.release,
+            headline=f"HelmRelease {namespace}/{install.release} (chart"
+            f" {install.chart.describe()}, interval {flux_path.format_interval(self.interval)},"
+            " drift detection enabled): Ready, desired state holds",
+            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+        )
 
     def undeploy_target(
         self,
@@ -123,17 +131,21 @@ class Flux(Approach):
         namespace: str,
         *,
         timeout: float | None = None,
-    ) -> None:
-        install = release_in(flux_arm(target), namespace)
-        undeploy_target_flux(
+    ) -> bool:
+        install = flux_arm(target)
+        return undeploy_target_flux(
             cluster, install, namespace, timeout=timeout or flux_path.DEFAULT_TIMEOUT_S
         )
+
+    def check_target(self, target: Target, namespace: str) -> None:
+        super().check_target(target, namespace)
+        ensure_flux_binaries()
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         # The release of the trial's HelmRelease.
-        install = release_in(flux_arm(target), namespace)
+        install = flux_arm(target)
         return flux_release_desired(cluster, api, target, install, namespace)
 
     def target_what(self, target: Target) -> str:

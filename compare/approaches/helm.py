@@ -29,7 +29,6 @@ from compare.deploy.target_helm import (
     deploy_target,
     helm_arm,
     release_desired,
-    release_in,
     uninstall_target,
 )
 from compare.judge import DesiredObjects
@@ -93,9 +92,18 @@ class Helm(Approach):
         cancel: threading.Event | None = None,
     ) -> TargetDeploy:
         # The release's own manifest is the desired state; the faults act on its parts.
-        install = release_in(helm_arm(target), namespace)
-        desired = deploy_target(cluster, target, install, namespace, timeout=timeout, cancel=cancel)
-        return TargetDeploy(desired)
+        install = helm_arm(target)
+        deployed, desired = deploy_target(
+            cluster, target, install, namespace, timeout=timeout, cancel=cancel
+        )
+        kinds = sorted({item.kind for item in desired.items})
+        return TargetDeploy(
+            desired,
+            headline=f"helm release {deployed.release} revision {deployed.revision} (chart"
+            f" {install.chart.describe()}, version {deployed.chart_version}) in namespace"
+            f" {deployed.namespace}: desired state holds",
+            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+        )
 
     def undeploy_target(
         self,
@@ -104,15 +112,18 @@ class Helm(Approach):
         namespace: str,
         *,
         timeout: float | None = None,
-    ) -> None:
-        install = release_in(helm_arm(target), namespace)
+    ) -> bool:
+        install = helm_arm(target)
+        if get_release(cluster, namespace, install.release) is None:
+            return False
         uninstall_target(cluster, install, namespace, timeout=timeout or DEFAULT_TIMEOUT_S)
+        return True
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         # The release the trial installed in `namespace`.
-        install = release_in(helm_arm(target), namespace)
+        install = helm_arm(target)
         return release_desired(cluster, api, target, install, namespace)
 
     def target_what(self, target: Target) -> str:

@@ -13,6 +13,7 @@ operator posts on one of them times detection.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,9 +28,14 @@ from compare.deploy.rows import DeployedApp
 from compare.deploy.status import operator_apps, target_operator_app
 from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
+    check_resources,
     deploy_resources,
+    install,
+    install_documents,
     operator_arm,
+    plan_install,
     remove_resources,
+    uninstall,
 )
 from compare.judge import DesiredObjects
 from compare.target import Target
@@ -114,7 +120,25 @@ class Operator(Approach):
             cluster, target, operator, namespace, timeout=timeout, cancel=cancel
         )
         announcer = str(operator.resources[0]["metadata"]["name"])
-        return TargetDeploy(desired, events_on=announcer, owned=True)
+        names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
+        ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
+        kinds = sorted({item.kind for item in desired.items})
+        how = {
+            "alreadyInstalled": "operator already installed (checked)",
+            "kustomize": f"operator installed from {operator.install.kustomize}",
+            "chart": "operator installed as a Helm release",
+        }[operator.install.form]
+        return TargetDeploy(
+            desired,
+            events_on=announcer,
+            owned=True,
+            headline=f"{names} in namespace {namespace}: ready ({ready}), baseline taken",
+            notes=(
+                f"baseline:  {len(desired.items)} owned objects: {', '.join(kinds)}",
+                f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
+                how,
+            ),
+        )
 
     def undeploy_target(
         self,
@@ -123,10 +147,39 @@ class Operator(Approach):
         namespace: str,
         *,
         timeout: float | None = None,
-    ) -> None:
+    ) -> bool:
         # Its finalizers run while the namespace is still there.
         operator = operator_arm(target)
-        remove_resources(cluster, target, operator, namespace, timeout=timeout or REMOVE_TIMEOUT_S)
+        return remove_resources(
+            cluster, target, operator, namespace, timeout=timeout or REMOVE_TIMEOUT_S
+        )
+
+    def check_target(self, target: Target, namespace: str) -> None:
+        # The kustomize build / chart rendering of the operator's install, no cluster.
+        install_documents(target, operator_arm(target), namespace)
+
+    def install_target(
+        self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
+    ) -> Callable[[], None] | None:
+        # Before anything is applied: every resource's kind is served or the install's CRD.
+        operator = operator_arm(target)
+        documents = install_documents(target, operator, namespace)
+        api = cluster.api_client()
+        try:
+            check_resources(api, target, operator, documents)
+        finally:
+            api.close()
+        plan = plan_install(cluster, target, operator, namespace)
+
+        def remove() -> None:
+            uninstall(cluster, target, operator, plan, created_only=True)
+
+        try:
+            install(cluster, target, operator, plan, timeout=timeout)
+        except BaseException:
+            remove()
+            raise
+        return remove
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str

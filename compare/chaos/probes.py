@@ -47,7 +47,7 @@ def _desired(
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: what the trial's arm deployed in `ns`.
             target = load_target(Path(app_file))
-            return arm.target_desired(cluster_target(secrets), api, target, ns)
+            return arm.target_desired(cluster_target(secrets), api, target.for_trial(ns), ns)
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:
             # The same spec deployed under another name (a user's `--var webapp_name=...`).

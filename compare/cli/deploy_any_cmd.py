@@ -1,8 +1,9 @@
 """`compare deploy NAME` and `compare undeploy NAME` for a registered approach without a
-command module of its own (`compare.cli.deploy_<name>_cmd`): the built-in WebApp deployed
-through the approach's interface alone (`Approach.prepare`, `deploy`, `undeploy`), with the
-options every approach shares. A command module of an approach reuses `deploy_builtin` and
-`undeploy_builtin` for the built-in WebApp and adds what is its own (`--target`)."""
+command module of its own (`compare.cli.deploy_<name>_cmd`): the built-in WebApp, or a target
+file's arm (`--target`), deployed through the approach's interface alone (`Approach.prepare`,
+`deploy`, `undeploy`; `deploy_target`, `undeploy_target`), with the options every approach
+shares. A command module of an approach reuses `deploy_builtin` and `undeploy_builtin` for the
+built-in WebApp and `compare.cli.target_cmd` for a target, and adds what is its own."""
 
 from __future__ import annotations
 
@@ -18,18 +19,31 @@ from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     console,
+    finite,
     not_empty,
     print_warning,
     refuse_system_namespace,
     resolve_namespace,
     target_from,
 )
-from compare.deploy.helm import DEFAULT_NAMESPACE
+from compare.cli.target_cmd import (
+    TargetOpt,
+    deploy_target_arm,
+    refuse_with_target,
+    undeploy_target_arm,
+)
+from compare.deploy.helm import DEFAULT_NAMESPACE, DEFAULT_TIMEOUT_S
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_operator import ensure_namespace
 from compare.kube import check_namespace_name
 from compare.webapp import load_webapp
 
+TimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout", callback=finite(1, 3600), help="Seconds to wait, with --target (1 to 3600)."
+    ),
+]
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
@@ -103,7 +117,8 @@ def undeploy_builtin(
 
 
 def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.Typer) -> None:
-    """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups."""
+    """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups: the
+    built-in WebApp (`--app`) or a target file's arm (`--target`, `compare.cli.target_cmd`)."""
 
     def deploy(
         ctx: typer.Context,
@@ -111,8 +126,22 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
         namespace: NamespaceOpt = None,
         kubeconfig: KubeconfigOpt = None,
         context: ContextOpt = None,
+        target_file: TargetOpt = None,
+        timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     ) -> None:
-        deploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
+        if target_file is None:
+            deploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
+            return
+        refuse_with_target({"--app": app is not None})
+        deploy_target_arm(
+            approach,
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
 
     def undeploy(
         ctx: typer.Context,
@@ -120,10 +149,27 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
         namespace: NamespaceOpt = None,
         kubeconfig: KubeconfigOpt = None,
         context: ContextOpt = None,
+        target_file: TargetOpt = None,
+        timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
     ) -> None:
-        undeploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
+        if target_file is None:
+            undeploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
+            return
+        refuse_with_target({"--app": app is not None})
+        undeploy_target_arm(
+            approach,
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
 
-    deploy.__doc__ = f"Deploy the WebApp through {approach.name} and wait for its desired state."
+    deploy.__doc__ = (
+        f"Deploy the WebApp (or a --target file's arm) through {approach.name} and wait for"
+        " its desired state."
+    )
     undeploy.__doc__ = f"Remove what `compare deploy {approach.name}` made."
     deploy_group.command(approach.name)(deploy)
     undeploy_group.command(approach.name)(undeploy)

@@ -1,6 +1,6 @@
 """`compare deploy flux` and `compare undeploy flux`: the WebApp as a Flux HelmRelease of
 charts/webapp, reconciled by the real source-controller and helm-controller (or, with
-`--target FILE`, a target file's chart: `compare.cli.target_flux_cmd`)."""
+`--target FILE`, a target file's chart: `compare.cli.target_cmd`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from compare.approaches import get
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -21,8 +22,12 @@ from compare.cli.common import (
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
-from compare.cli.target_cmd import TargetOpt, refuse_with_target
-from compare.cli.target_flux_cmd import deploy_target_flux_command, undeploy_target_flux_command
+from compare.cli.target_cmd import (
+    TargetOpt,
+    deploy_target_arm,
+    refuse_with_target,
+    undeploy_target_arm,
+)
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
@@ -93,11 +98,11 @@ def deploy_flux_command(
                 "--values": values is not None,
             }
         )
-        deploy_target_flux_command(
+        deploy_target_arm(
+            get("flux").configured(interval=interval),
             ctx,
             target_file,
             namespace,
-            interval=interval,
             timeout=timeout,
             kubeconfig=kubeconfig,
             context=context,
@@ -172,15 +177,18 @@ def undeploy_flux_command(
     until the release's objects are gone."""
     if target_file is not None:
         refuse_with_target({"--app": app is not None, "--release": release is not None})
-        undeploy_target_flux_command(
+        undeploy_target_arm(
+            get("flux"),
             ctx,
             target_file,
             namespace,
             timeout=timeout,
-            stop_flux=stop_flux,
             kubeconfig=kubeconfig,
             context=context,
         )
+        if stop_flux:
+            remove_flux(target_from(ctx, kubeconfig, context))
+            console.print("Flux controllers and chart server stopped; their identities deleted")
         return
     release, namespace = release_to_remove(app, namespace, release)
     target = target_from(ctx, kubeconfig, context)

@@ -1,5 +1,6 @@
 """`compare deploy helm` and `compare undeploy helm`: the WebApp as a release of charts/webapp
-(or, with `--target FILE`, a target file's chart: `compare.cli.target_cmd`)."""
+(or, with `--target FILE`, a target file's chart: `compare.cli.target_cmd`, as for every
+approach)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from compare.approaches import get
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -24,9 +26,9 @@ from compare.cli.common import (
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
     TargetOpt,
-    deploy_target_helm,
+    deploy_target_arm,
     refuse_with_target,
-    undeploy_target_helm,
+    undeploy_target_arm,
 )
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
@@ -157,8 +159,14 @@ def deploy_helm_command(
                 "--values": values is not None,
             }
         )
-        deploy_target_helm(
-            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        deploy_target_arm(
+            get("helm"),
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
         )
         return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
@@ -230,8 +238,14 @@ def undeploy_helm_command(
     are gone."""
     if target_file is not None:
         refuse_with_target({"--app": app is not None, "--release": release is not None})
-        undeploy_target_helm(
-            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        undeploy_target_arm(
+            get("helm"),
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
         )
         return
     release, namespace = release_to_remove(app, namespace, release)

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from compare.approaches import get
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -31,10 +32,11 @@ from compare.cli.common import (
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
     TargetOpt,
-    deploy_target_operator,
+    deploy_target_arm,
     refuse_with_target,
-    undeploy_target_operator,
+    undeploy_target_arm,
 )
+from compare.cluster import ClusterTarget
 from compare.deploy.operator import (
     count_webapps,
     deploy_operator,
@@ -45,8 +47,16 @@ from compare.deploy.operator import (
     webapp_exists,
 )
 from compare.deploy.rollback import Rollback
+from compare.deploy.target_operator import (
+    Install,
+    install_documents,
+    operator_arm,
+    remaining,
+    uninstall,
+)
 from compare.errors import EXIT_USAGE, CompareError
 from compare.kube import check_namespace_name
+from compare.target import Target
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
@@ -93,8 +103,14 @@ def deploy_operator_command(
     """Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."""
     if target_file is not None:
         refuse_with_target({"--app": app is not None, "--webhook-host": webhook_host is not None})
-        deploy_target_operator(
-            ctx, target_file, namespace, timeout=timeout, kubeconfig=kubeconfig, context=context
+        deploy_target_arm(
+            get("operator"),
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
         )
         return
     # Pre-flight: every input is checked before the cluster is touched (nothing is installed
@@ -182,15 +198,17 @@ def undeploy_operator_command(
         refuse_with_target(
             {"--app": app is not None, "--name": name is not None, "--stop-operator": stop}
         )
-        undeploy_target_operator(
+        loaded, where = undeploy_target_arm(
+            get("operator"),
             ctx,
             target_file,
             namespace,
             timeout=timeout,
-            keep_operator=keep_operator,
             kubeconfig=kubeconfig,
             context=context,
         )
+        if not keep_operator:
+            _remove_target_install(target_from(ctx, kubeconfig, context), loaded, where)
         return
     if name is None:
         webapp = load_webapp(app)
@@ -229,3 +247,26 @@ def undeploy_operator_command(
             )
     elif stop:
         console.print("no local operator serves this cluster: nothing stopped")
+
+
+def _remove_target_install(cluster: ClusterTarget, target: Target, namespace: str) -> None:
+    """After a target's custom resources are gone: remove the operator's install when no
+    resource of its kinds is left in the cluster (never an `alreadyInstalled` one)."""
+    operator = operator_arm(target)
+    if operator.install.form == "alreadyInstalled":
+        console.print("operator left as it is (alreadyInstalled: never installed or removed here)")
+        return
+    left = remaining(cluster, operator)
+    if left:
+        console.print(f"operator left installed: {left} resource(s) of its kinds remain")
+        return
+    chart = operator.install.chart
+    documents = install_documents(target, operator, namespace)
+    done = Install(
+        operator.install.form,
+        (chart.namespace if chart is not None else None) or namespace,
+        documents,
+    )
+    with console.status("removing the operator ..."):
+        uninstall(cluster, target, operator, done, created_only=False)
+    console.print("operator removed (no resource of its kinds was left)")

@@ -1,51 +1,32 @@
-"""`--target FILE`: your own chart or operator instead of the built-in WebApp, for deploy,
-undeploy and status.
+"""`--target FILE`: your own chart or operator instead of the built-in WebApp, for `compare
+deploy NAME` and `compare undeploy NAME` of every approach, through its interface alone.
 
-The Helm and operator arms are here, the Flux arm in `compare.cli.target_flux_cmd`.
-Everything a command can check without a cluster - the target file, its namespace, `helm
-template` of its chart, the kustomize build of its operator - is checked before the cluster is
-touched, and a custom resource of a kind nobody serves before anything is applied, so a bad
-target file is one line and nothing is created. Without `--target` no
-command comes here.
+Everything that can be checked without a cluster - the target file, its namespace, the arm
+(`Approach.check_target`: `helm template` of a chart, the kustomize build of an operator's
+install) - is checked before the cluster is touched; what the arm needs installed first (an
+operator) is installed by `Approach.install_target`, and a failed deploy removes what it
+created: the arm, the install's new objects, the namespace. The approach says what it deployed
+(`TargetDeploy.headline` and `notes`) and how `compare status` names it (`target_what`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from typer._click.core import ParameterSource
 
+from compare.approaches import Approach
 from compare.cli.common import console, print_warning, target_from
-from compare.deploy.baseline import baseline_name
-from compare.deploy.helm import DEFAULT_NAMESPACE, get_release
-from compare.deploy.live import wait_for_desired_state
+from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
-from compare.deploy.target_helm import (
-    install_target,
-    release_desired,
-    render_target,
-    target_namespace,
-    uninstall_target,
-)
-from compare.deploy.target_operator import (
-    Install,
-    check_resources,
-    deploy_resources,
-    ensure_namespace,
-    install,
-    install_documents,
-    operator_arm,
-    plan_install,
-    remaining,
-    remove_resources,
-    served_now,
-    uninstall,
-)
+from compare.deploy.target_helm import target_namespace
 from compare.errors import EXIT_USAGE, CompareError
-from compare.target import HelmInstall, Operator, Target, load_target
+from compare.kube import ensure_namespace
+from compare.target import Target, load_target
 
 TargetOpt = Annotated[
     Path | None,
@@ -79,17 +60,15 @@ def target_namespace_of(target: Target, ctx: typer.Context, namespace: str | Non
     return target_namespace(target, chosen)
 
 
-def _helm_arm(
-    path: Path, ctx: typer.Context, namespace: str | None
-) -> tuple[Target, HelmInstall, str]:
-    """The loaded target, its `helm` key and the namespace."""
+def _arm(approach: Approach, path: Path) -> Target:
+    """The loaded target, checked to have the approach's arm."""
     target = load_target(path)
-    install = target.approach("helm")  # a one-line error when the file has no helm key
-    assert isinstance(install, HelmInstall)
-    return target, install, target_namespace_of(target, ctx, namespace)
+    target.approach(approach.name)  # one line naming the key when the file has none
+    return target
 
 
-def deploy_target_helm(
+def deploy_target_arm(
+    approach: Approach,
     ctx: typer.Context,
     path: Path,
     namespace: str | None,
@@ -98,45 +77,49 @@ def deploy_target_helm(
     kubeconfig: Path | None,
     context: str | None,
 ) -> None:
-    """`compare deploy helm --target FILE`: render, install, wait until the release's manifest
-    holds closed-world; a failed deploy removes the release and namespace it created."""
-    target, install, namespace = _helm_arm(path, ctx, namespace)
-    # `helm template` before the cluster is touched: a chart that does not render is one line.
-    render_target(target, install, namespace)
+    """`compare deploy NAME --target FILE`: the arm deployed into the namespace and waited for
+    until its desired state holds."""
+    target = _arm(approach, path)
+    namespace = target_namespace_of(target, ctx, namespace)
+    approach.check_target(target, namespace)
     cluster = target_from(ctx, kubeconfig, context)
+    # A failed deploy removes only what it created: an arm that was there stays.
+    existed = approach.target_row(cluster, target, namespace) is not None
     started = time.monotonic()
-    existed = get_release(cluster, namespace, install.release) is not None
+    installed: list[Callable[[], None]] = []
 
     def remove() -> None:
-        uninstall_target(cluster, install, namespace, timeout=timeout)
+        approach.undeploy_target(cluster, target, namespace, timeout=timeout)
+        for undo in installed:
+            undo()
 
     with (
         Rollback(cluster, namespace, existed=existed, remove=remove, warn=print_warning),
-        console.status(f"deploying {install.release} with Helm ...") as spinner,
+        console.status(f"deploying {target.name} with {approach.name} ...") as spinner,
     ):
-        deployed = install_target(cluster, target, install, namespace, timeout=timeout)
-        spinner.update(f"deploying {install.release} with Helm: waiting for the desired state")
         api = cluster.api_client()
         try:
-            desired = release_desired(cluster, api, target, install, namespace)
-            remaining = max(timeout - (time.monotonic() - started), 1.0)
-            wait_for_desired_state(
-                api, namespace, desired, timeout=remaining, what=f"helm release {install.release}"
-            )
+            ensure_namespace(api, namespace)
         finally:
             api.close()
-    console.print(
-        f"helm release {deployed.release} revision {deployed.revision} "
-        f"(chart {install.chart.describe()}, version {deployed.chart_version}) in namespace "
-        f"{deployed.namespace}: desired state holds after {time.monotonic() - started:.1f}s"
+        undo = approach.install_target(cluster, target, namespace, timeout=timeout)
+        if undo is not None:
+            installed.append(undo)
+        spinner.update(f"deploying {target.name} with {approach.name}: waiting")
+        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        deployed = approach.deploy_target(cluster, target, namespace, timeout=remaining)
+    headline = deployed.headline or (
+        f"{approach.target_what(target)} in namespace {namespace}: desired state holds"
     )
-    kinds = sorted({item.kind for item in desired.items})
-    console.print(f"  {len(desired.items)} objects: {', '.join(kinds)}")
+    console.print(f"{headline} after {time.monotonic() - started:.1f}s")
+    for note in deployed.notes:
+        console.print(f"  {note}")
     console.print(f"  target:    {path}")
     console.print(f"  on:        {cluster.describe()}")
 
 
-def undeploy_target_helm(
+def undeploy_target_arm(
+    approach: Approach,
     ctx: typer.Context,
     path: Path,
     namespace: str | None,
@@ -144,132 +127,21 @@ def undeploy_target_helm(
     timeout: float,
     kubeconfig: Path | None,
     context: str | None,
-) -> None:
-    """`compare undeploy helm --target FILE`: uninstall the target's release."""
-    _, install, namespace = _helm_arm(path, ctx, namespace)
+) -> tuple[Target, str]:
+    """`compare undeploy NAME --target FILE`: what the arm deployed removed and waited for
+    until it is gone; the target and the namespace (for what an approach's command does
+    after: an operator's install, Flux's controllers)."""
+    target = _arm(approach, path)
+    namespace = target_namespace_of(target, ctx, namespace)
     cluster = target_from(ctx, kubeconfig, context)
-    release = install.release
-    if get_release(cluster, namespace, release) is None:
-        console.print(f"no helm release {release!r} in namespace {namespace!r}: nothing to remove")
-        return
+    what = approach.target_what(target)
     started = time.monotonic()
-    with console.status(f"uninstalling {release} ..."):
-        uninstall_target(cluster, install, namespace, timeout=timeout)
-    console.print(
-        f"helm release {release} removed from namespace {namespace} after "
-        f"{time.monotonic() - started:.1f}s"
-    )
-
-
-def _operator_arm(
-    path: Path, ctx: typer.Context, namespace: str | None
-) -> tuple[Target, Operator, str]:
-    """The loaded target, its `operator` key and the namespace."""
-    target = load_target(path)
-    return target, operator_arm(target), target_namespace_of(target, ctx, namespace)
-
-
-def deploy_target_operator(
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    timeout: float,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """`compare deploy operator --target FILE`: install the operator (or check it is there),
-    apply the custom resources, wait until ready, take and store the baseline. A failed
-    deploy removes what it created: the resources, the install's new objects, the namespace."""
-    target, operator, namespace = _operator_arm(path, ctx, namespace)
-    # Without the cluster: the kustomize build / chart rendering of the install.
-    documents = install_documents(target, operator, namespace)
-    cluster = target_from(ctx, kubeconfig, context)
-    api = cluster.api_client()
-    try:
-        # Before anything is applied: every resource's kind is served or the install's CRD.
-        check_resources(api, target, operator, documents)
-        existed = all(served_now(api, body, namespace) for body in operator.resources)
-    finally:
-        api.close()
-    started = time.monotonic()
-    plan: list[Install] = []
-
-    def remove() -> None:
-        remove_resources(cluster, target, operator, namespace, timeout=timeout)
-        for done in plan:
-            uninstall(cluster, target, operator, done, created_only=True)
-
-    with (
-        Rollback(cluster, namespace, existed=existed, remove=remove, warn=print_warning),
-        console.status(f"deploying {target.name} with its operator ...") as spinner,
-    ):
-        ensure_namespace(cluster, namespace)
-        plan.append(plan_install(cluster, target, operator, namespace))
-        install(cluster, target, operator, plan[0], timeout=timeout)
-        spinner.update(f"deploying {target.name}: waiting until ready, then the baseline")
-        remaining_s = max(timeout - (time.monotonic() - started), 1.0)
-        desired = deploy_resources(cluster, target, operator, namespace, timeout=remaining_s)
-    names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
-    how = {
-        "alreadyInstalled": "operator already installed (checked)",
-        "kustomize": f"operator installed from {operator.install.kustomize}",
-        "chart": "operator installed as a Helm release",
-    }[operator.install.form]
-    ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
-    console.print(
-        f"{names} in namespace {namespace}: ready ({ready}), baseline taken after"
-        f" {time.monotonic() - started:.1f}s"
-    )
-    kinds = sorted({item.kind for item in desired.items})
-    console.print(f"  baseline:  {len(desired.items)} owned objects: {', '.join(kinds)}")
-    console.print(f"  stored:    Secret {namespace}/{baseline_name(target.name)}")
-    console.print(f"  {how}")
-    console.print(f"  target:    {path}")
-    console.print(f"  on:        {cluster.describe()}")
-
-
-def undeploy_target_operator(
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    timeout: float,
-    keep_operator: bool,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """`compare undeploy operator --target FILE`: delete the custom resources (finalizers run)
-    and the baseline; then remove the operator's install when no resource of its kinds is
-    left in the cluster (never an `alreadyInstalled` one)."""
-    target, operator, namespace = _operator_arm(path, ctx, namespace)
-    documents = install_documents(target, operator, namespace)
-    cluster = target_from(ctx, kubeconfig, context)
-    started = time.monotonic()
-    names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
-    with console.status(f"deleting {names} ..."):
-        removed = remove_resources(cluster, target, operator, namespace, timeout=timeout)
+    with console.status(f"removing {what} ..."):
+        removed = approach.undeploy_target(cluster, target, namespace, timeout=timeout)
     if removed:
         console.print(
-            f"{names} deleted from namespace {namespace} after {time.monotonic() - started:.1f}s"
+            f"{what} removed from namespace {namespace} after {time.monotonic() - started:.1f}s"
         )
     else:
-        console.print(f"{names}: not in namespace {namespace}: nothing deleted")
-    if operator.install.form == "alreadyInstalled":
-        console.print("operator left as it is (alreadyInstalled: never installed or removed here)")
-        return
-    if keep_operator:
-        return
-    left = remaining(cluster, operator)
-    if left:
-        console.print(f"operator left installed: {left} resource(s) of its kinds remain")
-        return
-    chart = operator.install.chart
-    done = Install(
-        operator.install.form,
-        (chart.namespace if chart is not None else None) or namespace,
-        documents,
-    )
-    with console.status("removing the operator ..."):
-        uninstall(cluster, target, operator, done, created_only=False)
-    console.print("operator removed (no resource of its kinds was left)")
+        console.print(f"no {what} in namespace {namespace}: nothing to remove")
+    return target, namespace

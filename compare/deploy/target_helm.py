@@ -12,11 +12,9 @@ what must hold.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,6 @@ from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.judge.kinds import kind
 from compare.kube import check_namespace_name
 from compare.target import API_VERSION, KIND, HelmInstall, Target
-from compare.target.model import RELEASE_MAX
 
 
 def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
@@ -204,17 +201,6 @@ def is_target_file(path: Path) -> bool:
     )
 
 
-def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
-    """The install under a release name of its own for `namespace` (the same every time).
-
-    `compare run` installs the target once per trial namespace, in parallel: a chart's
-    cluster-scoped objects (ClusterRoles, webhook configurations) are named after the release,
-    so one release name for every trial would make the second install fail."""
-    digest = hashlib.sha256(namespace.encode()).hexdigest()[:8]
-    head = install.release[: RELEASE_MAX - len(digest) - 1].rstrip("-")
-    return replace(install, release=f"{head}-{digest}")
-
-
 def deploy_target(
     cluster: ClusterTarget,
     target: Target,
@@ -223,11 +209,11 @@ def deploy_target(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     cancel: threading.Event | None = None,
-) -> DesiredObjects:
-    """Install the release and wait until every object of its manifest holds; returns that
-    desired state (the release's own manifest, defaulted)."""
+) -> tuple[HelmRelease, DesiredObjects]:
+    """Install the release and wait until every object of its manifest holds; returns the
+    release and that desired state (the release's own manifest, defaulted)."""
     started = time.monotonic()
-    install_target(cluster, target, install, namespace, timeout=timeout)
+    deployed = install_target(cluster, target, install, namespace, timeout=timeout)
     api = cluster.api_client()
     try:
         desired = release_desired(cluster, api, target, install, namespace)
@@ -242,4 +228,4 @@ def deploy_target(
         )
     finally:
         api.close()
-    return desired
+    return deployed, desired

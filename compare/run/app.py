@@ -332,7 +332,7 @@ class TargetApp(App):
         # What its deploy reports is the desired state (a release's manifest, or an
         # operator's baseline of owned objects) and the faults act on its parts.
         deployed = approach.deploy_target(
-            cluster, self.target, namespace, timeout=timeout, cancel=cancel
+            cluster, self.target.for_trial(namespace), namespace, timeout=timeout, cancel=cancel
         )
         objects = [item.raw for item in deployed.desired.items]
         workload = workload_of(objects, source=OWNED) if deployed.owned else workload_of(objects)
@@ -341,7 +341,7 @@ class TargetApp(App):
     def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
         # Its release's cluster-scoped objects are not in the namespace; an operator's
         # custom resources have finalizers.
-        approach.undeploy_target(cluster, self.target, namespace)
+        approach.undeploy_target(cluster, self.target.for_trial(namespace), namespace)
 
     def detector(self, approach: Approach) -> Detector | None:
         return approach.detector(self.target)

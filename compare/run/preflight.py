@@ -29,7 +29,7 @@ from compare import kube
 from compare.approaches import Approach
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import chart_crds
-from compare.deploy.target_helm import release_in, render_target, target_chart
+from compare.deploy.target_helm import render_target, target_chart
 from compare.deploy.target_operator import (
     Install,
     check_resources,
@@ -46,7 +46,7 @@ from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
 from compare.run.sharing import cannot_share
 from compare.run.workload import OWNED, Workload, workload_of
-from compare.target import Target
+from compare.target import Target, release_in
 
 # The namespace an operator's install puts unnamespaced objects in, when the target names none.
 INSTALL_NAMESPACE = "webapp"
@@ -157,7 +157,7 @@ def preflight_chart(
     scratch = f"{CHART_PREFIX}-{secrets.token_hex(3)}"
     _create(cluster, scratch)
     try:
-        approach.deploy_target(cluster, target, scratch, timeout=timeout)
+        approach.deploy_target(cluster, target.for_trial(scratch), scratch, timeout=timeout)
     except CompareError as exc:
         raise CompareError(
             f"preflight of the {approach.name} arm: {exc.message} (one deploy, before any trial:"
@@ -166,7 +166,7 @@ def preflight_chart(
         ) from None
     finally:
         with contextlib.suppress(CompareError, client.ApiException):
-            approach.undeploy_target(cluster, target, scratch, timeout=timeout)
+            approach.undeploy_target(cluster, target.for_trial(scratch), scratch, timeout=timeout)
         with contextlib.suppress(client.ApiException):
             _delete(cluster, scratch)
 

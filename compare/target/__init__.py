@@ -23,6 +23,7 @@ from compare.target.load import (
     load_target,
     merge_values,
     parse_target,
+    release_in,
 )
 from compare.target.model import API_VERSION, KIND, TargetFile
 
@@ -38,4 +39,5 @@ __all__ = [
     "load_target",
     "merge_values",
     "parse_target",
+    "release_in",
 ]

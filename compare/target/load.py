@@ -8,8 +8,9 @@ naming the file and the field (`compare.yaml: helm.valuesFiles[1]: ...`). The re
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +18,14 @@ from pydantic import ValidationError
 
 from compare.errors import CompareError
 from compare.inputfile import load_yaml, parse_yaml_all, read_text
-from compare.target.model import ChartSource, HelmSpec, OperatorChart, OperatorSpec, TargetFile
+from compare.target.model import (
+    RELEASE_MAX,
+    ChartSource,
+    HelmSpec,
+    OperatorChart,
+    OperatorSpec,
+    TargetFile,
+)
 from compare.webapp.load import format_validation_error
 
 # A target file and each values or resource file it names is a few KiB.
@@ -87,6 +95,27 @@ class Target:
         if found is None:
             raise CompareError(f"{self.source}: {name}: not given (this target has no {name} key)")
         return found
+
+    def for_trial(self, namespace: str) -> Target:
+        """The target as a trial in `namespace` deploys it: every chart arm under a release
+        name of its own for that namespace (`release_in`); what `compare deploy --target`
+        installs keeps the file's names."""
+
+        def own(arm: HelmInstall | None) -> HelmInstall | None:
+            return None if arm is None else release_in(arm, namespace)
+
+        return replace(self, helm=own(self.helm), flux=own(self.flux), argocd=own(self.argocd))
+
+
+def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
+    """The install under a release name of its own for `namespace` (the same every time).
+
+    `compare run` installs the target once per trial namespace, in parallel: a chart's
+    cluster-scoped objects (ClusterRoles, webhook configurations) are named after the release,
+    so one release name for every trial would make the second install fail."""
+    digest = hashlib.sha256(namespace.encode()).hexdigest()[:8]
+    head = install.release[: RELEASE_MAX - len(digest) - 1].rstrip("-")
+    return replace(install, release=f"{head}-{digest}")
 
 
 def load_target(path: Path) -> Target:

@@ -17,7 +17,7 @@ from chaoslib.configuration import load_configuration
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
-from compare.deploy.target_helm import release_in, render_target
+from compare.deploy.target_helm import render_target
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
@@ -27,7 +27,7 @@ from compare.run.engine import runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
 from compare.run.workload import builtin_workload, needs_of, workload_of
-from compare.target import load_target
+from compare.target import load_target, release_in
 from compare.webapp import DEFAULT_APP, load_webapp
 
 SERVICE_FAULTS = (

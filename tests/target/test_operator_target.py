@@ -109,7 +109,7 @@ def test_an_operator_target_deploys_takes_its_baseline_and_goes(
         app, ["undeploy", "operator", "--target", str(path), *_kubeconfig(cluster)]
     )
     assert removed.exit_code == 0, removed.output
-    assert f"WebApp shop deleted from namespace {namespace}" in removed.output
+    assert f"WebApp shop removed from namespace {namespace}" in removed.output
     assert "operator left as it is (alreadyInstalled" in removed.output
     apps = client.AppsV1Api(api)
     assert [d.metadata.name for d in apps.list_namespaced_deployment(namespace).items] == []
