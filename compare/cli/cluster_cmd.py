@@ -87,7 +87,8 @@ def up(
             help=(
                 "One control-plane flag for a new cluster, over the tuning's "
                 f"(repeatable; env {ARGS_ENV}, space-separated), "
-                "e.g. kube-controller-manager:kube-api-qps=300."
+                "e.g. kube-controller-manager:kube-api-qps=300; "
+                "COMPONENT:env:NAME=VALUE sets an environment variable, e.g. etcd:env:GOGC=100."
             ),
         ),
     ] = None,

@@ -50,12 +50,21 @@ options:
 
 @dataclass(frozen=True)
 class ControlPlaneArg:
-    """One flag `compare cluster up` gives a control-plane component, and why."""
+    """One flag `compare cluster up` gives a control-plane component, and why; a `flag` of
+    the form `env:NAME` is the environment variable NAME of the component's process."""
 
     component: str
     flag: str
     value: str
     reason: str = ""
+
+    @property
+    def env(self) -> str | None:
+        """The environment variable's name, None for a command-line flag."""
+        return self.flag.removeprefix(ENV_PREFIX) if self.flag.startswith(ENV_PREFIX) else None
+
+
+ENV_PREFIX = "env:"
 
 
 # Tuning profiles: "throughput" (the default) or "kwokctl" (kwokctl's and Kubernetes' own
@@ -576,10 +585,11 @@ def parse_control_plane_args(items: list[str] | str, *, source: str) -> list[Con
         component, _, rest = item.partition(":")
         flag, eq, value = rest.partition("=")
         flag = flag.strip().lstrip("-")
-        if not eq or not flag or component not in COMPONENTS:
+        if not eq or flag in ("", ENV_PREFIX) or component not in COMPONENTS:
             raise CompareError(
-                f"{source}: {item!r} is not COMPONENT:FLAG=VALUE with COMPONENT one of"
-                f" {', '.join(COMPONENTS)} (e.g. kube-controller-manager:kube-api-qps=300)"
+                f"{source}: {item!r} is not COMPONENT:FLAG=VALUE (or COMPONENT:env:NAME=VALUE)"
+                f" with COMPONENT one of {', '.join(COMPONENTS)}"
+                " (e.g. kube-controller-manager:kube-api-qps=300)"
             )
         parsed.append(ControlPlaneArg(component, flag, value.strip(), f"set by {source}"))
     return parsed
@@ -607,15 +617,18 @@ def control_plane_args(
 def kwokctl_config(args: tuple[ControlPlaneArg, ...] = ()) -> str:
     """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, and each argument
     as a component patch (kwokctl appends `--flag=value` to the component's command line,
-    after its own flags, so a value given here wins over kwokctl's)."""
+    after its own flags, so a value given here wins over kwokctl's; an `env:NAME` argument is
+    one of the process's `extraEnvs`)."""
     config = yaml.safe_load(KWOKCTL_CONFIG)
-    patches: dict[str, list[dict[str, str]]] = {}
+    patches: dict[str, dict[str, list[dict[str, str]]]] = {}
     for arg in args:
-        patches.setdefault(arg.component, []).append({"key": arg.flag, "value": arg.value})
+        patch = patches.setdefault(arg.component, {})
+        if arg.env is None:
+            patch.setdefault("extraArgs", []).append({"key": arg.flag, "value": arg.value})
+        else:
+            patch.setdefault("extraEnvs", []).append({"name": arg.env, "value": arg.value})
     if patches:
-        config["componentsPatches"] = [
-            {"name": name, "extraArgs": extra} for name, extra in patches.items()
-        ]
+        config["componentsPatches"] = [{"name": name, **patch} for name, patch in patches.items()]
     return str(yaml.safe_dump(config, sort_keys=False))
 
 
