@@ -333,7 +333,12 @@ def flux_objects(
             "values": chart_values(webapp, extra_values),
             "driftDetection": {"mode": "enabled"},
             # A failed install is reported, not retried: a bad value stays a clear failure.
-            "install": {"remediation": {"retries": 0}},
+            # The install does not wait: helm-controller's waiter looks every 5 s (hard-coded),
+            # so an install whose pods were Ready in a second took ~5.4 s; deploy_flux waits
+            # for the rollout itself (a watch). Only the install: the heals a trial measures
+            # are helm-controller's drift corrections (a server-side apply of the drifted
+            # fields, no install).
+            "install": {"remediation": {"retries": 0}, "disableWait": True},
             "upgrade": {"remediation": {"retries": 0}},
         },
     }
