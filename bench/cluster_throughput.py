@@ -15,7 +15,7 @@ rollout is complete with its pod Ready; then the cluster is deleted. Printed per
   (apiserver_request_duration_seconds, every verb but WATCH/CONNECT) and APF queueing/rejections,
   seconds kube-controller-manager and kube-scheduler waited in their client rate limiters
   (rest_client_rate_limiter_duration_seconds), the deployment/replicaset workqueues' mean
-  queue time, and the CPU seconds each component used.
+  queue time, the CPU seconds each component used and its peak resident memory (VmHWM).
 
 Never passes or fails on time.
 
@@ -171,12 +171,27 @@ def cpu_seconds(cluster: EmbeddedCluster) -> dict[str, float]:
     return out
 
 
+def peak_rss_mib(cluster: EmbeddedCluster) -> dict[str, float]:
+    """Each component's peak resident memory so far (VmHWM): what a GOGC setting costs."""
+    out = {}
+    for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                      "kwok-controller"):  # fmt: skip
+        pid = cluster.component_pid(component)
+        if pid is None:
+            continue
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                out[component] = int(line.split()[1]) / 1024
+    return out
+
+
 def snapshot(cluster: EmbeddedCluster) -> dict[str, Any]:
     return {
         "apiserver": apiserver_metrics(cluster),
         "kcm": component_metrics(cluster, "kube-controller-manager"),
         "scheduler": component_metrics(cluster, "kube-scheduler"),
         "cpu": cpu_seconds(cluster),
+        "rss": peak_rss_mib(cluster),
     }
 
 
@@ -426,7 +441,14 @@ def describe(run: dict[str, Any]) -> str:
         f" replicaset {queue_mean(run, 'replicaset')}"
     )
     cpu = {k: run["after"]["cpu"].get(k, 0.0) - v for k, v in run["before"]["cpu"].items()}
-    lines.append("   CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
+    lines.append(
+        "   CPU s: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items())
+        + f" (control plane {sum(cpu.values()):.1f})"
+    )
+    lines.append(
+        "   peak RSS MiB: " + ", ".join(f"{k} {v:.0f}" for k, v in run["after"]["rss"].items())
+    )
     return "\n".join(lines)
 
 

@@ -38,6 +38,8 @@ CHARTS_DIR = DATA_ROOT / "charts"
 EXPERIMENTS_DIR = DATA_ROOT / "experiments"
 OPERATOR_DIR = DATA_ROOT / "operator"
 EXAMPLES_DIR = DATA_ROOT / "examples"
+# The WebApp every command deploys unless given --app.
+DEFAULT_APP = EXAMPLES_DIR / "webapp.yaml"
 SCHEMAS_DIR = DATA_ROOT / "docs"
 # Relative on purpose: runs go to ./reports of the working directory (in a clone that is the
 # repository root, as `make demo` runs there), never into the installed package.
@@ -71,6 +73,20 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "helm-vs-operator"
+
+
+def check_cache_dir() -> Path:
+    """The cache directory (binaries, clusters, logs), when it is one or can be made: a path
+    that is a file read as "not created" or failed later as a build error."""
+    cache = cache_dir()
+    for path in [cache, *cache.parents]:
+        if path.exists():
+            if not path.is_dir():
+                raise CompareError(
+                    f"cache directory {cache}: {path} is not a directory (COMPARE_CACHE_DIR?)"
+                )
+            break
+    return cache
 
 
 def bin_dir() -> Path:

@@ -226,6 +226,11 @@ class Approach(ABC):
         if self.charted:
             render_target(target, self.chart_arm(target), namespace)
 
+    def check_target_on(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
+        """What of the arm can be checked on the cluster before anything is created (an
+        operator's custom resources are of kinds it serves or its install defines)."""
+        return None
+
     def install_target(
         self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
     ) -> Callable[[], None] | None:

@@ -158,9 +158,7 @@ class Operator(Approach):
         # The kustomize build / chart rendering of the operator's install, no cluster.
         install_documents(target, operator_arm(target), namespace)
 
-    def install_target(
-        self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
-    ) -> Callable[[], None] | None:
+    def check_target_on(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
         # Before anything is applied: every resource's kind is served or the install's CRD.
         operator = operator_arm(target)
         documents = install_documents(target, operator, namespace)
@@ -169,6 +167,11 @@ class Operator(Approach):
             check_resources(api, target, operator, documents)
         finally:
             api.close()
+
+    def install_target(
+        self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
+    ) -> Callable[[], None] | None:
+        operator = operator_arm(target)
         plan = plan_install(cluster, target, operator, namespace)
 
         def remove() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from kubernetes import client
 
 from compare.cli.common import (
     ContextOpt,
@@ -16,7 +15,6 @@ from compare.cli.common import (
     target_from,
 )
 from compare.cli.setup_cmd import build_with_progress
-from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import (
     ARGS_ENV,
     DEFAULT_NODES,
@@ -25,11 +23,14 @@ from compare.cluster.embedded import (
     SERVICE_CIDR,
     TUNING_ENV,
     TUNINGS,
+    EmbeddedCluster,
     parse_control_plane_args,
 )
-from compare.cluster.target import check_cache_dir
 from compare.cluster.toolchain import missing_binaries
-from compare.deploy.forget import forget_cluster
+from compare.paths import check_cache_dir
+
+# Imported where used, not here: the kubernetes client and the deploy paths take ~0.5 s to
+# import, which `compare cluster up` would add to the cluster's own start (issue 28).
 
 app = typer.Typer(
     cls=ErrorBoundaryGroup, no_args_is_help=True, help="The embedded Kubernetes cluster."
@@ -86,7 +87,8 @@ def up(
             help=(
                 "One control-plane flag for a new cluster, over the tuning's "
                 f"(repeatable; env {ARGS_ENV}, space-separated), "
-                "e.g. kube-controller-manager:kube-api-qps=300."
+                "e.g. kube-controller-manager:kube-api-qps=300; "
+                "COMPONENT:env:NAME=VALUE sets an environment variable, e.g. etcd:env:GOGC=100."
             ),
         ),
     ] = None,
@@ -125,6 +127,9 @@ def up(
 @app.command()
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
+    from compare.cluster.target import ClusterTarget
+    from compare.deploy.forget import forget_cluster
+
     cluster = _cluster(name)
     # The local operator and Flux processes (started by `compare deploy` / `compare run`) belong
     # to the cluster: they go first, so no process outlives the cluster.
@@ -150,6 +155,8 @@ def kubeconfig(name: NameOpt = None) -> None:
 @app.command()
 def info(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextOpt = None) -> None:
     """Show the cluster commands would use (--kubeconfig/--context, else the embedded one)."""
+    from kubernetes import client
+
     target = target_from(ctx, kubeconfig, context)
     api = target.api_client()
     try:

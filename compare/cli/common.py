@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,10 +25,12 @@ from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
 
 from compare import outputfile
-from compare.cluster import ClusterTarget, resolve_target
 from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError, first_line
-from compare.paths import cache_dir
-from compare.webapp import DEFAULT_APP, WebApp
+from compare.paths import DEFAULT_APP, cache_dir
+
+if TYPE_CHECKING:  # imported where used: `compare cluster ...` needs neither (nor pydantic)
+    from compare.cluster import ClusterTarget
+    from compare.webapp import WebApp
 
 console = Console(soft_wrap=True, highlight=False)
 err_console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -267,6 +269,8 @@ def target_from(
     start_embedded: bool = True,
 ) -> ClusterTarget:
     """Command-level --kubeconfig/--context win over the root-level ones."""
+    from compare.cluster import resolve_target
+
     root = ctx.find_root().obj
     glob = root if isinstance(root, GlobalOptions) else GlobalOptions()
     return resolve_target(

@@ -83,6 +83,7 @@ def deploy_target_arm(
     namespace = target_namespace_of(target, ctx, namespace)
     approach.check_target(target, namespace)
     cluster = target_from(ctx, kubeconfig, context)
+    approach.check_target_on(cluster, target, namespace)
     # A failed deploy removes only what it created: an arm that was there stays.
     existed = approach.target_row(cluster, target, namespace) is not None
     started = time.monotonic()

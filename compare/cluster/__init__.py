@@ -3,11 +3,31 @@
 `binaries` builds and finds the Go-built executables, `embedded` drives kwokctl, `target`
 resolves `--kubeconfig/--context` (or the embedded default) into a reachable API client.
 Nothing here knows about WebApps.
+
+Each name is imported from its module on first use (PEP 562): the embedded cluster's
+commands need no kubernetes client, which `target` imports (~0.2 s).
 """
 
-from compare.cluster.binaries import ensure_binaries, tool_path
-from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
-from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compare.cluster.binaries import ensure_binaries, tool_path
+    from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
+    from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
+
+# Where each name lives (imported on first use).
+_WHERE = {
+    "ensure_binaries": "binaries",
+    "tool_path": "binaries",
+    "ClusterStatus": "embedded",
+    "EmbeddedCluster": "embedded",
+    "ClusterTarget": "target",
+    "new_api_client": "target",
+    "resolve_target": "target",
+}
 
 __all__ = [
     "ClusterStatus",
@@ -18,3 +38,12 @@ __all__ = [
     "resolve_target",
     "tool_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -16,7 +16,7 @@ from kubernetes import client, config
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_yaml, read_text
-from compare.paths import cache_dir
+from compare.paths import check_cache_dir
 
 REACH_TIMEOUT_S = 5.0
 # An exec credential plugin (cloud login helpers) gets this long to print its credential.
@@ -65,20 +65,6 @@ class ClusterTarget:
         where = "embedded cluster" if self.embedded else "cluster"
         ctx = f", context {self.context}" if self.context else ""
         return f"{where} (kubeconfig {self.kubeconfig}{ctx})"
-
-
-def check_cache_dir() -> Path:
-    """The cache directory (binaries, clusters, logs), when it is one or can be made: a path
-    that is a file read as "not created" or failed later as a build error."""
-    cache = cache_dir()
-    for path in [cache, *cache.parents]:
-        if path.exists():
-            if not path.is_dir():
-                raise CompareError(
-                    f"cache directory {cache}: {path} is not a directory (COMPARE_CACHE_DIR?)"
-                )
-            break
-    return cache
 
 
 def resolve_target(

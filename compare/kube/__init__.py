@@ -9,27 +9,59 @@ wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
 
 Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
 `compare.errors` and the kubernetes client, so every other package may use it.
+
+Each name is imported from its module on first use (PEP 562): `wait` needs no kubernetes
+client, and `compare cluster up` starts faster without one (the client takes ~0.2 s to import).
 """
 
-from compare.kube.apierror import delete_if_found, if_found, status_message
-from compare.kube.namespace import (
-    DNS_LABEL,
-    DNS_LABEL_MAX,
-    check_namespace_name,
-    delete_namespace,
-    ensure_namespace,
-    is_dns_label,
-)
-from compare.kube.served import REQUEST_TIMEOUT, Served, api_message
-from compare.kube.wait import (
-    POLL_S,
-    Deadline,
-    WaitCancelled,
-    poll,
-    sleep_unless_cancelled,
-    wait_for,
-    wait_until_gone,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compare.kube.apierror import delete_if_found, if_found, status_message
+    from compare.kube.namespace import (
+        DNS_LABEL,
+        DNS_LABEL_MAX,
+        check_namespace_name,
+        delete_namespace,
+        ensure_namespace,
+        is_dns_label,
+    )
+    from compare.kube.served import REQUEST_TIMEOUT, Served, api_message
+    from compare.kube.wait import (
+        POLL_S,
+        Deadline,
+        WaitCancelled,
+        poll,
+        sleep_unless_cancelled,
+        wait_for,
+        wait_until_gone,
+    )
+
+# Where each name lives (imported on first use).
+_WHERE = {
+    "delete_if_found": "apierror",
+    "if_found": "apierror",
+    "status_message": "apierror",
+    "DNS_LABEL": "namespace",
+    "DNS_LABEL_MAX": "namespace",
+    "check_namespace_name": "namespace",
+    "delete_namespace": "namespace",
+    "ensure_namespace": "namespace",
+    "is_dns_label": "namespace",
+    "REQUEST_TIMEOUT": "served",
+    "Served": "served",
+    "api_message": "served",
+    "Deadline": "wait",
+    "POLL_S": "wait",
+    "WaitCancelled": "wait",
+    "poll": "wait",
+    "sleep_unless_cancelled": "wait",
+    "wait_for": "wait",
+    "wait_until_gone": "wait",
+}
 
 __all__ = [
     "DNS_LABEL",
@@ -52,3 +84,12 @@ __all__ = [
     "wait_for",
     "wait_until_gone",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -6,8 +6,9 @@ values and the CR body, `names` holds the names and selector labels both approac
 Nothing here talks to a cluster; what must hold is judged by `compare.judge`.
 """
 
+from compare.paths import DEFAULT_APP
 from compare.webapp.convert import to_cr, to_helm_values
-from compare.webapp.load import DEFAULT_APP, load_webapp, parse_webapp
+from compare.webapp.load import load_webapp, parse_webapp
 from compare.webapp.names import CONTAINER_NAME, PORT_NAME, selector_labels
 from compare.webapp.spec import (
     API_GROUP,

@@ -9,10 +9,9 @@ from pydantic import ValidationError
 
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
-from compare.paths import EXAMPLES_DIR
+from compare.paths import DEFAULT_APP
 from compare.webapp.spec import WebApp, policy_violations
 
-DEFAULT_APP = EXAMPLES_DIR / "webapp.yaml"
 # A WebApp is a few hundred bytes; etcd's own object limit is 1.5 MiB.
 MAX_WEBAPP_BYTES = 1024 * 1024
 

@@ -107,10 +107,14 @@ def test_up_then_down_leaves_no_process_and_no_port() -> None:
     assert kcm is not None
     argv = Path(f"/proc/{kcm}/cmdline").read_bytes().decode().split("\0")
     assert [a for a in argv if a.startswith("--kube-api-qps=")][-1] == "--kube-api-qps=123"
+    environ = Path(f"/proc/{kcm}/environ").read_bytes().decode().split("\0")
     tuned = control_plane_args(overrides=[])
     for arg in tuned:
         if arg.component == "kube-controller-manager" and arg.flag != "kube-api-qps":
-            assert f"--{arg.flag}={arg.value}" in argv
+            if arg.env is None:
+                assert f"--{arg.flag}={arg.value}" in argv
+            else:
+                assert f"{arg.env}={arg.value}" in environ
     # --nodes on a running cluster scales its kwok nodes and keeps its processes.
     before = _pids(cluster)
     result = runner.invoke(app, ["cluster", "up", "--name", name, "--nodes", "3"])

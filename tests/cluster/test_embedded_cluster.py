@@ -208,15 +208,19 @@ def test_a_kwok_node_runs_more_pods_than_the_kwok_default(
 
 
 def running_flags(pid: int) -> dict[str, str]:
-    """A process's `--flag=value` arguments as it parses them (the last one of a flag wins)."""
+    """A process's `--flag=value` arguments as it parses them (the last one of a flag wins),
+    and its environment as `env:NAME` entries."""
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-    return dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+    flags = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+    environ = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+    flags.update((f"env:{e.split('=', 1)[0]}", e.split("=", 1)[1]) for e in environ if "=" in e)
+    return flags
 
 
 def test_the_running_controllers_got_the_tuned_flags(cluster: ClusterTarget) -> None:
     """kube-controller-manager and kube-scheduler run with the tuning's client limits and
     workers, read from their own command lines (a flag kwokctl also set is overridden: the
-    last value is the one the process parses)."""
+    last value is the one the process parses), each component with the tuning's environment."""
     if not cluster.embedded:
         pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
     embedded = EmbeddedCluster(cluster_key(cluster))

@@ -18,14 +18,18 @@ from compare.errors import CompareError
 
 
 def patches(config_text: str) -> dict[str, dict[str, str]]:
-    """component -> {flag: value} as kwokctl reads the configuration (last value wins)."""
+    """component -> {flag: value} as kwokctl reads the configuration (last value wins); an
+    environment variable NAME as `env:NAME`."""
     config = yaml.safe_load(config_text)
     assert config["kind"] == "KwokctlConfiguration"
     assert config["options"]["bindAddress"] == "127.0.0.1"
     out: dict[str, dict[str, str]] = {}
     for patch in config.get("componentsPatches") or []:
-        for extra in patch["extraArgs"]:
+        assert set(patch) <= {"name", "extraArgs", "extraEnvs"}, patch
+        for extra in patch.get("extraArgs", []):
             out.setdefault(patch["name"], {})[extra["key"]] = extra["value"]
+        for env in patch.get("extraEnvs", []):
+            out.setdefault(patch["name"], {})[f"env:{env['name']}"] = env["value"]
     return out
 
 
@@ -82,8 +86,28 @@ def test_the_environment_picks_the_tuning_and_the_overrides(
     }
 
 
+def test_an_env_override_is_an_environment_variable_not_a_flag() -> None:
+    override = parse_control_plane_args("etcd:env:GOGC=50 etcd:quota-backend-bytes=1", source="x")
+    assert [a.env for a in override] == ["GOGC", None]
+    config = yaml.safe_load(kwokctl_config(control_plane_args("kwokctl", override)))
+    assert config["componentsPatches"] == [
+        {
+            "name": "etcd",
+            "extraEnvs": [{"name": "GOGC", "value": "50"}],
+            "extraArgs": [{"key": "quota-backend-bytes", "value": "1"}],
+        }
+    ]
+
+
 @pytest.mark.parametrize(
-    "item", ["kube-controller-manager", "kcm:kube-api-qps=1", "kube-scheduler:=1", "etcd:quota"]
+    "item",
+    [
+        "kube-controller-manager",
+        "kcm:kube-api-qps=1",
+        "kube-scheduler:=1",
+        "etcd:quota",
+        "etcd:env:=1",
+    ],
 )
 def test_a_malformed_override_is_a_one_line_error_naming_its_source(item: str) -> None:
     with pytest.raises(CompareError, match=f"^{ARGS_ENV}: .*COMPONENT:FLAG=VALUE") as err:

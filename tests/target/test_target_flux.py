@@ -304,7 +304,7 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
             app, ["undeploy", "flux", "--target", str(path), "--stop-flux", *kubeconfig]
         )
         assert removed.exit_code == 0, removed.output
-        assert f"HelmRelease {namespace}/{release} removed" in removed.output
+        assert f"flux HelmRelease {release} removed from namespace {namespace}" in removed.output
         assert "Flux controllers and chart server stopped" in removed.output
         assert not any(alive(p) for p in flux_status(cluster).processes.values())
         assert rbac_api.list_cluster_role(label_selector=CHART_ROLE_LABEL).items == []

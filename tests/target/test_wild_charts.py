@@ -81,7 +81,7 @@ def test_helm_writes_exactly_its_ownership_metadata_and_nothing_else_is_allowed(
 ) -> None:
     target = load_target(_target(tmp_path, WILD))
     assert target.helm is not None
-    desired = deploy_target(cluster, target, target.helm, namespace, timeout=90)
+    _, desired = deploy_target(cluster, target, target.helm, namespace, timeout=90)
     try:
         manifest = release_objects(cluster, namespace, target.helm.release)
         assert manifest is not None
@@ -163,7 +163,7 @@ def test_a_daemonset_wants_one_pod_per_node_it_may_run_on(
     selector = {"kubernetes.io/hostname": nodes[0]}
     target = load_target(_target(tmp_path, DAEMON, values={"nodeSelector": selector}))
     assert target.helm is not None
-    desired = deploy_target(cluster, target, target.helm, namespace, timeout=60)
+    _, desired = deploy_target(cluster, target, target.helm, namespace, timeout=60)
     try:
         reading = read(api, namespace, desired.kinds)
         assert "Node" in desired.kinds and len(reading.all("Node")) == len(nodes)
