@@ -26,6 +26,7 @@ from compare.cli.common import (
     console,
     err_console,
     finite,
+    print_warning,
     sigterm_as_interrupt,
     target_from,
 )
@@ -296,7 +297,9 @@ def run(
                     console.print(f"preflight: the {name} arm reached its desired state")
         if app_target is not None and "operator" in approaches:
             with console.status("preflight: installing the target's operator, deploying it once"):
-                installed, owned = preflight_operator(target, app_target, timeout=deploy_timeout)
+                installed, owned = preflight_operator(
+                    target, app_target, timeout=deploy_timeout, warn=print_warning
+                )
             request = replace(request, operator_workload=owned, operator_install=installed)
             parts = [
                 f"{ref.kind} {ref.name}"

@@ -251,7 +251,9 @@ def deploy_target_operator(
         install(cluster, target, operator, plan[0], timeout=timeout)
         spinner.update(f"deploying {target.name}: waiting until ready, then the baseline")
         remaining_s = max(timeout - (time.monotonic() - started), 1.0)
-        desired = deploy_resources(cluster, target, operator, namespace, timeout=remaining_s)
+        desired = deploy_resources(
+            cluster, target, operator, namespace, timeout=remaining_s, warn=print_warning
+        )
     names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
     how = {
         "alreadyInstalled": "operator already installed (checked)",
