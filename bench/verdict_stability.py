@@ -5,7 +5,7 @@ afterwards, unless --kubeconfig names another): the default run (whole catalogue
 approaches, 1 trial, the default heal window with each approach's cadence added, as
 `compare run` does) repeated --reps times through the engine. Printed: each approach's trial
 window, and per cell (fault x approach) whether every verdict agreed, the verdicts seen, and
-the p50 of the time-to-heal over the reps with its spread (max - min) relative to the p50;
+the p50 and maximum of the time-to-heal over the reps, with its spread (max - min) relative to the p50;
 then per approach the cells with the same verdict in every rep. Goal: identical verdicts in
 every cell. `--exact-heal-window` measures without the cadence (the old behaviour);
 `--deadline` starts no rep after that many seconds. Never fails.
@@ -85,7 +85,7 @@ def main() -> None:
                 if t.time_to_heal_seconds is not None:
                     heals[(t.experiment, t.approach)].append(t.time_to_heal_seconds)
     agree = 0
-    print(f"\n{'fault':28} {'approach':9} {'agree':6} {'verdicts':28} p50 s   spread")
+    print(f"\n{'fault':28} {'approach':9} {'agree':6} {'verdicts':28} p50 s   max s   spread")
     for (fault, approach), seen in sorted(verdicts.items()):
         same = len(set(seen)) == 1
         agree += same
@@ -96,6 +96,7 @@ def main() -> None:
             f"{fault:28} {approach:9} {'yes' if same else 'NO':6} "
             f"{','.join(sorted(set(seen))):28} "
             f"{'-' if p50 is None else f'{p50:.3f}':7} "
+            f"{f'{max(times):.3f}' if times else '-':7} "
             f"{'-' if spread is None else f'{spread * 100:.0f} %'}"
         )
     print(f"\n{agree}/{len(verdicts)} cells with identical verdicts over {reps} reps")
