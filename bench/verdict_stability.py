@@ -5,10 +5,10 @@ afterwards, unless --kubeconfig names another): the default run (whole catalogue
 approaches, 1 trial, the default heal window with each approach's cadence added, as
 `compare run` does) repeated --reps times through the engine. Printed: each approach's trial
 window, and per cell (fault x approach) whether every verdict agreed, the verdicts seen, and
-the p50 and maximum of the time-to-heal over the reps, with its spread (max - min) relative to the p50;
-then per approach the cells with the same verdict in every rep. Goal: identical verdicts in
-every cell. `--exact-heal-window` measures without the cadence (the old behaviour);
-`--deadline` starts no rep after that many seconds. Never fails.
+the p50 and maximum of the time-to-heal over the reps, with its spread (max - min) relative
+to the p50; then per approach the cells with the same verdict in every rep. Goal: identical
+verdicts in every cell. `--exact-heal-window` measures without the cadence (the old
+behaviour); `--deadline` starts no rep after that many seconds. Never fails.
 
     .venv/bin/python bench/verdict_stability.py [--reps 5] [--heal-window 10]
         [--exact-heal-window] [--parallel 12] [--deadline SECONDS]
