@@ -227,8 +227,8 @@ def verdict(found: Sequence[ForeignField]) -> tuple[list[str], str | None]:
     content = [f for f in found if f.content]
     if not content:
         return warnings, None
-    more = f" and {len(content) - 1} more" if len(content) > 1 else ""
+    more = f" and {len(content) - 1} more field(s) are" if len(content) > 1 else " is"
     return warnings, (
-        f"the baseline cannot be trusted: {content[0].describe()}{more} is owned by another"
+        f"the baseline cannot be trusted: {content[0].describe()}{more} owned by another"
         " field manager than the operator's (undo that change, or let the operator own it)"
     )

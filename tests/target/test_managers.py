@@ -168,7 +168,8 @@ def test_a_foreign_spec_field_refuses_the_baseline_naming_object_field_and_manag
     assert warnings == []
     assert refusal == (
         "the baseline cannot be trusted: Deployment shop spec.minReadySeconds (field manager"
-        " kubectl-patch) and 2 more is owned by another field manager than the operator's"
+        " kubectl-patch) and 2 more field(s) are owned by another field manager than the"
+        " operator's"
         " (undo that change, or let the operator own it)"
     )
 
