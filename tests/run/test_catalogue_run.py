@@ -147,9 +147,7 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
         "operator": HEAL_WINDOW,
         "flux": HEAL_WINDOW + 5.25,
     }
-    assert {t.heal_window_seconds for t in r.trials if t.approach == "flux"} == {
-        HEAL_WINDOW + 5.25
-    }
+    assert {t.heal_window_seconds for t in r.trials if t.approach == "flux"} == {HEAL_WINDOW + 5.25}
     # operator-down-drift and operator-kill-drift apply to the operator only: 33 + 35 + 33.
     assert len(r.trials) == 101
     assert {t.status for t in r.trials} <= {"healed", "not-healed", "no-fault"}, [
