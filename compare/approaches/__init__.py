@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.approaches.argocd import Argocd
-from compare.approaches.base import Approach, Detector, TargetDeploy
+from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy, trial_window
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
@@ -28,6 +28,7 @@ from compare.webapp import WebApp
 __all__ = [
     "REGISTRY",
     "Approach",
+    "Cadence",
     "Detector",
     "TargetDeploy",
     "default_names",
@@ -36,6 +37,7 @@ __all__ = [
     "desired_objects",
     "get",
     "names",
+    "trial_window",
 ]
 
 # The registered approaches, in order: the default order of a run's trials, of results.json's

@@ -26,7 +26,13 @@ from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
+from compare.approaches.base import (
+    UNDEPLOY_TIMEOUT_S,
+    Approach,
+    Cadence,
+    Detector,
+    TargetDeploy,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import (
     DEFAULT_TIMEOUT_S,
@@ -36,7 +42,7 @@ from compare.deploy.argocd import (
     undeploy_argocd,
 )
 from compare.deploy.argocd_app import THREE_WAY_DIFF
-from compare.deploy.argocd_process import start_argocd
+from compare.deploy.argocd_process import SELF_HEAL_BACKOFF_S, start_argocd
 from compare.deploy.argocd_status import argocd_apps
 from compare.deploy.rows import DeployedApp
 from compare.deploy.target_argocd import (
@@ -69,6 +75,12 @@ class Argocd(Approach):
 
     def check_settings(self, heal_window: float) -> None:
         check_diff_strategy(self.diff)
+
+    def cadence(self) -> Cadence:
+        # It sees drift on the watch event, but a second self-heal waits for its backoff.
+        return Cadence(
+            SELF_HEAL_BACKOFF_S, f"self-heal backoff {SELF_HEAL_BACKOFF_S:g} s (a second sync)"
+        )
 
     def prepare(self, cluster: ClusterTarget) -> None:
         start_argocd(cluster)

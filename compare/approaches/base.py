@@ -48,17 +48,44 @@ class Detector:
 
 
 @dataclass(frozen=True)
+class Cadence:
+    """How long an approach may leave a fault alone, by its own schedule, before it first acts
+    on it: the worst case of its timer (Flux's interval plus its jitter), not the time a
+    correction then takes. Approaches that react to a watch event have none."""
+
+    seconds: float
+    # What it is made of, for results.json and the report ("HelmRelease interval 5 s + 5 %
+    # jitter").
+    what: str
+
+
+def trial_window(heal_window: float, cadence: Cadence | None, *, exact: bool = False) -> float:
+    """The heal window of an approach's trials: the user's `--heal-window` (the time a heal
+    may take once the approach can act) plus the approach's cadence (the time before it can),
+    so an approach that only looks every N seconds is not judged on where in its cycle the
+    fault happened to land. `exact` (`--exact-heal-window`): the user's window as it is."""
+    if exact or cadence is None:
+        return heal_window
+    # Rounded to the millisecond: the window is shown and recorded, not computed further.
+    return round(heal_window + cadence.seconds, 3)
+
+
+@dataclass(frozen=True)
 class TargetDeploy:
     """What a deploy of a target file's arm leaves for the trial: the desired objects, the
     object whose Events announce a correction, and whether the objects are an operator's
     baseline of owned objects (not a rendered manifest). `headline` and `notes` say what was
-    deployed, for `compare deploy NAME --target` (its time is added to the headline)."""
+    deployed, for `compare deploy NAME --target` (its time is added to the headline); a trial
+    drops its `warnings` (the run's preflight said them once)."""
 
     desired: DesiredObjects
     events_on: str | None = None
     owned: bool = False
     headline: str = ""
     notes: tuple[str, ...] = ()
+    # What the deploy found worth a warning but not a stop (an operator's baseline keeping
+    # another field manager's label).
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,14 @@ class Approach(ABC):
         return {}
 
     def check_settings(self, heal_window: float) -> None:
-        """Raise a CompareError when the settings cannot measure a heal within `heal_window`."""
+        """Raise a CompareError when the settings cannot measure a heal within `heal_window`
+        (this approach's trial window: `trial_window` of the user's and its `cadence`)."""
+        return None
+
+    def cadence(self) -> Cadence | None:
+        """The longest this approach may wait, by its own schedule, before it acts on a fault
+        (None: it acts on the watch event, or its schedule is unknown). Added to the user's
+        heal window for its trials (`trial_window`)."""
         return None
 
     # --- the shared parts -----------------------------------------------------------------

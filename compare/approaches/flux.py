@@ -17,7 +17,13 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
+from compare.approaches.base import (
+    UNDEPLOY_TIMEOUT_S,
+    Approach,
+    Cadence,
+    Detector,
+    TargetDeploy,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_install import ensure_flux_binaries
@@ -54,6 +60,10 @@ class Flux(Approach):
 
     def check_settings(self, heal_window: float) -> None:
         flux_path.check_interval(self.interval, heal_window)
+
+    def cadence(self) -> Cadence:
+        # It corrects drift only at its next reconcile, up to one jittered interval away.
+        return Cadence(*flux_path.interval_cadence(self.interval))
 
     def prepare(self, cluster: ClusterTarget) -> None:
         flux_path.start_flux(cluster)

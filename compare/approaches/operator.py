@@ -116,9 +116,11 @@ class Operator(Approach):
         # desired state) and the faults act on its parts. Its (first) custom resource
         # carries the Events that announce a correction.
         operator = operator_arm(target)
+        warnings: list[str] = []
         desired = deploy_resources(
-            cluster, target, operator, namespace, timeout=timeout, cancel=cancel
-        )
+            cluster, target, operator, namespace, timeout=timeout, cancel=cancel,
+            warn=warnings.append,
+        )  # fmt: skip
         announcer = str(operator.resources[0]["metadata"]["name"])
         names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
         ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
@@ -133,6 +135,7 @@ class Operator(Approach):
             events_on=announcer,
             owned=True,
             headline=f"{names} in namespace {namespace}: ready ({ready}), baseline taken",
+            warnings=tuple(warnings),
             notes=(
                 f"baseline:  {len(desired.items)} owned objects: {', '.join(kinds)}",
                 f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",

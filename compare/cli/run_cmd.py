@@ -26,6 +26,7 @@ from compare.cli.common import (
     console,
     err_console,
     finite,
+    print_warning,
     sigterm_as_interrupt,
     target_from,
 )
@@ -52,7 +53,7 @@ from compare.run import (
     plan_trials,
 )
 from compare.run.app import App, BuiltinApp, TargetApp
-from compare.run.engine import configured
+from compare.run.engine import configured, heal_windows
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
@@ -107,9 +108,18 @@ def run(
             "--heal-window",
             callback=finite(0.1, MAX_HEAL_WINDOW_S),
             help="Seconds each trial waits, from the injection, for the desired state"
-            f" (0.1 to {MAX_HEAL_WINDOW_S:g}).",
+            f" (0.1 to {MAX_HEAL_WINDOW_S:g}), plus the approach's own cadence (flux: its"
+            " interval + 5 %; argocd: its self-heal backoff), unless --exact-heal-window.",
         ),
     ] = DEFAULT_HEAL_WINDOW_S,
+    exact_heal_window: Annotated[
+        bool,
+        typer.Option(
+            "--exact-heal-window",
+            help="Give every approach exactly --heal-window, without its cadence (then"
+            " --flux-interval must be shorter than it).",
+        ),
+    ] = False,
     parallel: Annotated[
         int, typer.Option("--parallel", "-p", min=1, max=32, help="Trials run at once.")
     ] = DEFAULT_PARALLEL,
@@ -149,8 +159,8 @@ def run(
             "--flux-interval",
             callback=finite(0.5, MAX_HEAL_WINDOW_S),
             help="Seconds between helm-controller's reconciles of the flux approach's"
-            " HelmRelease (it corrects drift at the next one); must be shorter than"
-            " --heal-window.",
+            " HelmRelease (it corrects drift at the next one); added to its heal window"
+            " (with --exact-heal-window it must be shorter than --heal-window).",
         ),
     ] = DEFAULT_FLUX_INTERVAL_S,
     argocd_diff: Annotated[
@@ -200,6 +210,7 @@ def run(
         output_dir=output,
         trials=trials,
         heal_window=heal_window,
+        exact_heal_window=exact_heal_window,
         parallel=parallel,
         settle=settle,
         recheck=recheck,
@@ -208,10 +219,12 @@ def run(
         deploy_timeout=deploy_timeout,
     )
     plans = plan_trials(request)
+    windows = heal_windows(request)
     for name in dict.fromkeys(plan.approach for plan in plans):
         # Only the approaches with trials: an experiment of yours for helm and operator alone,
         # or a short window with `-a helm -a operator`, has nothing to do with Flux's interval.
-        configured(request)[name].check_settings(heal_window)
+        # Each is checked against its own trials' window (with its cadence, unless exact).
+        configured(request)[name].check_settings(windows[name].heal_window_seconds)
     try:
         outputfile.check_directory(output)  # made once the cluster answers
     except CompareError as exc:
@@ -227,7 +240,10 @@ def run(
     if shared and request.parallel > 1:
         request = replace(request, parallel=1)
     try:
-        for step in the_app.preflight(target, configured(request), timeout=deploy_timeout):
+        steps = the_app.preflight(
+            target, configured(request), timeout=deploy_timeout, warn=print_warning
+        )
+        for step in steps:
             with console.status(step.doing):
                 found = step.run()
             console.print(found)

@@ -109,6 +109,8 @@ def deploy_target_arm(
         spinner.update(f"deploying {target.name} with {approach.name}: waiting")
         remaining = max(timeout - (time.monotonic() - started), 1.0)
         deployed = approach.deploy_target(cluster, target, namespace, timeout=remaining)
+    for line in deployed.warnings:
+        print_warning(line)
     headline = deployed.headline or (
         f"{approach.target_what(target)} in namespace {namespace}: desired state holds"
     )

@@ -74,6 +74,10 @@ CHART_SERVER = "chart-server"
 # In start order; stopped in reverse.
 PROCESSES = (REDIS, CHART_SERVER, REPO_SERVER, APPLICATION_CONTROLLER)
 START_TIMEOUT_S = 60.0
+# The application controller's `--self-heal-backoff-timeout-seconds` (Argo CD v3.2.9's default,
+# not overridden by `start_argocd`'s callers): the first self-heal after a sync starts on the
+# watch event, a second one (a sync that raced a fault's next change) waits this long.
+SELF_HEAL_BACKOFF_S = 2.0
 REDIS_TIMEOUT_S = 2.0
 # A Unix socket path is at most 107 bytes.
 _SOCKET_PATH_MAX = 100

@@ -86,6 +86,9 @@ CHART_SERVER = "chart-server"
 PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare"
 DEFAULT_INTERVAL_S = 5.0
+# helm-controller's `--interval-jitter-percentage` (fluxcd/pkg/runtime's default, 5; not set
+# here): each requeue lands anywhere in interval +/- 5 %.
+INTERVAL_JITTER = 0.05
 DEFAULT_TIMEOUT_S = 120.0
 START_TIMEOUT_S = 60.0
 # helm-controller's reconcile workers (its default: 4). An install holds a worker until the
@@ -114,6 +117,13 @@ def format_interval(seconds: float) -> str:
     """A Go duration Flux accepts (whole milliseconds)."""
     millis = max(1, round(seconds * 1000))
     return f"{millis // 1000}s" if millis % 1000 == 0 else f"{millis}ms"
+
+
+def interval_cadence(interval: float) -> tuple[float, str]:
+    """The longest helm-controller may wait before it looks at a drifted release: a fault
+    made just after a reconcile waits for the next one, one jittered interval later."""
+    seconds = round(interval * (1 + INTERVAL_JITTER), 3)
+    return seconds, (f"HelmRelease interval {interval:g} s + {INTERVAL_JITTER * 100:g} % jitter")
 
 
 def check_interval(interval: float, heal_window: float) -> None:

@@ -18,7 +18,7 @@ caller's `Rollback`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from kubernetes import client
 
 from compare import kube
 from compare.cluster import ClusterTarget
-from compare.deploy import baseline
+from compare.deploy import baseline, managers
 from compare.deploy.helm import get_release
 from compare.deploy.install import apply_documents, kubectl, run_tool
 from compare.deploy.live import wait_for_desired_state
@@ -404,12 +404,15 @@ def take_baseline(
     *,
     timeout: float,
     cancel: threading.Event | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> DesiredObjects:
     """Snapshot the owned objects, wait until that state holds (rollouts complete) and a quiet
     period has passed, snapshot again: once two agree, the operator is done and that is the
-    baseline (stored)."""
+    baseline (stored). A field of it that another field manager than the operator's owns
+    (`compare.deploy.managers`) is a `warn`ing (a label or annotation) or a refusal (content)."""
     deadline = Deadline(timeout)
-    objects = baseline.snapshot(api, namespace, owners)
+    raw = baseline.owned_objects(api, namespace, owners)
+    objects = [baseline.cleaned(obj) for obj in raw]
     quiet_from = Deadline(QUIET_S)
     while True:
         if not objects:
@@ -431,8 +434,24 @@ def take_baseline(
             kube.wait.sleep_unless_cancelled(
                 cancel, quiet_from.remaining(), f"operator target {target.name}"
             )
-        again = baseline.snapshot(api, namespace, owners)
+        raw = baseline.owned_objects(api, namespace, owners)
+        again = [baseline.cleaned(obj) for obj in raw]
         if again == objects:
+            # Whose fields these are: another manager's change is reported, and where the
+            # baseline would hold the operator to content it never wrote, refused.
+            warnings, refusal = managers.verdict(
+                managers.foreign_fields(
+                    raw,
+                    owners,
+                    controller_annotations=baseline.CONTROLLER_ANNOTATIONS,
+                    controller_prefixes=baseline.CONTROLLER_ANNOTATION_PREFIXES,
+                )
+            )
+            if refusal is not None:
+                raise CompareError(f"{target.source}: operator: {refusal}", exit_code=EXIT_FAILED)
+            for line in warnings:
+                if warn is not None:
+                    warn(f"warning: baseline of {target.name} in {namespace}: {line}")
             baseline.save(api, namespace, target.name, owners, objects)
             return desired
         objects, quiet_from = again, Deadline(QUIET_S)
@@ -446,9 +465,11 @@ def deploy_resources(
     *,
     timeout: float,
     cancel: threading.Event | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> DesiredObjects:
     """Apply the custom resources in `namespace` (which exists), wait until ready, take and
-    store the baseline; returns it as the judge's desired objects."""
+    store the baseline; returns it as the judge's desired objects. `warn` gets what the
+    baseline keeps of other field managers' writes (default: the `compare` logger)."""
     deadline = Deadline(timeout)
     api = cluster.api_client()
     try:
@@ -456,7 +477,13 @@ def deploy_resources(
         apply_resources(api, target, resources, namespace)
         owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
         return take_baseline(
-            api, target, owners, namespace, timeout=deadline.remaining(1.0), cancel=cancel
+            api,
+            target,
+            owners,
+            namespace,
+            timeout=deadline.remaining(1.0),
+            cancel=cancel,
+            warn=warn,
         )
     finally:
         api.close()

@@ -98,11 +98,17 @@ def render_chart(summary: RunSummary) -> str:
         f' fill="{MUTED}">time to heal, seconds (log scale)</text>'
     )
     wx = x(window)
+    # Trials of an approach with a cadence had a longer window (their own bars end there).
+    widened = (
+        " (+ cadence)"
+        if any(t.heal_window_seconds > window for t in summary.results.trials)
+        else ""
+    )
     out.append(
         f'<line x1="{wx:.1f}" y1="{TOP - 6}" x2="{wx:.1f}" y2="{plot_bottom}"'
         f' stroke="{UNHEALED}" stroke-dasharray="4 3"/>'
         f'<text x="{wx:.1f}" y="{TOP - 10}" text-anchor="middle" fill="{UNHEALED}">'
-        f"heal window {window:g} s</text>"
+        f"heal window {window:g} s{widened}</text>"
     )
 
     y = TOP

@@ -117,8 +117,24 @@ class ReportData:
         argocd = f"; argocd diff {s.argocd_diff}" if s.argocd_diff is not None else ""
         return (
             f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
-            f" heal window {s.heal_window_seconds:g} s{settle}{flux}{argocd}; {observed}"
+            f" heal window {s.heal_window_seconds:g} s{self._windows()}{settle}{flux}{argocd};"
+            f" {observed}"
         )
+
+    def _windows(self) -> str:
+        """The approaches whose trials had another window than the user's, with why
+        (` (flux 15.25 s: + HelmRelease interval 5 s + 5 % jitter)`), or whose cadence an
+        exact window left out."""
+        windows = self.results.settings.heal_windows or {}
+        parts = []
+        for name, w in windows.items():
+            if w.cadence is None:
+                continue
+            if w.cadence_added:
+                parts.append(f"{name} {w.heal_window_seconds:g} s: + {w.cadence}")
+            else:
+                parts.append(f"{name} exact, its {w.cadence} not added")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def incomplete_line(self) -> str | None:
         if self.results.complete:

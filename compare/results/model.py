@@ -89,6 +89,18 @@ class SkippedExperiment(_Model):
     reason: Name
 
 
+class ApproachWindow(_Model):
+    """One approach's heal window in a run: the user's plus the approach's own cadence (the
+    longest its schedule may leave a fault alone: Flux's interval), unless the run asked for
+    the exact window (`--exact-heal-window`: then `cadenceAdded` is false)."""
+
+    heal_window_seconds: float = Field(gt=0)
+    cadence_seconds: Seconds = 0.0
+    # What the cadence is made of ("HelmRelease interval 5 s + 5 % jitter"); None: it has none.
+    cadence: str | None = None
+    cadence_added: bool = False
+
+
 class RunSettings(_Model):
     """What the user asked for: approaches, experiments, trials and timing."""
 
@@ -109,13 +121,16 @@ class RunSettings(_Model):
     # The argocd approach's diff strategy (`three-way` or `server-side`: which drift Argo CD
     # sees); absent without argocd (optional, added within schema 2 like the one above).
     argocd_diff: Name | None = None
+    # Per approach, the heal window its trials had (`ApproachWindow`); absent in files written
+    # before it (optional, added within schema 2: then every trial had `healWindowSeconds`).
+    heal_windows: dict[Name, ApproachWindow] | None = None
 
     @model_serializer(mode="wrap")
     def _approach_settings_only_with_it(
         self, handler: SerializerFunctionWrapHandler
     ) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("fluxIntervalSeconds", "argocdDiff"):
+        for key in ("fluxIntervalSeconds", "argocdDiff", "healWindows"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -87,9 +87,15 @@ class App(ABC):
         return None
 
     def preflight(
-        self, cluster: ClusterTarget, approaches: Mapping[str, Approach], *, timeout: float
+        self,
+        cluster: ClusterTarget,
+        approaches: Mapping[str, Approach],
+        *,
+        timeout: float,
+        warn: Callable[[str], None] | None = None,
     ) -> list[Step]:
-        """What must happen once before the trials (each step run in order by the caller)."""
+        """What must happen once before the trials (each step run in order by the caller;
+        `warn` gets what a step finds worth a warning but not a stop)."""
         return []
 
     def sharing(self, approaches: Sequence[str]) -> list[str]:
@@ -255,7 +261,12 @@ class TargetApp(App):
         return chart_sharing(self.target, approaches)
 
     def preflight(
-        self, cluster: ClusterTarget, approaches: Mapping[str, Approach], *, timeout: float
+        self,
+        cluster: ClusterTarget,
+        approaches: Mapping[str, Approach],
+        *,
+        timeout: float,
+        warn: Callable[[str], None] | None = None,
     ) -> list[Step]:
         # A chart's crds/ are installed by Helm once and never removed: the run removes the
         # ones it installed (`finish`), whatever happens.
@@ -269,7 +280,7 @@ class TargetApp(App):
             steps.append(
                 Step(
                     "preflight: installing the target's operator, deploying it once",
-                    lambda: self._operator_step(cluster, timeout),
+                    lambda: self._operator_step(cluster, timeout, warn),
                 )
             )
         return steps
@@ -283,8 +294,11 @@ class TargetApp(App):
 
         return run
 
-    def _operator_step(self, cluster: ClusterTarget, timeout: float) -> str:
-        installed, owned = preflight_operator(cluster, self.target, timeout=timeout)
+    def _operator_step(
+        self, cluster: ClusterTarget, timeout: float, warn: Callable[[str], None] | None
+    ) -> str:
+        # What its baseline keeps of other field managers' writes is said here, once.
+        installed, owned = preflight_operator(cluster, self.target, timeout=timeout, warn=warn)
         self._installed.append(installed)
         self.operator_workload = owned
         parts = [

@@ -36,7 +36,7 @@ from typing import Any
 from kubernetes import client
 
 from compare import __version__, approaches, outputfile
-from compare.approaches import Approach
+from compare.approaches import Approach, trial_window
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
@@ -46,6 +46,7 @@ from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.kube import poll
 from compare.results import (
+    ApproachWindow,
     ClusterInfo,
     RunResults,
     RunSettings,
@@ -86,6 +87,9 @@ class RunRequest:
     output_dir: Path
     trials: int = 1
     heal_window: float = DEFAULT_HEAL_WINDOW_S
+    # `--exact-heal-window`: every approach's trials get `heal_window` as it is, without its
+    # cadence (`compare.approaches.trial_window`).
+    exact_heal_window: bool = False
     parallel: int = DEFAULT_PARALLEL
     settle: float = DEFAULT_SETTLE_S
     recheck: float = DEFAULT_RECHECK_S
@@ -120,6 +124,22 @@ def configured(request: RunRequest) -> dict[str, Approach]:
         name: approaches.get(name).configured(**request.settings.get(name, {}))
         for name in request.approaches
     }
+
+
+def heal_windows(request: RunRequest) -> dict[str, ApproachWindow]:
+    """Per approach of the request, the heal window of its trials and what it is made of."""
+    windows = {}
+    for name, approach in configured(request).items():
+        cadence = approach.cadence()
+        windows[name] = ApproachWindow(
+            heal_window_seconds=trial_window(
+                request.heal_window, cadence, exact=request.exact_heal_window
+            ),
+            cadence_seconds=cadence.seconds if cadence is not None else 0.0,
+            cadence=cadence.what if cadence is not None else None,
+            cadence_added=cadence is not None and not request.exact_heal_window,
+        )
+    return windows
 
 
 def plan_trials(request: RunRequest) -> list[TrialPlan]:
@@ -221,6 +241,7 @@ class Run:
         self.request, self.skipped = runnable(self.request, embedded=self.target.embedded)
         self.plans = plan_trials(self.request)
         self.approaches = configured(self.request)
+        self.windows = heal_windows(self.request)
         started = datetime.now(UTC)
         self.run_id = new_run_id(started)
         self.run_dir = self.request.output_dir / self.run_id
@@ -241,6 +262,7 @@ class Run:
                 parallel=self.request.parallel,
                 settle_seconds=self.request.settle,
                 recheck_interval_seconds=self.request.recheck,
+                heal_windows=self.windows,
                 **{k: v for a in self.approaches.values() for k, v in a.run_settings().items()},
             ),
             experiments=[s.info() for s in self.request.experiments],
@@ -260,6 +282,7 @@ class Run:
             target=self.target,
             app=self.request.app,
             heal_window=self.request.heal_window,
+            windows={n: w.heal_window_seconds for n, w in self.windows.items()},
             settle=self.request.settle,
             recheck=self.request.recheck,
             keep=self.request.keep,
@@ -367,7 +390,8 @@ class Run:
         """How long a trial of a shared fault waits for the others at one of its actions:
         they may still be deploying, or in their heal window."""
         request = self.request
-        return request.deploy_timeout + 2 * (request.heal_window + request.settle) + 60.0
+        window = max(self.ctx.windows.values(), default=request.heal_window)
+        return request.deploy_timeout + 2 * (window + request.settle) + 60.0
 
     def _record(self, plan: TrialPlan, future: Future[TrialResult]) -> None:
         try:
@@ -380,7 +404,7 @@ class Run:
                 approach=plan.approach,
                 trial=plan.trial,
                 status="error",
-                heal_window_seconds=self.request.heal_window,
+                heal_window_seconds=self.ctx.window(plan.approach),
                 error=f"{type(exc).__name__}: {exc}",
             )
         with self._lock:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kubernetes import client
 
@@ -65,10 +65,15 @@ def check_operator_target(cluster: ClusterTarget, target: Target, namespace: str
 
 
 def preflight_operator(
-    cluster: ClusterTarget, target: Target, *, timeout: float
+    cluster: ClusterTarget,
+    target: Target,
+    *,
+    timeout: float,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[Install, Workload]:
     """Install the target's operator and deploy its resources once: what the run installed
-    (removed at its end) and the app's parts. On failure, the install is removed again."""
+    (removed at its end) and the app's parts. On failure, the install is removed again.
+    `warn` gets what its baseline keeps of other field managers' writes."""
     operator = operator_arm(target)
     namespace = target.namespace or INSTALL_NAMESPACE
     check_operator_target(cluster, target, namespace)
@@ -80,7 +85,9 @@ def preflight_operator(
         scratch = f"{PREFIX}-{secrets.token_hex(3)}"
         _create(cluster, scratch)
         try:
-            desired = deploy_resources(cluster, target, operator, scratch, timeout=timeout)
+            desired = deploy_resources(
+                cluster, target, operator, scratch, timeout=timeout, warn=warn
+            )
         finally:
             try:
                 remove_resources(cluster, target, operator, scratch, timeout=timeout)

@@ -111,6 +111,8 @@ class TrialContext:
     run_dir: Path
     target: ClusterTarget
     app: App
+    # The user's heal window, and per approach its trials' (`compare.run.engine.heal_windows`:
+    # with the approach's cadence); an approach not in `windows` has `heal_window`.
     heal_window: float
     settle: float
     recheck: float
@@ -124,9 +126,14 @@ class TrialContext:
     # The run's approaches with their settings (`Approach.configured`); one not here is the
     # registry's, with its defaults.
     approaches: Mapping[str, Approach] = field(default_factory=dict)
+    windows: Mapping[str, float] = field(default_factory=dict)
 
     def approach(self, name: str) -> Approach:
         return self.approaches.get(name) or approaches.get(name)
+
+    def window(self, approach: str) -> float:
+        """The heal window of this approach's trials."""
+        return self.windows.get(approach, self.heal_window)
 
 
 def namespace_for(run_id: str, plan: TrialPlan) -> str:
@@ -144,7 +151,7 @@ def run_trial(
     `fault`, its cluster-wide actions are shared with the other trials of that group."""
     namespace = namespace_for(ctx.run_id, plan)
     api = ctx.target.api_client()
-    recorder = _Recorder(plan, namespace, ctx.heal_window)
+    recorder = _Recorder(plan, namespace, ctx.window(plan.approach))
     member = shared.join(fault, plan.slug) if fault is not None else None
     try:
         return _carry_out(ctx, plan, namespace, api, recorder, member)
@@ -182,6 +189,7 @@ def _carry_out(
     member: str | None = None,
 ) -> TrialResult:
     spec = plan.experiment
+    window = ctx.window(plan.approach)
     ctx.listener.phase(plan, "deploying")
     create_namespace(api, namespace, ctx.run_id)
     ctx.ledger.add(namespace, plan.approach)
@@ -199,7 +207,7 @@ def _carry_out(
     observer = Observer(
         api,
         namespace,
-        window=ctx.heal_window,
+        window=window,
         settle=ctx.settle,
         recheck=ctx.recheck,
         cancel=ctx.cancel,
@@ -217,13 +225,16 @@ def _carry_out(
         spec.injection, lambda run: observer.injected(epoch(run["start"]), epoch(run["end"]))
     )
     detector = ctx.app.detector(approach)
-    events = _watch_events(api, namespace, deployed.events_on, ctx, detector)
+    events = _watch_events(api, namespace, deployed.events_on, ctx, detector, window)
     try:
         ctx.listener.phase(plan, "injecting")
         journal_name = f"journals/{plan.slug}.json"
         try:
             journal = run_experiment_in_thread(
-                document, [clock], default_deadline=activity_deadline(ctx), cancel=ctx.cancel
+                document,
+                [clock],
+                default_deadline=activity_deadline(ctx, window),
+                cancel=ctx.cancel,
             )
         except ActivityTimedOut as exc:
             if exc.journal is not None:
@@ -233,7 +244,7 @@ def _carry_out(
             return recorder.error(str(exc))
         finally:
             observer.experiment_over()
-            observer.finish(timeout=ctx.heal_window + ctx.settle + OBSERVER_GRACE_S)
+            observer.finish(timeout=window + ctx.settle + OBSERVER_GRACE_S)
         write_journal(journal, ctx.run_dir / journal_name)
         recorder.journal = journal_name
         _check(ctx)
@@ -272,7 +283,7 @@ def _carry_out(
             observer.observations,
             injection_started=injection_started,
             injected_at=injected_at,
-            window=ctx.heal_window,
+            window=window,
             settle=ctx.settle,
             observed_until=observer.observed_until,
             reported=_reported(run, injected_at),
@@ -317,7 +328,7 @@ def _carry_out(
             time_to_detect_seconds=detect_s,
             # Exactly the journal's timestamp of the injection's end.
             injected_at=datetime.fromisoformat(run["end"]),
-            heal_window_seconds=ctx.heal_window,
+            heal_window_seconds=window,
             evidence=evidence,
             journal=journal_name,
         )
@@ -356,7 +367,8 @@ def experiment_for(
         {
             "webapp_approach": approach,
             "webapp_app_file": str(ctx.app.source.resolve()),
-            "heal_window": ctx.heal_window,
+            # The wait step's deadline: this approach's trial window.
+            "heal_window": ctx.window(approach),
             # The wait step's settle period: the judge's, so chaostoolkit's after-probe reads
             # the state the judge calls healed, not a rollout still finishing.
             "settle": ctx.settle,
@@ -396,13 +408,14 @@ def _watch_events(
     name: str,
     ctx: TrialContext,
     detector: Detector | None,
+    window: float,
 ) -> EventWatch | None:
     """The Events on the object that announces corrections, watched from before the injection
     until the detection is read (its deadline: the longest a trial may take from here)."""
     if detector is None:
         return None
-    deadline = ctx.heal_window + ctx.settle + OBSERVER_GRACE_S + EVENT_GRACE_S
-    watch = EventWatch(api, namespace, name, deadline=deadline + activity_deadline(ctx))
+    deadline = window + ctx.settle + OBSERVER_GRACE_S + EVENT_GRACE_S
+    watch = EventWatch(api, namespace, name, deadline=deadline + activity_deadline(ctx, window))
     watch.begin()
     return watch
 
@@ -466,10 +479,11 @@ class _Recorder:
         )
 
 
-def activity_deadline(ctx: TrialContext) -> float:
-    """An activity's default deadline: the wait probe alone may take the heal window and the
-    settle period; a control-plane restart or a slow API call gets a generous margin."""
-    return ctx.heal_window + ctx.settle + ACTIVITY_MARGIN_S
+def activity_deadline(ctx: TrialContext, window: float | None = None) -> float:
+    """An activity's default deadline: the wait probe alone may take the heal window (the
+    trial's, `window`) and the settle period; a control-plane restart or a slow API call gets
+    a generous margin."""
+    return (window if window is not None else ctx.heal_window) + ctx.settle + ACTIVITY_MARGIN_S
 
 
 def _failed_before(journal: dict[str, Any], injection: str) -> dict[str, Any] | None:

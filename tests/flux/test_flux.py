@@ -241,11 +241,14 @@ def test_interval_must_be_shorter_than_the_heal_window() -> None:
     check_interval(5.0, 10.0)
 
 
-def test_an_interval_not_shorter_than_the_heal_window_is_a_usage_error(
+def test_an_interval_not_shorter_than_an_exact_heal_window_is_a_usage_error(
     cluster: ClusterTarget,
 ) -> None:
+    # Without --exact-heal-window the interval is added to Flux's window: it always fits.
     result = compare_cli(
-        cluster, "run", "-a", "flux", "--flux-interval", "12", "--heal-window", "10"
+        cluster,
+        *("run", "-a", "flux", "--flux-interval", "12", "--heal-window", "10"),
+        "--exact-heal-window",
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
@@ -276,8 +279,20 @@ def test_a_run_of_the_flux_approach_records_the_interval_and_helm_controllers_de
     results = json.loads((run_dir / "results.json").read_text())
     assert results["settings"]["approaches"] == ["flux"]
     assert results["settings"]["fluxIntervalSeconds"] == INTERVAL_S
+    # Its trials' window: the 15 s asked for plus one jittered interval (its cadence).
+    window = round(15 + INTERVAL_S * 1.05, 3)
+    assert results["settings"]["healWindows"] == {
+        "flux": {
+            "healWindowSeconds": window,
+            "cadenceSeconds": INTERVAL_S * 1.05,
+            "cadence": f"HelmRelease interval {INTERVAL_S:g} s + 5 % jitter",
+            "cadenceAdded": True,
+        }
+    }
     (trial,) = results["trials"]
+    assert trial["healWindowSeconds"] == window
     assert (trial["approach"], trial["status"]) == ("flux", "healed")
     assert trial["evidence"]["detectedBy"] == "Event DriftDetected (seen at arrival)"
     assert trial["evidence"]["after"] == "myapp:v1"
     assert f"flux interval {INTERVAL_S:g} s" in result.stdout
+    assert f"heal window 15 s (flux {window:g} s: + HelmRelease interval" in result.stdout

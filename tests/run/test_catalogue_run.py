@@ -140,6 +140,14 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     assert r.settings.approaches == ["helm", "operator", "flux"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
     assert r.settings.parallel == 12 and r.settings.flux_interval_seconds == 5.0
+    # Flux's trials wait one jittered interval longer (its cadence); the others the window.
+    windows = r.settings.heal_windows or {}
+    assert {n: w.heal_window_seconds for n, w in windows.items()} == {
+        "helm": HEAL_WINDOW,
+        "operator": HEAL_WINDOW,
+        "flux": HEAL_WINDOW + 5.25,
+    }
+    assert {t.heal_window_seconds for t in r.trials if t.approach == "flux"} == {HEAL_WINDOW + 5.25}
     # operator-down-drift and operator-kill-drift apply to the operator only: 33 + 35 + 33.
     assert len(r.trials) == 101
     assert {t.status for t in r.trials} <= {"healed", "not-healed", "no-fault"}, [

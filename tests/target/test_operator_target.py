@@ -68,6 +68,8 @@ def test_an_operator_target_deploys_takes_its_baseline_and_goes(
     assert f"WebApp shop in namespace {namespace}: ready (condition Available)" in deployed.output
     assert "2 owned objects: Deployment, Service" in deployed.output
     assert "operator already installed (checked)" in deployed.output
+    # Every field of the owned objects is the operator's (or Kubernetes' own): nothing foreign.
+    assert "warning" not in deployed.output
 
     # The baseline: what the WebApp owns, as the operator made it from the non-default spec.
     stored = _baseline(api, namespace)

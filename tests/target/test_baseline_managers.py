@@ -1,0 +1,99 @@
+"""A target operator's baseline on the real API server, with other field managers' writes made
+before it: a foreign label is reported (object, field, manager) and the baseline stands; a
+foreign spec field refuses the baseline with one line. The API server keeps managedFields
+itself: the test plays an operator that leaves foreign changes alone (it creates the owned
+Deployment under its own field manager, with an owner reference to the object standing in for
+its custom resource) and makes each foreign change through the kubernetes client under the
+manager name `kubectl label` / `kubectl patch` use. (The toolkit's own operator would revert
+both before any baseline: it corrects every field it sets and removes the rest.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from compare.deploy import baseline
+from compare.deploy.target_operator import take_baseline
+from compare.errors import CompareError
+from compare.target import load_target
+
+from .operator_targets import shop_target
+
+pytestmark = pytest.mark.cluster
+
+OPERATOR = "shop-operator"
+
+
+def _deployment(owner: dict[str, Any]) -> dict[str, Any]:
+    labels = {"app": "shop"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "shop",
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "name": owner["metadata"]["name"],
+                    "uid": owner["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "shop:v1"}]},
+            },
+        },
+    }
+
+
+def test_other_managers_fields_before_the_baseline_are_reported_or_refused(
+    api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    target = load_target(shop_target(tmp_path, namespace=namespace))
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    # The object standing in for the custom resource (anything can own).
+    owner = api.sanitize_for_serialization(
+        core.create_namespaced_config_map(
+            namespace, {"metadata": {"name": "shop-owner"}}, field_manager="compare-test"
+        )
+    )
+    apps.create_namespaced_deployment(namespace, _deployment(owner), field_manager=OPERATOR)
+    apps.patch_namespaced_deployment(
+        "shop", namespace, {"metadata": {"labels": {"team": "web"}}}, field_manager="kubectl-label"
+    )
+
+    warnings: list[str] = []
+    desired = take_baseline(api, target, [owner], namespace, timeout=60, warn=warnings.append)
+    assert [item.kind for item in desired.items] == ["Deployment"]
+    # The label is the only foreign field: the operator's own fields, kube-controller-manager's
+    # revision annotation and status are nobody's concern.
+    assert warnings == [
+        f"warning: baseline of shop in {namespace}: Deployment shop metadata.labels.team"
+        " (field manager kubectl-label): set by another field manager than the operator's;"
+        " kept as desired state"
+    ]
+    stored = baseline.load(api, namespace, target.name)
+    assert stored is not None and stored[0]["metadata"]["labels"]["team"] == "web"
+
+    apps.patch_namespaced_deployment(
+        "shop", namespace, {"spec": {"minReadySeconds": 3}}, field_manager="kubectl-patch"
+    )
+    with pytest.raises(CompareError) as refused:
+        take_baseline(api, target, [owner], namespace, timeout=60, warn=warnings.append)
+    message = refused.value.message
+    assert "\n" not in message
+    assert message == (
+        f"{target.source}: operator: the baseline cannot be trusted: Deployment shop"
+        " spec.minReadySeconds (field manager kubectl-patch) is owned by another field manager"
+        " than the operator's (undo that change, or let the operator own it)"
+    )
