@@ -10,9 +10,9 @@ from compare.cli.common import (
     ContextOpt,
     ErrorBoundaryGroup,
     KubeconfigOpt,
+    cluster_from,
     console,
     not_empty,
-    target_from,
 )
 from compare.cli.setup_cmd import build_with_progress
 from compare.cluster.embedded import (
@@ -157,13 +157,13 @@ def info(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextO
     """Show the cluster commands would use (--kubeconfig/--context, else the embedded one)."""
     from kubernetes import client
 
-    target = target_from(ctx, kubeconfig, context)
-    api = target.api_client()
+    cluster = cluster_from(ctx, kubeconfig, context)
+    api = cluster.api_client()
     try:
         version = client.VersionApi(api).get_code()
         nodes = client.CoreV1Api(api).list_node().items
     finally:
         api.close()
-    console.print(target.describe(), highlight=False)
+    console.print(cluster.describe(), highlight=False)
     console.print(f"  server:  {api.configuration.host}  (Kubernetes {version.git_version})")
     console.print(f"  nodes:   {len(nodes)}")

@@ -261,7 +261,7 @@ def resolve_namespace(given: str | None, webapp: WebApp, app: Path | None, defau
     return own or default
 
 
-def target_from(
+def cluster_from(
     ctx: typer.Context,
     kubeconfig: Path | None = None,
     context: str | None = None,

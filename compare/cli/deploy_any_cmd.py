@@ -18,13 +18,13 @@ from compare.cli.common import (
     AppOpt,
     ContextOpt,
     KubeconfigOpt,
+    cluster_from,
     console,
     finite,
     not_empty,
     print_warning,
     refuse_system_namespace,
     resolve_namespace,
-    target_from,
 )
 from compare.cli.target_cmd import (
     TargetOpt,
@@ -69,28 +69,28 @@ def deploy_builtin(
     namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     # A failed deploy removes only what it created: an app that was there stays.
-    api = target.api_client()
+    api = cluster.api_client()
     try:
-        rows = approach.status(target, api, namespace)
+        rows = approach.status(cluster, api, namespace)
     finally:
         api.close()
     existed = any(r.name == webapp.name and r.namespace == namespace for r in rows)
     with (
         Rollback(
-            target,
+            cluster,
             namespace,
             existed=existed,
-            remove=lambda: approach.undeploy(target, webapp, namespace),
+            remove=lambda: approach.undeploy(cluster, webapp, namespace),
             warn=print_warning,
         ),
         console.status(f"deploying {webapp.name} with {approach.name} ..."),
     ):
-        approach.prepare(target)
-        ensure_namespace(target, namespace)
-        approach.deploy(target, webapp, namespace)
+        approach.prepare(cluster)
+        ensure_namespace(cluster, namespace)
+        approach.deploy(cluster, webapp, namespace)
     console.print(
         f"{approach.name}: {webapp.name} in namespace {namespace}: desired state holds"
         f" after {time.monotonic() - started:.1f}s"
@@ -110,9 +110,9 @@ def undeploy_builtin(
     namespace = resolve_namespace(namespace, webapp, app, DEFAULT_NAMESPACE)
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     with console.status(f"removing {webapp.name} ({approach.name}) ..."):
-        approach.undeploy(target, webapp, namespace)
+        approach.undeploy(cluster, webapp, namespace)
     console.print(f"{approach.name}: {webapp.name} removed from namespace {namespace}")
 
 

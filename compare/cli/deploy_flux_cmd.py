@@ -14,11 +14,11 @@ from compare.cli.common import (
     AppOpt,
     ContextOpt,
     KubeconfigOpt,
+    cluster_from,
     console,
     finite,
     not_empty,
     print_warning,
-    target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
@@ -110,20 +110,20 @@ def deploy_flux_command(
         return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     ensure_flux_binaries()
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         existed = read_helm_release(api, namespace, release) is not None
     finally:
         api.close()
 
     def remove() -> None:
-        undeploy_flux(target, namespace, release=release, timeout=timeout)
+        undeploy_flux(cluster, namespace, release=release, timeout=timeout)
 
     with (
         Rollback(
-            target,
+            cluster,
             namespace,
             existed=existed,
             remove=remove,
@@ -132,7 +132,7 @@ def deploy_flux_command(
         console.status(f"deploying {webapp.name} with Flux ..."),
     ):
         handle = deploy_flux(
-            target,
+            cluster,
             webapp,
             namespace,
             interval=interval,
@@ -151,7 +151,7 @@ def deploy_flux_command(
     )
     console.print(f"  chart:     {handle.repository_url} (HelmRepository webapp-charts)")
     console.print(f"  flux:      {handle.describe()}")
-    console.print(f"  on:        {target.describe()}")
+    console.print(f"  on:        {cluster.describe()}")
 
 
 @undeploy_app.command("flux")
@@ -187,14 +187,14 @@ def undeploy_flux_command(
             context=context,
         )
         if stop_flux:
-            remove_flux(target_from(ctx, kubeconfig, context))
+            remove_flux(cluster_from(ctx, kubeconfig, context))
             console.print("Flux controllers and chart server stopped; their identities deleted")
         return
     release, namespace = release_to_remove(app, namespace, release)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status(f"removing HelmRelease {release} ..."):
-        removed = undeploy_flux(target, namespace, release=release, timeout=timeout)
+        removed = undeploy_flux(cluster, namespace, release=release, timeout=timeout)
     if removed:
         console.print(
             f"HelmRelease {namespace}/{release} removed: the release, its HelmRepository and "
@@ -203,5 +203,5 @@ def undeploy_flux_command(
     else:
         console.print(f"no HelmRelease {release!r} in namespace {namespace!r}: nothing to remove")
     if stop_flux:
-        remove_flux(target)
+        remove_flux(cluster)
         console.print("Flux controllers and chart server stopped; their identities deleted")

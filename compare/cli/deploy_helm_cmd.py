@@ -15,13 +15,13 @@ from compare.cli.common import (
     AppOpt,
     ContextOpt,
     KubeconfigOpt,
+    cluster_from,
     console,
     finite,
     not_empty,
     print_warning,
     refuse_system_namespace,
     resolve_namespace,
-    target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
@@ -170,17 +170,17 @@ def deploy_helm_command(
         )
         return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
-    existed = get_release(target, namespace, release) is not None
+    existed = get_release(cluster, namespace, release) is not None
 
     def remove() -> None:
-        if get_release(target, namespace, release) is not None:
-            undeploy_helm(target, namespace, release=release, timeout=timeout)
+        if get_release(cluster, namespace, release) is not None:
+            undeploy_helm(cluster, namespace, release=release, timeout=timeout)
 
     with (
         Rollback(
-            target,
+            cluster,
             namespace,
             existed=existed,
             remove=remove,
@@ -193,7 +193,7 @@ def deploy_helm_command(
             spinner.update(f"deploying {webapp.name} with Helm: {text}")
 
         deployed = deploy_helm(
-            target,
+            cluster,
             webapp,
             namespace,
             release=release,
@@ -213,7 +213,7 @@ def deploy_helm_command(
     console.print(f"  Service    {webapp.name}: ClusterIP, port {spec.port} -> http")
     if spec.env:
         console.print("  env:       " + ", ".join(f"{v.name}={v.value}" for v in spec.env))
-    console.print(f"  on:        {target.describe()}")
+    console.print(f"  on:        {cluster.describe()}")
 
 
 @undeploy_app.command("helm")
@@ -249,14 +249,14 @@ def undeploy_helm_command(
         )
         return
     release, namespace = release_to_remove(app, namespace, release)
-    target = target_from(ctx, kubeconfig, context)
-    if get_release(target, namespace, release) is None:
+    cluster = cluster_from(ctx, kubeconfig, context)
+    if get_release(cluster, namespace, release) is None:
         console.print(f"no helm release {release!r} in namespace {namespace!r}: nothing to remove")
         return
     started = time.monotonic()
     with console.status(f"uninstalling {release} ...") as spinner:
         undeploy_helm(
-            target,
+            cluster,
             namespace,
             release=release,
             timeout=timeout,

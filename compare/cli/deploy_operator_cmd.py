@@ -21,13 +21,13 @@ from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     check_host,
+    cluster_from,
     console,
     finite,
     not_empty,
     print_warning,
     refuse_system_namespace,
     resolve_namespace,
-    target_from,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
@@ -121,27 +121,27 @@ def deploy_operator_command(
     refuse_system_namespace(namespace)
     check_host(webhook_host)
     operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status("installing the operator ..."):
-        handle = install_operator(target, webhook_host=webhook_host)
+        handle = install_operator(cluster, webhook_host=webhook_host)
     if handle.found:
-        console.print(f"operator found on {target.describe()}: nothing installed")
+        console.print(f"operator found on {cluster.describe()}: nothing installed")
         console.print(f"  {handle.describe()}")
     else:
-        _print_installed(target.describe(), handle.webhook_url, handle.describe())
-    existed = webapp_exists(target, namespace, webapp.name)
+        _print_installed(cluster.describe(), handle.webhook_url, handle.describe())
+    existed = webapp_exists(cluster, namespace, webapp.name)
     with (
         Rollback(
-            target,
+            cluster,
             namespace,
             existed=existed,
-            remove=lambda: undeploy_operator(target, namespace, name=webapp.name, timeout=timeout),
+            remove=lambda: undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout),
             warn=print_warning,
         ),
         console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
     ):
-        deploy_operator(target, webapp, namespace, timeout=timeout)
+        deploy_operator(cluster, webapp, namespace, timeout=timeout)
     console.print(
         f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
         f"{webapp.spec.image} ({time.monotonic() - started:.1f}s)"
@@ -208,7 +208,7 @@ def undeploy_operator_command(
             context=context,
         )
         if not keep_operator:
-            _remove_target_install(target_from(ctx, kubeconfig, context), loaded, where)
+            _remove_target_install(cluster_from(ctx, kubeconfig, context), loaded, where)
         return
     if name is None:
         webapp = load_webapp(app)
@@ -219,9 +219,9 @@ def undeploy_operator_command(
     namespace = DEFAULT_NAMESPACE if namespace is None else namespace
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
-        deleted = undeploy_operator(target, namespace, name=webapp_name, timeout=timeout)
+        deleted = undeploy_operator(cluster, namespace, name=webapp_name, timeout=timeout)
     if deleted:
         console.print(
             f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)"
@@ -230,14 +230,14 @@ def undeploy_operator_command(
         console.print(f"WebApp {namespace}/{webapp_name} not found: nothing deleted")
     if keep_operator:
         return
-    remaining = count_webapps(target)
+    remaining = count_webapps(cluster)
     if remaining and not stop:
         console.print(
             f"operator left running: {remaining} WebApp(s) remain in the cluster "
             "(--stop-operator stops it anyway)"
         )
         return
-    stopped = stop_operator(target)
+    stopped = stop_operator(cluster)
     if stopped is not None:
         console.print(f"operator stopped (pid {stopped.pid}, log {stopped.log_path})")
         if remaining:

@@ -23,12 +23,12 @@ from compare import outputfile
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
+    cluster_from,
     console,
     err_console,
     finite,
     print_warning,
     sigterm_as_interrupt,
-    target_from,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
 from compare.deploy.argocd import check_diff_strategy
@@ -229,7 +229,7 @@ def run(
         outputfile.check_directory(output)  # made once the cluster answers
     except CompareError as exc:
         raise CompareError(f"--output {exc.message}") from None
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -241,13 +241,13 @@ def run(
         request = replace(request, parallel=1)
     try:
         steps = the_app.preflight(
-            target, configured(request), timeout=deploy_timeout, warn=print_warning
+            cluster, configured(request), timeout=deploy_timeout, warn=print_warning
         )
         for step in steps:
             with console.status(step.doing):
                 found = step.run()
             console.print(found)
-        engine = Run(target, request)
+        engine = Run(cluster, request)
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans
         with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
@@ -276,7 +276,7 @@ def run(
             raise typer.Exit(EXIT_FAILED)
     finally:
         # What the preflight installed (a target's operator, its charts' CRDs) goes again.
-        for line in the_app.finish(target, keep=request.keep):
+        for line in the_app.finish(cluster, keep=request.keep):
             err_console.print(f"warning: could not remove {line}")
 
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from compare.approaches import REGISTRY, deployed_apps
-from compare.cli.common import ContextOpt, KubeconfigOpt, console, not_empty, target_from
+from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty
 from compare.cli.target_cmd import TargetOpt, target_namespace_of
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
@@ -71,7 +71,7 @@ def status(
             )
         loaded = load_target(target_file)
         where = target_namespace_of(loaded, ctx, namespace)
-        cluster = target_from(ctx, kubeconfig, context)
+        cluster = cluster_from(ctx, kubeconfig, context)
         rows = []
         # A row per arm the file has, in the registry's order.
         for approach in REGISTRY:
@@ -89,10 +89,10 @@ def status(
         return
     if not all_namespaces:
         check_namespace_name(namespace)
-    target = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     where = "all namespaces" if all_namespaces else f"namespace {namespace}"
-    apps = deployed_apps(target, None if all_namespaces else namespace)
-    console.print(f"WebApps in {where} on {target.describe()}")
+    apps = deployed_apps(cluster, None if all_namespaces else namespace)
+    console.print(f"WebApps in {where} on {cluster.describe()}")
     for approach in REGISTRY:
         if not any(app.approach == approach.name for app in apps):
             console.print(f"  {approach.label}: none")

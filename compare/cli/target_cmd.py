@@ -20,7 +20,7 @@ import typer
 from typer._click.core import ParameterSource
 
 from compare.approaches import Approach
-from compare.cli.common import console, print_warning, target_from
+from compare.cli.common import cluster_from, console, print_warning
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_helm import target_namespace
@@ -82,7 +82,7 @@ def deploy_target_arm(
     target = _arm(approach, path)
     namespace = target_namespace_of(target, ctx, namespace)
     approach.check_target(target, namespace)
-    cluster = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     approach.check_target_on(cluster, target, namespace)
     # A failed deploy removes only what it created: an arm that was there stays.
     existed = approach.target_row(cluster, target, namespace) is not None
@@ -136,7 +136,7 @@ def undeploy_target_arm(
     after: an operator's install, Flux's controllers)."""
     target = _arm(approach, path)
     namespace = target_namespace_of(target, ctx, namespace)
-    cluster = target_from(ctx, kubeconfig, context)
+    cluster = cluster_from(ctx, kubeconfig, context)
     what = approach.target_what(target)
     started = time.monotonic()
     with console.status(f"removing {what} ..."):

@@ -231,14 +231,14 @@ def new_run_id(now: datetime) -> str:
 class Run:
     """One `compare run`: build it, then `execute()` in the main thread."""
 
-    target: ClusterTarget
+    cluster: ClusterTarget
     request: RunRequest
     listener: Listener = field(default_factory=_Quiet)
 
     def __post_init__(self) -> None:
-        self.target = recognised(self.target)
+        self.cluster = recognised(self.cluster)
         # Left out before anything is planned: they appear nowhere in results.json.
-        self.request, self.skipped = runnable(self.request, embedded=self.target.embedded)
+        self.request, self.skipped = runnable(self.request, embedded=self.cluster.embedded)
         self.plans = plan_trials(self.request)
         self.approaches = configured(self.request)
         self.windows = heal_windows(self.request)
@@ -252,7 +252,7 @@ class Run:
             finished_at=None,
             complete=False,
             tool_version=__version__,
-            cluster=cluster_info(self.target),
+            cluster=cluster_info(self.cluster),
             app=self.request.app.info(),
             settings=RunSettings(
                 approaches=list(self.request.approaches),
@@ -279,7 +279,7 @@ class Run:
         self.ctx = TrialContext(
             run_id=self.run_id,
             run_dir=self.run_dir,
-            target=self.target,
+            cluster=self.cluster,
             app=self.request.app,
             heal_window=self.request.heal_window,
             windows={n: w.heal_window_seconds for n, w in self.windows.items()},
@@ -306,10 +306,10 @@ class Run:
         if listener is not None:
             self.listener = self.ctx.listener = listener
         probes.cancelled.clear()
-        with pointed_at(self.target), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
+        with pointed_at(self.cluster), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
             try:
                 for approach in self.approaches.values():
-                    self.request.app.prepare(approach, self.target)
+                    self.request.app.prepare(approach, self.cluster)
                 with ThreadPoolExecutor(
                     max_workers=self.request.parallel, thread_name_prefix="trial"
                 ) as pool:
@@ -428,7 +428,7 @@ class Run:
     def _restore_cluster(self) -> None:
         """Every component of the embedded cluster running and leading again (a no-op on a
         healthy cluster); only after an experiment that stops them."""
-        if self.target.embedded:
+        if self.cluster.embedded:
             control_plane.restore(control_plane.embedded_cluster())
 
     def _recover(self, *names: str) -> None:
@@ -436,7 +436,7 @@ class Run:
         after a fault that may have stopped them (the operator after operator-down-drift).
         Only the toolkit's own: a target's operator is the target's business (`App.recover`)."""
         for name in names or tuple(self.approaches):
-            self.request.app.recover(self.approaches[name], self.target)
+            self.request.app.recover(self.approaches[name], self.cluster)
 
     def _remove_leftovers(self) -> None:
         if any(s.cluster_wide for s in self.request.experiments):
@@ -447,7 +447,7 @@ class Run:
         leftovers = self.ctx.ledger.items()
         if self.request.keep or not leftovers:
             return
-        api = self.target.api_client()
+        api = self.cluster.api_client()
         try:
             # An API server that was down (the reason the trials could not clean up) gets a
             # bounded time to come back before the namespaces are reported as left behind.
@@ -465,7 +465,7 @@ class Run:
                 for attempt in range(LEFTOVER_ATTEMPTS):
                     try:
                         remove_namespace(
-                            self.target,
+                            self.cluster,
                             api,
                             self.request.app,
                             namespace,

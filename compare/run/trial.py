@@ -109,7 +109,7 @@ class TrialContext:
 
     run_id: str
     run_dir: Path
-    target: ClusterTarget
+    cluster: ClusterTarget
     app: App
     # The user's heal window, and per approach its trials' (`compare.run.engine.heal_windows`:
     # with the approach's cadence); an approach not in `windows` has `heal_window`.
@@ -150,7 +150,7 @@ def run_trial(
     """Carry out one trial; raises Cancelled when the run is interrupted meanwhile. With
     `fault`, its cluster-wide actions are shared with the other trials of that group."""
     namespace = namespace_for(ctx.run_id, plan)
-    api = ctx.target.api_client()
+    api = ctx.cluster.api_client()
     recorder = _Recorder(plan, namespace, ctx.window(plan.approach))
     member = shared.join(fault, plan.slug) if fault is not None else None
     try:
@@ -173,7 +173,7 @@ def run_trial(
             ctx.listener.phase(plan, "cleaning up")
             try:
                 approach = ctx.approach(plan.approach)
-                remove_namespace(ctx.target, api, ctx.app, namespace, approach)
+                remove_namespace(ctx.cluster, api, ctx.app, namespace, approach)
                 ctx.ledger.discard(namespace)
             except Exception as exc:  # the result stands; the engine retries at the end
                 ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
@@ -195,7 +195,7 @@ def _carry_out(
     ctx.ledger.add(namespace, plan.approach)
     approach = ctx.approach(plan.approach)
     deployed = ctx.app.deploy(
-        approach, ctx.target, api, namespace, timeout=ctx.deploy_timeout, cancel=ctx.cancel
+        approach, ctx.cluster, api, namespace, timeout=ctx.deploy_timeout, cancel=ctx.cancel
     )
     _check(ctx)
     desired, workload = deployed.desired, deployed.workload
@@ -212,7 +212,7 @@ def _carry_out(
         recheck=ctx.recheck,
         cancel=ctx.cancel,
         kinds=desired.kinds,
-        health=cluster_health(ctx.target, api, own_outages(document)),
+        health=cluster_health(ctx.cluster, api, own_outages(document)),
     )
     judge = observer.begin(lambda baseline: TrialJudge(desired, target, tracked, baseline))
     if judge.baseline_problems:
@@ -384,7 +384,7 @@ def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None
 
 
 def remove_namespace(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     api: client.ApiClient,
     app: App,
     namespace: str,
@@ -398,7 +398,7 @@ def remove_namespace(
     # First a finalizer a fault left (an object stuck terminating): it would hold an
     # uninstall, and then the namespace, forever.
     release_finalizers(api, namespace)
-    app.remove(approach, target, namespace)
+    app.remove(approach, cluster, namespace)
     kube.delete_namespace(api, namespace)
 
 

@@ -201,7 +201,7 @@ def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
     return TrialContext(
         run_id="r",
         run_dir=tmp_path,
-        target=ClusterTarget(tmp_path / "kubeconfig"),
+        cluster=ClusterTarget(tmp_path / "kubeconfig"),
         app=BuiltinApp(load_webapp(), DEFAULT_APP) if target is None else TargetApp(target),
         heal_window=10.0,
         settle=1.0,
