@@ -28,7 +28,7 @@ from compare.deploy.rows import DeployedApp
 from compare.deploy.status import operator_apps, target_operator_app
 from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
-    check_resources,
+    check_served,
     deploy_resources,
     install,
     install_documents,
@@ -162,14 +162,7 @@ class Operator(Approach):
         install_documents(target, operator_arm(target), namespace)
 
     def check_target_on(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
-        # Before anything is applied: every resource's kind is served or the install's CRD.
-        operator = operator_arm(target)
-        documents = install_documents(target, operator, namespace)
-        api = cluster.api_client()
-        try:
-            check_resources(api, target, operator, documents)
-        finally:
-            api.close()
+        check_served(cluster, target, operator_arm(target), namespace)
 
     def install_target(
         self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float

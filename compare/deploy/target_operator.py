@@ -222,6 +222,19 @@ def _existing(
     return {_identity(item) for item in items or [] if item}
 
 
+def check_served(
+    cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
+) -> None:
+    """Before anything is applied: the install renders and every custom resource's kind is
+    served, or defined by the install (one line naming the resource otherwise)."""
+    documents = install_documents(target, operator, namespace)
+    api = cluster.api_client()
+    try:
+        check_resources(api, target, operator, documents)
+    finally:
+        api.close()
+
+
 def plan_install(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> Install:

@@ -32,10 +32,9 @@ from compare.deploy.helm import chart_crds
 from compare.deploy.target_helm import render_target, target_chart
 from compare.deploy.target_operator import (
     Install,
-    check_resources,
+    check_served,
     deploy_resources,
     install,
-    install_documents,
     operator_arm,
     plan_install,
     remove_resources,
@@ -53,17 +52,6 @@ INSTALL_NAMESPACE = "webapp"
 PREFIX = "cmp-op-preflight"
 
 
-def check_operator_target(cluster: ClusterTarget, target: Target, namespace: str) -> None:
-    """The install renders and every custom resource's kind is served or installed by it."""
-    operator = operator_arm(target)
-    documents = install_documents(target, operator, namespace)
-    api = cluster.api_client()
-    try:
-        check_resources(api, target, operator, documents)
-    finally:
-        api.close()
-
-
 def preflight_operator(
     cluster: ClusterTarget,
     target: Target,
@@ -76,7 +64,7 @@ def preflight_operator(
     `warn` gets what its baseline keeps of other field managers' writes."""
     operator = operator_arm(target)
     namespace = target.namespace or INSTALL_NAMESPACE
-    check_operator_target(cluster, target, namespace)
+    check_served(cluster, target, operator, namespace)
     plan = plan_install(cluster, target, operator, namespace)
     try:
         if plan.form == "kustomize":
