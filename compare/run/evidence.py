@@ -303,6 +303,14 @@ def _judges(desired: DesiredObjects, field: str) -> bool:
     return item is None or judged_field(item.defaulted, keys, raw=item.raw)
 
 
+def settle_start(heal_start: float, injected_at: float) -> float:
+    """When a heal's settle period starts: when the heal began, but never before the injection
+    ended. An injection still under way can undo a heal it has not finished causing (it deletes
+    the object the controller re-created, then creates its own copy), so only what holds after
+    the injection's end can settle; the time to heal still counts from the heal's start."""
+    return max(heal_start, injected_at)
+
+
 def measure(
     judge: TrialJudge,
     observations: Sequence[Observation],
@@ -344,12 +352,16 @@ def measure(
                 first_heal = first_heal if first_heal is not None else obs.at
             continue
         if heal_start is not None:
-            if obs.at - heal_start >= settle:
+            if obs.at - settle_start(heal_start, injected_at) >= settle:
                 settled = heal_start
                 break
             flaps.append(Relapse(heal_start, obs.at, obs.problems[0]))
             heal_start = None
-    if settled is None and heal_start is not None and observed_until - heal_start >= settle:
+    if (
+        settled is None
+        and heal_start is not None
+        and observed_until - settle_start(heal_start, injected_at) >= settle
+    ):
         settled = heal_start
     if settled is not None and settled - injected_at > window:
         settled = None  # healed, but too late

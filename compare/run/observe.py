@@ -35,7 +35,7 @@ from compare.errors import first_line
 from compare.judge import NamespaceWatch, Reading, read
 from compare.judge.kinds import WATCHED
 from compare.kube import poll
-from compare.run.evidence import Observation, TrialJudge, healing_since
+from compare.run.evidence import Observation, TrialJudge, healing_since, settle_start
 
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
 MAX_READ_FAILURES = 2
@@ -186,7 +186,7 @@ class Observer(threading.Thread):
             [o for o in self.observations if o.at >= self._injection_started]
         )
         if heal_start is not None and heal_start <= deadline:
-            settled_at = heal_start + self.settle
+            settled_at = settle_start(heal_start, self._injected) + self.settle
             return None if now >= settled_at else settled_at
         return None if now >= deadline else deadline
 

@@ -272,3 +272,53 @@ def test_a_field_of_the_first_of_two_deployments_is_judged_as_the_judge_names_it
     assert {item.root for item in desired.items} >= {"deployment/shop", "deployment/shop-webhook"}
     assert not _judges(desired, "deployment.metadata.annotations[chaos.example.com/note]")
     assert _judges(desired, "deployment.spec.replicas")
+
+
+def test_a_heal_the_injection_undoes_before_it_ends_never_settled() -> None:
+    # The injection deletes the Service and creates its own copy; the controller re-creates
+    # the Service in between, and on a loaded machine the injection's retry comes more than a
+    # settle period later. The controller's Service held, but the injection had not ended:
+    # its copy, seen just after the injection's end, is the state the trial ends in.
+    judge = TrialJudge(DESIRED, "service", None, reading(T0 - 5))
+    headless = service("svc-copy")
+    headless["spec"]["clusterIP"] = "None"
+    obs = _obs(
+        judge,
+        (T0 - 1.9, {"missing": ("service",)}),
+        (T0 - 1.8, {"svc": service("svc-controller")}),
+        (T0 + 0.005, {"svc": headless}),
+    )
+    m = measure(
+        judge,
+        obs,
+        injection_started=T0 - 2.0,  # the injection ran for 2 s (its retries)
+        injected_at=T0,
+        window=WINDOW,
+        settle=SETTLE,
+        observed_until=T0 + WINDOW + SETTLE,
+    )
+    assert m.status == "not-healed", m
+    assert len(m.flaps) == 1  # the controller's Service, undone by the injection itself
+
+
+def test_a_heal_before_the_injection_returned_counts_from_its_start() -> None:
+    # The controller re-created the Service while the injection was still running: healed in
+    # 0 s, once it also held for the settle period after the injection's end.
+    judge = TrialJudge(DESIRED, "service", None, reading(T0 - 5))
+    obs = _obs(judge, (T0 - 1.9, {"missing": ("service",)}), (T0 - 1.8, {"svc": service("svc-2")}))
+
+    def until(observed_until: float) -> Any:
+        return measure(
+            judge,
+            obs,
+            injection_started=T0 - 2.0,
+            injected_at=T0,
+            window=WINDOW,
+            settle=SETTLE,
+            observed_until=observed_until,
+        )
+
+    m = until(T0 + SETTLE + 0.1)
+    assert m.status == "healed" and m.time_to_heal == 0.0
+    # Held 2.3 s since its start, but only 0.5 s since the injection's end: not settled yet.
+    assert until(T0 + 0.5).status == "not-healed"
