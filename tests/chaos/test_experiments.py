@@ -226,8 +226,6 @@ UNGATED = (
         ("apiserver-restart-drift", "operator"),
         ("apiserver-restart-drift", "flux"),
         ("apiserver-restart-drift", "argocd"),
-        # The injection and the operator race for the Service's name.
-        ("service-recreated-headless", "operator"),
     }
     | {(name, "flux") for name in FLUX_VALUES}
     | {(name, "argocd") for name in ARGOCD_VALUES}
