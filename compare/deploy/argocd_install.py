@@ -32,8 +32,7 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.cluster.binaries import run_build
-from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
+from compare.deploy.install import apply_documents, write_token_kubeconfig
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import if_found
@@ -70,12 +69,6 @@ def crd_paths() -> list[Path]:
 
 def role_path() -> Path:
     return argocd_dir() / "rbac" / "application-controller-clusterrole.yaml"
-
-
-def ensure_argocd_binaries() -> None:
-    """Build Argo CD (tools/argocd/build.sh) when missing or out of date. Its stamp is its own:
-    this never rebuilds the control plane or Flux."""
-    run_build("argocd/build.sh", "the Argo CD controllers", (), quiet=True)
 
 
 def check_argocd_binaries(directory: Path | None = None) -> None:
@@ -219,21 +212,6 @@ def _secret_key(target: ClusterTarget) -> str:
         api.close()
     key = ((found.data or {}) if found is not None else {}).get(SECRET_KEY)
     return str(key) if key else base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-def delete_argocd_objects(target: ClusterTarget) -> None:
-    """Remove the namespace (settings, identity, Applications, AppProject) and the cluster role
-    and binding; the CRDs stay (deleting a CRD deletes every object of it, the user's included).
-    """
-    kubectl(
-        target,
-        "delete",
-        "--ignore-not-found",
-        "--wait=false",
-        f"clusterrolebinding/{ROLE_NAME}",
-        f"clusterrole/{ROLE_NAME}",
-        f"namespace/{ARGOCD_NAMESPACE}",
-    )
 
 
 def write_identity_kubeconfig(target: ClusterTarget, path: Path) -> None:

@@ -38,7 +38,6 @@ from compare.deploy.argocd_install import (
     apply_argocd_objects,
     argocd_bin_dir,
     check_argocd_binaries,
-    delete_argocd_objects,
     write_identity_kubeconfig,
 )
 from compare.deploy.flux_charts import package_repository
@@ -417,9 +416,3 @@ def forget_argocd(target: ClusterTarget) -> None:
         return
     stop_argocd(target)
     shutil.rmtree(directory, ignore_errors=True)
-
-
-def remove_argocd(target: ClusterTarget) -> None:
-    """Stop the processes and delete their objects from the cluster (the CRDs stay)."""
-    stop_argocd(target)
-    delete_argocd_objects(target)

@@ -563,14 +563,6 @@ def remaining(cluster: ClusterTarget, operator: Operator) -> int:
         api.close()
 
 
-def served_now(api: client.ApiClient, body: Mapping[str, Any], namespace: str) -> bool:
-    """Whether this custom resource exists in the namespace now (False: its kind not served)."""
-    what = api_of.served(api, str(body["apiVersion"]), str(body["kind"]))
-    return (
-        what is not None and api_of.read(api, what, namespace, body["metadata"]["name"]) is not None
-    )
-
-
 def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
     api = cluster.api_client()
     try:
