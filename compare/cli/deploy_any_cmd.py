@@ -8,6 +8,7 @@ built-in WebApp and `compare.cli.target_cmd` for a target, and adds what is its 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -119,57 +120,44 @@ def undeploy_builtin(
 def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.Typer) -> None:
     """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups: the
     built-in WebApp (`--app`) or a target file's arm (`--target`, `compare.cli.target_cmd`)."""
-
-    def deploy(
-        ctx: typer.Context,
-        app: AppOpt = None,
-        namespace: NamespaceOpt = None,
-        kubeconfig: KubeconfigOpt = None,
-        context: ContextOpt = None,
-        target_file: TargetOpt = None,
-        timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        if target_file is None:
-            deploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
-            return
-        refuse_with_target({"--app": app is not None})
-        deploy_target_arm(
-            approach,
-            ctx,
-            target_file,
-            namespace,
-            timeout=timeout,
-            kubeconfig=kubeconfig,
-            context=context,
-        )
-
-    def undeploy(
-        ctx: typer.Context,
-        app: AppOpt = None,
-        namespace: NamespaceOpt = None,
-        kubeconfig: KubeconfigOpt = None,
-        context: ContextOpt = None,
-        target_file: TargetOpt = None,
-        timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        if target_file is None:
-            undeploy_builtin(approach, ctx, app, namespace, kubeconfig, context)
-            return
-        refuse_with_target({"--app": app is not None})
-        undeploy_target_arm(
-            approach,
-            ctx,
-            target_file,
-            namespace,
-            timeout=timeout,
-            kubeconfig=kubeconfig,
-            context=context,
-        )
-
+    deploy = _command(approach, deploy_builtin, deploy_target_arm)
     deploy.__doc__ = (
         f"Deploy the WebApp (or a --target file's arm) through {approach.name} and wait for"
         " its desired state."
     )
+    undeploy = _command(approach, undeploy_builtin, undeploy_target_arm)
     undeploy.__doc__ = f"Remove what `compare deploy {approach.name}` made."
     deploy_group.command(approach.name)(deploy)
     undeploy_group.command(approach.name)(undeploy)
+
+
+def _command(
+    approach: Approach, builtin: Callable[..., None], arm: Callable[..., object]
+) -> Callable[..., None]:
+    """One command over the options every approach shares: `builtin` for the WebApp, `arm`
+    with `--target`."""
+
+    def command(
+        ctx: typer.Context,
+        app: AppOpt = None,
+        namespace: NamespaceOpt = None,
+        kubeconfig: KubeconfigOpt = None,
+        context: ContextOpt = None,
+        target_file: TargetOpt = None,
+        timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        if target_file is None:
+            builtin(approach, ctx, app, namespace, kubeconfig, context)
+            return
+        refuse_with_target({"--app": app is not None})
+        arm(
+            approach,
+            ctx,
+            target_file,
+            namespace,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+
+    return command

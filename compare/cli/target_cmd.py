@@ -24,8 +24,8 @@ from compare.cli.common import cluster_from, console, print_warning
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_helm import target_namespace
+from compare.deploy.target_operator import ensure_namespace
 from compare.errors import EXIT_USAGE, CompareError
-from compare.kube import ensure_namespace
 from compare.target import Target, load_target
 
 TargetOpt = Annotated[
@@ -98,11 +98,7 @@ def deploy_target_arm(
         Rollback(cluster, namespace, existed=existed, remove=remove, warn=print_warning),
         console.status(f"deploying {target.name} with {approach.name} ...") as spinner,
     ):
-        api = cluster.api_client()
-        try:
-            ensure_namespace(api, namespace)
-        finally:
-            api.close()
+        ensure_namespace(cluster, namespace)
         undo = approach.install_target(cluster, target, namespace, timeout=timeout)
         if undo is not None:
             installed.append(undo)

@@ -30,7 +30,7 @@ from compare import approaches as registry
 from compare.approaches import Approach, Detector
 from compare.cluster import ClusterTarget
 from compare.deploy.target_helm import render_target
-from compare.deploy.target_operator import Install, install_documents, operator_arm, uninstall
+from compare.deploy.target_operator import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
@@ -214,7 +214,7 @@ class TargetApp(App):
     chart_workload: Workload | None = None
     operator_workload: Workload | None = None
     # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.
-    _installed: list[Install] = field(default_factory=list)
+    _installed: Install | None = None
     _crds: list[str] = field(default_factory=list)
 
     @property
@@ -235,7 +235,7 @@ class TargetApp(App):
     def check(self, approaches: Sequence[str]) -> None:
         # Every arm asked for is in the file; every chart arm renders (`helm template`) into a
         # namespace like a trial's, the first one's parts deciding which faults apply; every
-        # operator arm's install builds (kustomize or chart rendering).
+        # other arm passes its approach's own check (an operator's install builds).
         rendered = [
             render_target(self.target, registry.get(a).chart_arm(self.target), TRIAL_NAMESPACE)
             for a in approaches
@@ -247,9 +247,10 @@ class TargetApp(App):
             self.chart_workload = workload_of(
                 [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
             )
-        if self._operator_arms(approaches):
-            operator = operator_arm(self.target)
-            install_documents(self.target, operator, self.target.namespace or INSTALL_NAMESPACE)
+        for name in approaches:
+            approach = registry.get(name)
+            if not approach.charted and approach.arm(self.target) is not None:
+                approach.check_target(self.target, self.target.namespace or INSTALL_NAMESPACE)
         for name in approaches:
             if registry.get(name).arm(self.target) is None:
                 raise CompareError(
@@ -299,7 +300,7 @@ class TargetApp(App):
     ) -> str:
         # What its baseline keeps of other field managers' writes is said here, once.
         installed, owned = preflight_operator(cluster, self.target, timeout=timeout, warn=warn)
-        self._installed.append(installed)
+        self._installed = installed
         self.operator_workload = owned
         parts = [
             f"{ref.kind} {ref.name}"
@@ -312,11 +313,10 @@ class TargetApp(App):
 
     def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
         left: list[str] = []
-        operator = self.target.operator
-        while self._installed and operator is not None and not keep:
-            done = self._installed.pop()
+        done, self._installed = self._installed, None
+        if done is not None and self.target.operator is not None and not keep:
             try:
-                uninstall(cluster, self.target, operator, done, created_only=True)
+                uninstall(cluster, self.target, self.target.operator, done, created_only=True)
             except Exception as exc:
                 left.append(f"the target's operator install: {exc}")
         crds, self._crds = self._crds, []
