@@ -6,7 +6,7 @@ desired state comes back, how fast, and on what evidence.
 
 Layers, lowest first (a lower one never imports a higher one; docs/architecture.md,
 enforced by tests/architecture):
-  base         errors, paths, inputfile, outputfile: no Kubernetes knowledge
+  base         errors, paths, inputfile, outputfile, lazy: no Kubernetes knowledge
   kube         the Kubernetes API mechanics: apply, read, delete, wait, namespaces
   model        cluster (the embedded control plane, targets), webapp (the one WebApp spec)
   judge        judge (desired state, closed-world verdicts), target (target files), results

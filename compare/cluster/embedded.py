@@ -232,14 +232,13 @@ class EmbeddedCluster:
         never does). Without a direct probe (no certificate files), the components are asked
         instead: all of them running."""
         try:
-            _nodes_ready(self.kubeconfig)
+            return poll(
+                lambda: _nodes_ready(self.kubeconfig) >= count,
+                deadline=timeout,
+                interval=READY_POLL_S,
+            )[0]
         except _NoDirectProbe:
             return not self.dead_components()
-        return poll(
-            lambda: _nodes_ready(self.kubeconfig) >= count,
-            deadline=timeout,
-            interval=READY_POLL_S,
-        )[0]
 
     def _api_ready(self) -> bool:
         """GET /readyz answers `ok`: asked directly with the kubeconfig's certificates (no

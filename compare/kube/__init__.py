@@ -8,7 +8,7 @@ wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
   events     a watch of one object's Events, each stamped with its arrival (EventWatch)
 
 Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
-`compare.errors` and the kubernetes client, so every other package may use it.
+`compare.errors`, `compare.lazy` and the kubernetes client, so every other package may use it.
 
 Each name is imported from its module on first use (PEP 562): `wait` needs no kubernetes
 client, and `compare cluster up` starts faster without one (the client takes ~0.2 s to import).
@@ -16,8 +16,9 @@ client, and `compare cluster up` starts faster without one (the client takes ~0.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compare.lazy import lazy_names
 
 if TYPE_CHECKING:
     from compare.kube.apierror import delete_if_found, if_found, status_message
@@ -86,10 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)

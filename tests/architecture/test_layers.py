@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "compare.errors",
                 "compare.paths",
                 "compare.inputfile",
+                "compare.lazy",
                 "compare.outputfile",
             }
         ),
@@ -61,6 +62,7 @@ OPERATOR_NEEDS = frozenset(
         "compare.inputfile",
         "compare.judge",
         "compare.kube",
+        "compare.lazy",
         "compare.paths",
         "compare.webapp",
     }
