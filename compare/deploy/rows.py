@@ -62,6 +62,21 @@ def judged_app(
 ) -> DeployedApp:
     """The row of a WebApp whose desired state is `objects`, judged closed-world."""
     desired = with_api_defaults(api, namespace, objects)
+    return judged_row(
+        api, approach=approach, name=name, namespace=namespace, detail=detail, desired=desired
+    )
+
+
+def judged_row(
+    api: client.ApiClient,
+    *,
+    approach: str,
+    name: str,
+    namespace: str,
+    detail: str,
+    desired: DesiredObjects,
+) -> DeployedApp:
+    """The row of an app whose desired state is `desired` (defaulted), judged closed-world."""
     replicas, image = summary(desired)
     ready, state = judged_state(api, namespace, desired)
     return DeployedApp(

@@ -19,7 +19,7 @@ from compare.deploy import baseline
 from compare.deploy.helm import get_release, list_releases, release_objects
 from compare.deploy.ownership import helm_applied
 from compare.deploy.reference import operator_reference
-from compare.deploy.rows import DeployedApp, judged_app, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_app, judged_row, judged_state, summary
 from compare.deploy.target_helm import release_desired
 from compare.judge import (
     judged_objects,
@@ -74,21 +74,16 @@ def target_app(
         return None
     api = cluster.api_client()
     try:
-        desired = release_desired(cluster, api, target, install, namespace)
-        replicas, image = summary(desired)
-        ready, state = judged_state(api, namespace, desired)
+        return judged_row(
+            api,
+            approach="helm",
+            name=release.release,
+            namespace=namespace,
+            detail=f"revision {release.revision}, {release.status}",
+            desired=release_desired(cluster, api, target, install, namespace),
+        )
     finally:
         api.close()
-    return DeployedApp(
-        approach="helm",
-        name=release.release,
-        namespace=namespace,
-        detail=f"revision {release.revision}, {release.status}",
-        desired_replicas=replicas,
-        ready_replicas=ready,
-        image=image,
-        state=state,
-    )
 
 
 def _list_crs(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
 from compare.deploy.argocd_process import argocd_state_dir
 from compare.deploy.argocd_status import argocd_detail
 from compare.deploy.flux_charts import publish_chart
-from compare.deploy.rows import DeployedApp, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_row
 from compare.deploy.target_helm import render_target, target_chart
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, with_api_defaults
@@ -140,19 +140,13 @@ def target_argocd_app(
         app = read_application(api, namespace, install.release)
         if app is None:
             return None
-        detail = argocd_detail(api, app)
-        desired = target_argocd_desired(api, target, install, namespace)
-        replicas, image = summary(desired)
-        ready, state = judged_state(api, namespace, desired)
+        return judged_row(
+            api,
+            approach=APPROACH,
+            name=install.release,
+            namespace=namespace,
+            detail=argocd_detail(api, app),
+            desired=target_argocd_desired(api, target, install, namespace),
+        )
     finally:
         api.close()
-    return DeployedApp(
-        approach=APPROACH,
-        name=install.release,
-        namespace=namespace,
-        detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready,
-        image=image,
-        state=state,
-    )

@@ -62,7 +62,7 @@ from compare.deploy.helm import chart_crds, release_objects
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
-from compare.deploy.rows import DeployedApp, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_row
 from compare.deploy.target_helm import desired_of, render_target, target_chart
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
@@ -452,18 +452,13 @@ def target_flux_app(
                 image=None,
                 state="not installed by helm-controller yet",
             )
-        desired = flux_release_desired(cluster, api, target, install, namespace)
-        replicas, image = summary(desired)
-        ready, state = judged_state(api, namespace, desired)
+        return judged_row(
+            api,
+            approach="flux",
+            name=install.release,
+            namespace=namespace,
+            detail=detail,
+            desired=flux_release_desired(cluster, api, target, install, namespace),
+        )
     finally:
         api.close()
-    return DeployedApp(
-        approach="flux",
-        name=install.release,
-        namespace=namespace,
-        detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready,
-        image=image,
-        state=state,
-    )
