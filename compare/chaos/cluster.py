@@ -39,12 +39,12 @@ def cluster_target(secrets: Mapping[str, Any] | None = None) -> ClusterTarget:
     return recognised(ClusterTarget(kubeconfig_path(), kube_context(secrets)))
 
 
-def recognised(target: ClusterTarget) -> ClusterTarget:
+def recognised(cluster: ClusterTarget) -> ClusterTarget:
     """Mark a kubeconfig of an embedded cluster as embedded, however it was given
     (`--kubeconfig <its kubeconfig>`, KUBECONFIG in a `chaos run`)."""
-    if target.embedded or not is_local(target):
-        return target
-    return ClusterTarget(target.kubeconfig, target.context, embedded=True)
+    if cluster.embedded or not is_local(cluster):
+        return cluster
+    return ClusterTarget(cluster.kubeconfig, cluster.context, embedded=True)
 
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:
@@ -53,7 +53,7 @@ def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:
 
 
 @contextmanager
-def pointed_at(target: ClusterTarget) -> Iterator[None]:
+def pointed_at(cluster: ClusterTarget) -> Iterator[None]:
     """Point chaosk8s and this extension at `target` while the block runs.
 
     The kubernetes client reads `KUBECONFIG` once, when it is imported, into the default path
@@ -62,12 +62,12 @@ def pointed_at(target: ClusterTarget) -> Iterator[None]:
     """
     saved = {key: os.environ.get(key) for key in (ENV_KUBECONFIG, ENV_CONTEXT)}
     saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
-    os.environ[ENV_KUBECONFIG] = str(target.kubeconfig)
-    if target.context:
-        os.environ[ENV_CONTEXT] = target.context
+    os.environ[ENV_KUBECONFIG] = str(cluster.kubeconfig)
+    if cluster.context:
+        os.environ[ENV_CONTEXT] = cluster.context
     else:
         os.environ.pop(ENV_CONTEXT, None)
-    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(target.kubeconfig)
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(cluster.kubeconfig)
     try:
         yield
     finally:

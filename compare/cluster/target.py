@@ -179,13 +179,13 @@ def _check_exec_plugin(path: Path, data: dict[str, Any], context: str | None) ->
         )
 
 
-def check_reachable(target: ClusterTarget) -> None:
+def check_reachable(cluster: ClusterTarget) -> None:
     """One cheap API call with a short timeout, so an unreachable cluster fails fast."""
     try:
-        api = target.api_client()
+        api = cluster.api_client()
     except (config.ConfigException, OSError, ValueError, TypeError) as exc:
         raise CompareError(
-            f"kubeconfig {target.kubeconfig}: {first_line(exc, typed=False)}"
+            f"kubeconfig {cluster.kubeconfig}: {first_line(exc, typed=False)}"
         ) from exc
     host = api.configuration.host
     # Retries would multiply the timeout; one attempt decides.
@@ -198,7 +198,7 @@ def check_reachable(target: ClusterTarget) -> None:
     except client.ApiException as exc:
         if exc.status == 401:
             raise CompareError(
-                f"cluster at {host} refused the credentials of kubeconfig {target.kubeconfig}"
+                f"cluster at {host} refused the credentials of kubeconfig {cluster.kubeconfig}"
                 " (401 Unauthorized)"
             ) from None
         if exc.status == 403:
@@ -206,13 +206,13 @@ def check_reachable(target: ClusterTarget) -> None:
         raise CompareError(f"cluster at {host} answered {exc.status} {exc.reason}") from exc
     except ValueError as exc:  # the client could not read the answer as Kubernetes'
         raise CompareError(
-            f"cluster at {host} (kubeconfig {target.kubeconfig}) did not answer as a Kubernetes"
+            f"cluster at {host} (kubeconfig {cluster.kubeconfig}) did not answer as a Kubernetes"
             f" API server: {first_line(exc, typed=False)}"
         ) from None
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         problem = first_line(exc, typed=False)
         raise CompareError(
-            f"cluster at {host} is unreachable (kubeconfig {target.kubeconfig}): {problem}"
+            f"cluster at {host} is unreachable (kubeconfig {cluster.kubeconfig}): {problem}"
         ) from exc
     finally:
         api.close()

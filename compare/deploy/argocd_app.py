@@ -123,8 +123,8 @@ def argocd_application(
     )
 
 
-def apply_application(target: ClusterTarget, application: Mapping[str, Any]) -> None:
-    apply_documents(target, [dict(application)], field_manager=FIELD_MANAGER)
+def apply_application(cluster: ClusterTarget, application: Mapping[str, Any]) -> None:
+    apply_documents(cluster, [dict(application)], field_manager=FIELD_MANAGER)
 
 
 def read_application(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
@@ -188,7 +188,7 @@ def application_state(app: Mapping[str, Any] | None) -> tuple[bool | None, str]:
 
 
 def wait_application(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     api: client.ApiClient,
     namespace: str,
     name: str,
@@ -198,7 +198,7 @@ def wait_application(
 ) -> dict[str, Any]:
     """Until the Application is Synced and Healthy; its last reading. A failed sync, a deadline
     passed, or an Argo CD process (Redis included) found down: a one-line error."""
-    health = _HealthEvery(target)
+    health = _HealthEvery(cluster)
 
     def look() -> tuple[bool | None, str, dict[str, Any] | None]:
         # First: with Argo CD down, the status read next is a stale record, not an answer.
@@ -231,19 +231,19 @@ def wait_application(
 class _HealthEvery:
     """`check_running` at most every HEALTH_EVERY_S, from inside a wait's look."""
 
-    def __init__(self, target: ClusterTarget) -> None:
-        self.target, self.checked = target, 0.0
+    def __init__(self, cluster: ClusterTarget) -> None:
+        self.cluster, self.checked = cluster, 0.0
 
     def check(self) -> bool:
         if time.monotonic() - self.checked <= HEALTH_EVERY_S:
             return False
-        check_running(self.target)
+        check_running(self.cluster)
         self.checked = time.monotonic()
         return True
 
 
 def delete_application(
-    target: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, name: str, *, timeout: float
 ) -> bool:
     """Delete the Application and wait until Argo CD has deleted what it deployed and the
     Application is gone. False: there was none. Argo CD deletes an Application only once its
@@ -276,7 +276,7 @@ def delete_application(
     )
     if not found:
         return False
-    health = _HealthEvery(target)
+    health = _HealthEvery(cluster)
 
     def left() -> list[str]:
         app = read_application(api, namespace, name)

@@ -182,24 +182,24 @@ def settings_documents(secret_key: str) -> list[dict[str, Any]]:
     return docs
 
 
-def apply_argocd_objects(target: ClusterTarget) -> None:
+def apply_argocd_objects(cluster: ClusterTarget) -> None:
     """Server-side apply the CRDs, wait until they are established, then the rest."""
     crds = crd_documents()
-    apply_documents(target, crds, field_manager=FIELD_MANAGER)
+    apply_documents(cluster, crds, field_manager=FIELD_MANAGER)
     # Through the API: `kubectl wait` fails at once on a CRD whose status has no conditions
     # yet (a fresh cluster, right after the apply).
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
     finally:
         api.close()
-    apply_documents(target, install_documents(_secret_key(target)), field_manager=FIELD_MANAGER)
+    apply_documents(cluster, install_documents(_secret_key(cluster)), field_manager=FIELD_MANAGER)
 
 
-def _secret_key(target: ClusterTarget) -> str:
+def _secret_key(cluster: ClusterTarget) -> str:
     """The secret key already in argocd-secret (base64, as stored), else a new random one: a
     restart keeps it."""
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         found = if_found(
             f"reading Secret {ARGOCD_NAMESPACE}/{SETTINGS_SECRET} failed",
@@ -214,6 +214,6 @@ def _secret_key(target: ClusterTarget) -> str:
     return str(key) if key else base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def write_identity_kubeconfig(target: ClusterTarget, path: Path) -> None:
+def write_identity_kubeconfig(cluster: ClusterTarget, path: Path) -> None:
     """A kubeconfig with the target's server and CA and the application controller's token."""
-    write_token_kubeconfig(target, ARGOCD_NAMESPACE, APPLICATION_CONTROLLER, path)
+    write_token_kubeconfig(cluster, ARGOCD_NAMESPACE, APPLICATION_CONTROLLER, path)

@@ -82,9 +82,9 @@ REDIS_TIMEOUT_S = 2.0
 _SOCKET_PATH_MAX = 100
 
 
-def argocd_state_dir(target: ClusterTarget) -> Path:
+def argocd_state_dir(cluster: ClusterTarget) -> Path:
     """Where this cluster's Argo CD processes keep their state, token, chart repository and logs."""
-    return cache_dir() / "argocd" / "clusters" / cluster_key(target)
+    return cache_dir() / "argocd" / "clusters" / cluster_key(cluster)
 
 
 # -- Redis ------------------------------------------------------------------------------------
@@ -171,17 +171,17 @@ class ArgocdHandle:
         return describe_processes(self.processes, PROCESSES, self.state_dir)
 
 
-def argocd_status(target: ClusterTarget) -> ArgocdHandle:
-    directory = argocd_state_dir(target)
+def argocd_status(cluster: ClusterTarget) -> ArgocdHandle:
+    directory = argocd_state_dir(cluster)
     found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
     return ArgocdHandle(directory, found, read_settings(directory))
 
 
-def check_running(target: ClusterTarget) -> ArgocdHandle:
+def check_running(cluster: ClusterTarget) -> ArgocdHandle:
     """The handle when every process is alive and answers its health check; otherwise a
     one-line error naming the first one that does not (a controller or Redis down is an
     error, never a verdict)."""
-    handle = argocd_status(target)
+    handle = argocd_status(cluster)
     for name in PROCESSES:
         info = handle.processes.get(name)
         if info is None or not alive(info):
@@ -232,7 +232,7 @@ def _controller_args(
 
 
 def start_argocd(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     *,
     bin_dir: Path | None = None,
     extra_args: Mapping[str, list[str]] | None = None,
@@ -244,9 +244,9 @@ def start_argocd(
     `--self-heal-timeout-seconds`, `--self-heal-backoff-*`); a controller running with other
     extra flags than these is restarted with them (they change the answer)."""
     wanted = {name: list((extra_args or {}).get(name, [])) for name in CONTROLLERS}
-    with state_lock(argocd_state_dir(target)) as directory:
-        claim_for_cluster(directory, cluster_uid(target), lambda: _stop_locked(directory))
-        handle = argocd_status(target)
+    with state_lock(argocd_state_dir(cluster)) as directory:
+        claim_for_cluster(directory, cluster_uid(cluster), lambda: _stop_locked(directory))
+        handle = argocd_status(cluster)
         recorded = read_settings(directory).get("extra_args") or {}
         same_args = all(recorded.get(name, []) == wanted[name] for name in CONTROLLERS)
         if (
@@ -261,7 +261,7 @@ def start_argocd(
         settings = read_settings(directory)
         started: list[FluxProcess] = []
         try:
-            apply_argocd_objects(target)
+            apply_argocd_objects(cluster)
             running = {n: p for n, p in handle.processes.items() if alive(p)}
             for name in CONTROLLERS:
                 if name in running and recorded.get(name, []) != wanted[name]:
@@ -293,7 +293,7 @@ def start_argocd(
                 if name in running:
                     continue
                 info = _spawn(
-                    target,
+                    cluster,
                     directory,
                     name,
                     redis,
@@ -313,7 +313,7 @@ def start_argocd(
                 forget(directory, info.name)
             raise
         save_settings(directory, settings)
-        return argocd_status(target)
+        return argocd_status(cluster)
 
 
 # Each port setting and the process that listens on it.
@@ -327,7 +327,7 @@ _PORTS = {
 
 
 def _spawn(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     directory: Path,
     name: str,
     redis: str,
@@ -362,7 +362,7 @@ def _spawn(
         return spawn(
             directory, name, args, marker=str(binaries / name), ready_url=ready, env=dict(env)
         )
-    write_identity_kubeconfig(target, kubeconfig)
+    write_identity_kubeconfig(cluster, kubeconfig)
     ready = f"http://127.0.0.1:{ports['controller_metrics']}/healthz"
     return spawn(
         directory,
@@ -398,9 +398,9 @@ def _environment(directory: Path, binaries: Path) -> dict[str, str]:
     }
 
 
-def stop_argocd(target: ClusterTarget) -> list[str]:
+def stop_argocd(cluster: ClusterTarget) -> list[str]:
     """Stop this cluster's Argo CD processes (Redis last); the names of those that were running."""
-    with state_lock(argocd_state_dir(target)) as directory:
+    with state_lock(argocd_state_dir(cluster)) as directory:
         return _stop_locked(directory)
 
 
@@ -408,11 +408,11 @@ def _stop_locked(directory: Path) -> list[str]:
     return stop_recorded(directory, PROCESSES)
 
 
-def forget_argocd(target: ClusterTarget) -> None:
+def forget_argocd(cluster: ClusterTarget) -> None:
     """Stop the processes and drop their state (token, chart repository, caches, logs): for a
     cluster that is going away."""
-    directory = argocd_state_dir(target)
+    directory = argocd_state_dir(cluster)
     if not directory.exists():
         return
-    stop_argocd(target)
+    stop_argocd(cluster)
     shutil.rmtree(directory, ignore_errors=True)

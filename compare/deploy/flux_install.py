@@ -184,12 +184,12 @@ def _identity_documents() -> list[dict[str, Any]]:
     return docs
 
 
-def apply_flux_objects(target: ClusterTarget) -> None:
+def apply_flux_objects(cluster: ClusterTarget) -> None:
     """Server-side apply the Flux CRDs, the namespace, ServiceAccounts and ClusterRoles; wait
     until the CRDs are established."""
     crds = crd_documents()
-    apply_documents(target, [*crds, *_identity_documents()], field_manager=FIELD_MANAGER)
-    api = target.api_client()
+    apply_documents(cluster, [*crds, *_identity_documents()], field_manager=FIELD_MANAGER)
+    api = cluster.api_client()
     try:
         wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
     finally:
@@ -201,12 +201,12 @@ def apply_flux_objects(target: ClusterTarget) -> None:
 CHART_ROLE_LABEL = "compare.example.com/flux-chart-role"
 
 
-def delete_flux_objects(target: ClusterTarget) -> None:
+def delete_flux_objects(cluster: ClusterTarget) -> None:
     """Remove the identities (namespace, ClusterRoles, bindings, those granted for target
     charts too); the CRDs stay (deleting a CRD deletes every object of it, the user's
     included)."""
     kubectl(
-        target,
+        cluster,
         "delete",
         "--ignore-not-found",
         "--wait=false",
@@ -217,7 +217,7 @@ def delete_flux_objects(target: ClusterTarget) -> None:
     roles = [f"clusterrole/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
     bindings = [f"clusterrolebinding/{ROLE_PREFIX}{n}" for n in CONTROLLERS]
     kubectl(
-        target,
+        cluster,
         "delete",
         "--ignore-not-found",
         "--wait=false",
@@ -227,6 +227,6 @@ def delete_flux_objects(target: ClusterTarget) -> None:
     )
 
 
-def write_identity_kubeconfig(target: ClusterTarget, controller: str, path: Path) -> None:
+def write_identity_kubeconfig(cluster: ClusterTarget, controller: str, path: Path) -> None:
     """A kubeconfig with the target's server and CA and the controller ServiceAccount's token."""
-    write_token_kubeconfig(target, FLUX_NAMESPACE, controller, path)
+    write_token_kubeconfig(cluster, FLUX_NAMESPACE, controller, path)

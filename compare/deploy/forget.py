@@ -15,7 +15,7 @@ from compare.deploy.flux import forget_flux
 from compare.deploy.operator import forget_operator
 
 
-def forget_cluster(target: ClusterTarget) -> None:
-    forget_operator(target)
-    forget_flux(target)
-    forget_argocd(target)
+def forget_cluster(cluster: ClusterTarget) -> None:
+    forget_operator(cluster)
+    forget_flux(cluster)
+    forget_argocd(cluster)

@@ -45,19 +45,19 @@ def run_tool(tool: str, *args: str, flags: Sequence[str] = (), stdin: str | None
     return result.stdout
 
 
-def kubectl(target: ClusterTarget, *args: str, stdin: str | None = None) -> str:
-    return run_tool("kubectl", *args, flags=target.kubectl_args(), stdin=stdin)
+def kubectl(cluster: ClusterTarget, *args: str, stdin: str | None = None) -> str:
+    return run_tool("kubectl", *args, flags=cluster.kubectl_args(), stdin=stdin)
 
 
 def apply_documents(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     docs: Sequence[dict[str, Any]],
     *,
     field_manager: str,
     namespace: str = "default",
 ) -> None:
     """Server-side apply of these documents (forced), in order (`compare.kube.served`)."""
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         served.apply_all(api, docs, field_manager=field_manager, namespace=namespace)
     finally:
@@ -65,17 +65,17 @@ def apply_documents(
 
 
 def write_token_kubeconfig(
-    target: ClusterTarget,
+    cluster: ClusterTarget,
     namespace: str,
     service_account: str,
     path: Path,
     *,
     missing: str | None = None,
 ) -> None:
-    """A kubeconfig with the target's server and CA and a fresh token of the ServiceAccount,
+    """A kubeconfig with the cluster's server and CA and a fresh token of the ServiceAccount,
     owner-only and written atomically (the token is a credential). `missing`: the error when
     the ServiceAccount does not exist (default: the API server's answer)."""
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         request = {
             "apiVersion": "authentication.k8s.io/v1",
@@ -95,19 +95,19 @@ def write_token_kubeconfig(
             ) from None
         token = answer.status.token
         conf = api.configuration
-        cluster: dict[str, Any] = {"server": conf.host}
+        entry: dict[str, Any] = {"server": conf.host}
         if not conf.verify_ssl:
-            cluster["insecure-skip-tls-verify"] = True
+            entry["insecure-skip-tls-verify"] = True
         elif conf.ssl_ca_cert:
             ca = Path(conf.ssl_ca_cert).read_bytes()
-            cluster["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
+            entry["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
     finally:
         api.close()
     user = service_account
     kubeconfig = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "cluster", "cluster": cluster}],
+        "clusters": [{"name": "cluster", "cluster": entry}],
         "users": [{"name": user, "user": {"token": token}}],
         "contexts": [{"name": user, "context": {"cluster": "cluster", "user": user}}],
         "current-context": user,

@@ -82,11 +82,11 @@ def save_settings(directory: Path, settings: dict[str, Any]) -> None:
 CLUSTER_UID_KEY = "clusterUid"
 
 
-def cluster_uid(target: ClusterTarget) -> str | None:
+def cluster_uid(cluster: ClusterTarget) -> str | None:
     """What tells one cluster from another that reuses its name and address (an embedded
     cluster deleted and started again): the uid of its `kube-system` namespace. None when it
     cannot be read (then nothing is judged stale)."""
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         found = client.CoreV1Api(api).read_namespace("kube-system", _request_timeout=(3, 10))
     except (client.ApiException, urllib3.exceptions.HTTPError, OSError):

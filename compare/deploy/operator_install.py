@@ -53,25 +53,25 @@ FIELD_MANAGER = "compare-install"
 _CONFIG = OPERATOR_DIR / "config"
 
 
-def is_local(target: ClusterTarget) -> bool:
+def is_local(cluster: ClusterTarget) -> bool:
     """The embedded cluster, however it was named (`--kubeconfig` pointing at its kubeconfig
     included): its API server runs on loopback and can call a webhook on 127.0.0.1."""
     embedded_root = (cache_dir() / "kwok" / "clusters").resolve()
-    return target.embedded or target.kubeconfig.resolve().parent.parent == embedded_root
+    return cluster.embedded or cluster.kubeconfig.resolve().parent.parent == embedded_root
 
 
-def cluster_key(target: ClusterTarget) -> str:
+def cluster_key(cluster: ClusterTarget) -> str:
     """A directory name per cluster: the embedded cluster's name, else a hash of the
     kubeconfig path and context. Two ways of naming one cluster share one operator."""
-    if is_local(target) and target.context is None:
-        return target.kubeconfig.resolve().parent.name
-    digest = hashlib.sha256(f"{target.kubeconfig.resolve()}|{target.context}".encode())
+    if is_local(cluster) and cluster.context is None:
+        return cluster.kubeconfig.resolve().parent.name
+    digest = hashlib.sha256(f"{cluster.kubeconfig.resolve()}|{cluster.context}".encode())
     return f"ext-{digest.hexdigest()[:12]}"
 
 
-def state_dir(target: ClusterTarget) -> Path:
+def state_dir(cluster: ClusterTarget) -> Path:
     """Where the local operator of this cluster keeps its pid, log, certs and kubeconfig."""
-    return cache_dir() / "operator" / cluster_key(target)
+    return cache_dir() / "operator" / cluster_key(cluster)
 
 
 def _kustomized(directory: Path) -> list[Path]:
@@ -90,7 +90,7 @@ def _config_documents() -> list[dict[str, Any]]:
 
 
 def apply_cluster_objects(
-    target: ClusterTarget, *, certs: CertFiles, webhook_url: str | None
+    cluster: ClusterTarget, *, certs: CertFiles, webhook_url: str | None
 ) -> None:
     """Server-side apply the CRD, RBAC and (with a URL) the webhook configuration; wait until
     the CRD is established. Without a URL, a configuration left by an earlier local operator
@@ -100,17 +100,17 @@ def apply_cluster_objects(
     if webhook_url is not None:
         docs.append(webhook_configuration(certs.ca.read_bytes(), url=webhook_url))
     else:
-        _drop_local_webhook(target)
-    apply_documents(target, docs, field_manager=FIELD_MANAGER)
-    api = target.api_client()
+        _drop_local_webhook(cluster)
+    apply_documents(cluster, docs, field_manager=FIELD_MANAGER)
+    api = cluster.api_client()
     try:
         wait_established(api, [CRD_NAME], timeout=30.0)
     finally:
         api.close()
 
 
-def _drop_local_webhook(target: ClusterTarget) -> None:
-    api = target.api_client()
+def _drop_local_webhook(cluster: ClusterTarget) -> None:
+    api = cluster.api_client()
     hooks = client.AdmissionregistrationV1Api(api)
     try:
         current = if_found(
@@ -134,13 +134,13 @@ def ensure_certs(directory: Path, hosts: list[str]) -> CertFiles:
     return files
 
 
-def write_identity_kubeconfig(target: ClusterTarget, path: Path) -> None:
+def write_identity_kubeconfig(cluster: ClusterTarget, path: Path) -> None:
     """A kubeconfig for the operator: the target's server and CA, the ServiceAccount's token."""
     write_token_kubeconfig(
-        target,
+        cluster,
         OPERATOR_NAMESPACE,
         SERVICE_ACCOUNT,
         path,
-        missing=f"the operator is not installed on {target.describe()}: "
+        missing=f"the operator is not installed on {cluster.describe()}: "
         "run `compare deploy operator` first",
     )

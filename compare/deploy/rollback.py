@@ -22,8 +22,8 @@ from compare.kube.apierror import if_found
 NAMESPACE_GONE_TIMEOUT_S = 60.0
 
 
-def namespace_exists(target: ClusterTarget, namespace: str) -> bool:
-    api = target.api_client()
+def namespace_exists(cluster: ClusterTarget, namespace: str) -> bool:
+    api = cluster.api_client()
     try:
         found = if_found(
             f"reading namespace {namespace} failed", client.CoreV1Api(api).read_namespace, namespace
@@ -33,9 +33,9 @@ def namespace_exists(target: ClusterTarget, namespace: str) -> bool:
     return found is not None
 
 
-def delete_namespace(target: ClusterTarget, namespace: str, *, timeout: float) -> None:
+def delete_namespace(cluster: ClusterTarget, namespace: str, *, timeout: float) -> None:
     """Delete the namespace and wait until it is gone (its finalizers run)."""
-    api = target.api_client()
+    api = cluster.api_client()
     try:
         kube.delete_namespace(api, namespace, timeout=timeout)
     finally:
@@ -52,19 +52,19 @@ class Rollback:
 
     def __init__(
         self,
-        target: ClusterTarget,
+        cluster: ClusterTarget,
         namespace: str,
         *,
         existed: bool,
         remove: Callable[[], object],
         warn: Callable[[str], None],
     ) -> None:
-        self.target = target
+        self.cluster = cluster
         self.namespace = namespace
         self.existed = existed
         self.remove = remove
         self.warn = warn
-        self.namespace_existed = namespace_exists(target, namespace)
+        self.namespace_existed = namespace_exists(cluster, namespace)
 
     def __enter__(self) -> Rollback:
         return self
@@ -81,7 +81,7 @@ class Rollback:
         try:
             self.remove()
             if not self.namespace_existed:
-                delete_namespace(self.target, self.namespace, timeout=NAMESPACE_GONE_TIMEOUT_S)
+                delete_namespace(self.cluster, self.namespace, timeout=NAMESPACE_GONE_TIMEOUT_S)
                 undone.append(f"namespace {self.namespace}")
         except (Exception, KeyboardInterrupt) as failure:
             self._tell(exc, f"rollback incomplete: {first_line(failure)}")

@@ -64,12 +64,12 @@ def _activities(document: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
 
 
 def cluster_health(
-    target: ClusterTarget, api: client.ApiClient, exempt: Iterable[str] = ()
+    cluster: ClusterTarget, api: client.ApiClient, exempt: Iterable[str] = ()
 ) -> Health:
     """A check returning the components that are down now (empty: all up)."""
     skip = set(exempt)
-    if is_local(target) and target.context is None:
-        embedded = EmbeddedCluster(cluster_key(target))
+    if is_local(cluster) and cluster.context is None:
+        embedded = EmbeddedCluster(cluster_key(cluster))
         components = [c for c in COMPONENTS if c not in skip]
 
         def processes() -> list[str]:
