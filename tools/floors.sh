@@ -75,11 +75,11 @@ EOF
 #    that this check needs neither Go nor the binary cache; `make test` runs them all.
 deselect=(
     # renders and lints charts/webapp with the built helm binary
-    --deselect tests/helm/test_chart.py
+    --deselect tests/deploy/helm/test_chart.py
     # `helm template`/`helm lint` of the operator's chart and `kubectl kustomize` of its config
-    --deselect tests/operator/test_deployment_manifests.py
+    --deselect tests/webapp_operator/test_deployment_manifests.py
     # compares the helm-rendered workload with the operator's, so it renders with helm too
-    --deselect tests/operator/test_parity.py
+    --deselect tests/webapp_operator/test_parity.py
     # `compare cluster up` builds (or finds) the control-plane binaries before the checks
     # these two tests look at
     --deselect tests/cluster/test_cluster_cli.py::test_port_in_use_is_reported_in_one_line

@@ -16,7 +16,7 @@ the approach, each with its reason:
 - **Identity**: a controller owner reference to the WebApp and the namespace on each child
   (owner references are identity, not judged: `compare.judge.allow`).
 
-`tests/operator/test_reference.py` checks that the operator's builders agree with this
+`tests/webapp_operator/test_reference.py` checks that the operator's builders agree with this
 reference for varied WebApps, through the API server's defaults.
 """
 

@@ -23,8 +23,7 @@ from kubernetes.dynamic.resource import ResourceList
 from compare.approaches import REGISTRY, Approach, deployed_apps, names
 from compare.cluster import ClusterTarget
 from compare.judge import DesiredObjects, problems, read
-from tests.helm.helpers import make_webapp
-from tests.helpers import wait_for
+from tests.helpers import eventually, make_webapp
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # How long a namespace may take to go once its app was cleaned up (a finalizer left behind
@@ -95,7 +94,7 @@ def test_deploy_status_undeploy_round_trip(
     approach.undeploy(cluster, webapp, namespace)
     assert deployed_apps(cluster, namespace) == []
     # Nothing of it is left; owned children may take the garbage collector a moment.
-    wait_for(lambda: _left(api, namespace, desired) == [], timeout=GARBAGE_COLLECTED_S)
+    eventually(lambda: _left(api, namespace, desired) == [], timeout=GARBAGE_COLLECTED_S)
 
 
 @pytest.mark.cluster
@@ -119,7 +118,7 @@ def test_cleanup_then_the_namespace_goes_and_leaves_nothing(
             return exc.status == 404
         return False
 
-    wait_for(gone, timeout=NAMESPACE_GONE_S)
+    eventually(gone, timeout=NAMESPACE_GONE_S)
 
 
 @BY_NAME

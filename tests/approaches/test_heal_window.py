@@ -1,6 +1,6 @@
 """A heal window per approach: the user's `--heal-window` plus the approach's own cadence
 (pure: no cluster). The run records it per approach in results.json and every report shows it
-(the cluster test that a run records it: tests/flux/test_flux.py)."""
+(the cluster test that a run records it: tests/deploy/flux/test_flux.py)."""
 
 from __future__ import annotations
 

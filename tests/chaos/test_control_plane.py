@@ -50,7 +50,7 @@ def embedded(cluster: ClusterTarget) -> EmbeddedCluster:
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
     """A component's restart takes longer: a minute by default."""
-    return helpers.wait_for(predicate, timeout)
+    return helpers.eventually(predicate, timeout=timeout)
 
 
 def _deployment(api: client.ApiClient, namespace: str, name: str = "cp") -> None:

@@ -14,7 +14,7 @@ from compare.chaos.control_plane import restore
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
 from compare.deploy.operator_install import cluster_key
-from tests.helpers import wait_for
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -50,11 +50,8 @@ def ready_pods(core: client.CoreV1Api, namespace: str, selector: str) -> list[cl
 def test_deployment_pods_become_ready_on_kwok_nodes(api: client.ApiClient, namespace: str) -> None:
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     apps.create_namespaced_deployment(namespace, make_deployment("web", 3))
-    pods = wait_for(
-        lambda: (
-            len(ready_pods(core, namespace, "app=web")) == 3
-            and ready_pods(core, namespace, "app=web")
-        )
+    pods = eventually(
+        lambda: ready if len(ready := ready_pods(core, namespace, "app=web")) == 3 else None
     )
     kwok_nodes = {
         n.metadata.name
@@ -63,7 +60,7 @@ def test_deployment_pods_become_ready_on_kwok_nodes(api: client.ApiClient, names
     }
     assert kwok_nodes, "the embedded cluster has no kwok nodes"
     assert {p.spec.node_name for p in pods} <= kwok_nodes
-    dep = wait_for(
+    dep = eventually(
         lambda: apps.read_namespaced_deployment("web", namespace).status.ready_replicas == 3
     )
     assert dep
@@ -72,7 +69,7 @@ def test_deployment_pods_become_ready_on_kwok_nodes(api: client.ApiClient, names
 def test_deleted_pod_is_replaced_by_a_new_pod(api: client.ApiClient, namespace: str) -> None:
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     apps.create_namespaced_deployment(namespace, make_deployment("web", 2))
-    wait_for(lambda: len(ready_pods(core, namespace, "app=web")) == 2)
+    eventually(lambda: len(ready_pods(core, namespace, "app=web")) == 2)
     before = {p.metadata.uid for p in ready_pods(core, namespace, "app=web")}
     victim = ready_pods(core, namespace, "app=web")[0]
     core.delete_namespaced_pod(victim.metadata.name, namespace, grace_period_seconds=0)
@@ -82,7 +79,7 @@ def test_deleted_pod_is_replaced_by_a_new_pod(api: client.ApiClient, namespace: 
         uids = {p.metadata.uid for p in now}
         return len(now) == 2 and victim.metadata.uid not in uids and bool(uids - before)
 
-    wait_for(replaced)
+    eventually(replaced)
 
 
 def test_deleting_an_owner_cascades_to_owned_objects(api: client.ApiClient, namespace: str) -> None:
@@ -106,7 +103,7 @@ def test_deleting_an_owner_cascades_to_owned_objects(api: client.ApiClient, name
             return exc.status == 404
         return False
 
-    wait_for(owned_gone, timeout=60)
+    eventually(owned_gone, timeout=60)
 
 
 def test_rbac_denies_a_service_account_without_rights(
@@ -199,8 +196,8 @@ def test_a_kwok_node_runs_more_pods_than_the_kwok_default(
     deployment = make_deployment("many", 120)
     deployment.spec.template.spec.node_selector = {"kubernetes.io/hostname": target}
     apps.create_namespaced_deployment(namespace, deployment)
-    pods = wait_for(
-        lambda: len(ready := ready_pods(core, namespace, "app=many")) == 120 and ready,
+    pods = eventually(
+        lambda: ready if len(ready := ready_pods(core, namespace, "app=many")) == 120 else None,
         timeout=120,
     )
     assert {p.spec.node_name for p in pods} == {target}

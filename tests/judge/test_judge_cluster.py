@@ -24,7 +24,7 @@ from compare.judge import (
     wait_until_holds,
     with_api_defaults,
 )
-from tests.helm.helpers import make_webapp
+from tests.helpers import make_webapp
 
 pytestmark = pytest.mark.cluster
 

@@ -14,7 +14,7 @@ from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import deploy_helm
 from compare.judge import problems, read, wait_until_holds, with_api_defaults
-from tests.helm.helpers import make_webapp, pods_of
+from tests.helpers import make_webapp, pods_of
 
 pytestmark = pytest.mark.cluster
 

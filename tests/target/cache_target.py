@@ -28,7 +28,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.local import free_port
-from tests.operator.helpers import eventually
+from tests.helpers import eventually
 
 OPERATOR_DIR = Path(__file__).parents[1] / "fixtures" / "operators" / "cache"
 TARGET = OPERATOR_DIR / "compare.yaml"

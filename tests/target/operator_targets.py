@@ -16,7 +16,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.operator import install_operator, operator_status, stop_operator
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
-from tests.operator.helpers import eventually
+from tests.helpers import eventually
 
 EXAMPLE = EXAMPLES_DIR / "target-shop.yaml"
 # The example's non-default spec: five replicas, several env vars, requests and limits.

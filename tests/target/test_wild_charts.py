@@ -32,7 +32,7 @@ from compare.judge.kinds import kind
 from compare.results import latest_run, load_results
 from compare.run.preflight import chart_sharing
 from compare.target import Target, load_target
-from tests.operator.helpers import eventually
+from tests.helpers import eventually
 
 runner = CliRunner()
 CHARTS = Path(__file__).parents[1] / "fixtures" / "charts"
