@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from compare.approaches import get
+from compare.approaches.operator import builtin
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -39,16 +40,14 @@ from compare.cli.target_cmd import (
 from compare.cluster import ClusterTarget
 from compare.deploy.operator import (
     count_webapps,
-    deploy_operator,
     install_operator,
     operator_manifest,
     stop_operator,
-    undeploy_operator,
-    webapp_exists,
 )
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_operator import (
     Install,
+    ensure_namespace,
     install_documents,
     operator_arm,
     remaining,
@@ -57,6 +56,7 @@ from compare.deploy.target_operator import (
 from compare.errors import EXIT_USAGE, CompareError
 from compare.kube import check_namespace_name
 from compare.target import Target
+from compare.target.builtin import webapp_named
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
@@ -130,18 +130,22 @@ def deploy_operator_command(
         console.print(f"  {handle.describe()}")
     else:
         _print_installed(cluster.describe(), handle.webhook_url, handle.describe())
-    existed = webapp_exists(cluster, namespace, webapp.name)
+    # The built-in target's operator arm, as `--target` deploys any other.
+    approach, target = get("operator"), builtin(webapp)
+    existed = approach.target_row(cluster, target, namespace) is not None
     with (
         Rollback(
             cluster,
             namespace,
             existed=existed,
-            remove=lambda: undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout),
+            remove=lambda: approach.undeploy_target(cluster, target, namespace, timeout=timeout),
             warn=print_warning,
         ),
         console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
     ):
-        deploy_operator(cluster, webapp, namespace, timeout=timeout)
+        ensure_namespace(cluster, namespace)
+        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        approach.deploy_target(cluster, target, namespace, timeout=remaining)
     console.print(
         f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
         f"{webapp.spec.image} ({time.monotonic() - started:.1f}s)"
@@ -220,8 +224,10 @@ def undeploy_operator_command(
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     cluster = cluster_from(ctx, kubeconfig, context)
+    # The built-in target's operator arm naming that WebApp: all its removal needs.
+    target = builtin(webapp_named(webapp_name))
     with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
-        deleted = undeploy_operator(cluster, namespace, name=webapp_name, timeout=timeout)
+        deleted = get("operator").undeploy_target(cluster, target, namespace, timeout=timeout)
     if deleted:
         console.print(
             f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)"

@@ -27,12 +27,12 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator import Operator
 from compare.cli import app
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.operator import (
     OperatorHandle,
     count_webapps,
-    deploy_operator,
     install_operator,
     operator_status,
     start_operator,
@@ -308,7 +308,7 @@ def test_in_cluster_chart_without_a_live_leader_is_taken_over(
         before = _operator_pids(cluster)
 
         started = time.monotonic()
-        deploy_operator(cluster, make_webapp("shop", replicas=3), chart_ns, timeout=90)
+        Operator().deploy(cluster, make_webapp("shop", replicas=3), chart_ns, timeout=90)
         elapsed = time.monotonic() - started
         print(
             f"\ntook over a stale local holder (lease {FAST.lease_duration}s) and a stale chart "
@@ -436,8 +436,8 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     operator: OperatorHandle,
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    deploy_operator(cluster, make_webapp("shop"), namespace, timeout=60)
-    deploy_operator(cluster, make_webapp("cart"), other_namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("cart"), other_namespace, timeout=60)
 
     def undeploy(*args: str) -> str:
         result = runner.invoke(app, [*cli_args, "undeploy", "operator", *args])
@@ -487,7 +487,7 @@ def test_undeploy_stop_operator_flag(
     cli_args: list[str], cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    deploy_operator(cluster, make_webapp("shop"), namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
     result = runner.invoke(
         app,
         [
