@@ -160,10 +160,15 @@ class Operator(Approach):
         names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
         if operator.toolkit:
             kinds = sorted({item.kind for item in desired.items})
+            available = "; ".join(
+                f"{KIND} {namespace}/{w.name} is Available: {w.spec.replicas} replica(s) of"
+                f" {w.spec.image}"
+                for w in operator.webapps
+            )
             return TargetDeploy(
                 desired,
                 events_on=announcer,
-                headline=f"{names} in namespace {namespace}: Available, desired state holds",
+                headline=available,
                 notes=(
                     f"desired:   the built-in chart's rendering: {', '.join(kinds)}",
                     "the toolkit's own operator (a local process, shared; never removed here)",

@@ -6,6 +6,8 @@ used, not duplicated); undeploy deletes the CR (the finalizer's cleanup runs, th
 collector takes the children) and stops the local operator once no WebApp is left in the
 cluster, or when asked to (`--stop-operator`): while WebApps remain, they need it — for their
 reconciles, their finalizers, and the webhook (failurePolicy Fail) that admits their writes.
+The WebApp is deployed and removed as the built-in target's operator arm, the way `--target`
+deploys and removes any other (`compare.cli.target_cmd`).
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ from compare.cli.common import (
     console,
     finite,
     not_empty,
-    print_warning,
     refuse_system_namespace,
     resolve_namespace,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
     TargetOpt,
+    deploy_arm,
     deploy_target_arm,
     refuse_with_target,
+    undeploy_arm,
     undeploy_target_arm,
 )
 from compare.cluster import ClusterTarget
@@ -44,10 +47,8 @@ from compare.deploy.operator import (
     operator_manifest,
     stop_operator,
 )
-from compare.deploy.rollback import Rollback
 from compare.deploy.target_operator import (
     Install,
-    ensure_namespace,
     install_documents,
     operator_arm,
     remaining,
@@ -131,25 +132,8 @@ def deploy_operator_command(
     else:
         _print_installed(cluster.describe(), handle.webhook_url, handle.describe())
     # The built-in target's operator arm, as `--target` deploys any other.
-    approach, target = get("operator"), builtin(webapp)
-    existed = approach.target_row(cluster, target, namespace) is not None
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=lambda: approach.undeploy_target(cluster, target, namespace, timeout=timeout),
-            warn=print_warning,
-        ),
-        console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
-    ):
-        ensure_namespace(cluster, namespace)
-        remaining = max(timeout - (time.monotonic() - started), 1.0)
-        approach.deploy_target(cluster, target, namespace, timeout=remaining)
-    console.print(
-        f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
-        f"{webapp.spec.image} ({time.monotonic() - started:.1f}s)"
-    )
+    target = builtin(webapp)
+    deploy_arm(get("operator"), cluster, target, namespace, timeout=timeout, started=started)
 
 
 def _print_installed(where: str, webhook_url: str | None, process: str) -> None:
@@ -225,15 +209,7 @@ def undeploy_operator_command(
     refuse_system_namespace(namespace)
     cluster = cluster_from(ctx, kubeconfig, context)
     # The built-in target's operator arm naming that WebApp: all its removal needs.
-    target = builtin(webapp_named(webapp_name))
-    with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
-        deleted = get("operator").undeploy_target(cluster, target, namespace, timeout=timeout)
-    if deleted:
-        console.print(
-            f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)"
-        )
-    else:
-        console.print(f"WebApp {namespace}/{webapp_name} not found: nothing deleted")
+    undeploy_arm(get("operator"), cluster, builtin(webapp_named(webapp_name)), namespace, timeout)
     if keep_operator:
         return
     remaining = count_webapps(cluster)

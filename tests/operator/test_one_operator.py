@@ -446,14 +446,14 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
 
     # Another namespace still has a WebApp: the operator stays.
     out = undeploy("--namespace", namespace, "--name", "shop")
-    assert f"WebApp {namespace}/shop deleted" in out
+    assert f"WebApp shop removed from namespace {namespace}" in out
     assert "operator left running" in out and "operator stopped" not in out
     status = operator_status(cluster)
     assert status is not None and status.running and status.pid == leader.pid
 
     # A WebApp that does not exist: nothing deleted, nothing stopped.
     out = undeploy("--namespace", namespace, "--name", "nosuch")
-    assert f"WebApp {namespace}/nosuch not found: nothing deleted" in out
+    assert f"no WebApp nosuch in namespace {namespace}: nothing to remove" in out
     assert "operator stopped" not in out
     assert is_running(read_process(state_dir(cluster)))
 
