@@ -476,7 +476,7 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
         what="only the last WebApp left",
     )
     out = undeploy("--namespace", other_namespace, "--name", "cart")
-    assert f"WebApp {other_namespace}/cart deleted" in out
+    assert f"WebApp cart removed from namespace {other_namespace}" in out
     assert f"operator stopped (pid {leader.pid}" in out
     assert count_webapps(cluster) == 0
     assert not is_running(read_process(state_dir(cluster)))

@@ -27,7 +27,7 @@ def _operator(**given: Any) -> dict[str, Any]:
     return {**HEAD, "operator": spec}
 
 
-WEBAPP = {
+WEBAPP: dict[str, Any] = {
     "apiVersion": "example.com/v1",
     "kind": "WebApp",
     "metadata": {"name": "shop"},
