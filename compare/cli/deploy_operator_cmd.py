@@ -233,10 +233,12 @@ def undeploy_operator_command(
 
 def _remove_target_install(cluster: ClusterTarget, target: Target, namespace: str) -> None:
     """After a target's custom resources are gone: remove the operator's install when no
-    resource of its kinds is left in the cluster (never an `alreadyInstalled` one)."""
+    resource of its kinds is left in the cluster (never an `alreadyInstalled` one, nor the
+    toolkit's own, which every WebApp shares)."""
     operator = operator_arm(target)
-    if operator.install.form == "alreadyInstalled":
-        console.print("operator left as it is (alreadyInstalled: never installed or removed here)")
+    if operator.install.form in ("alreadyInstalled", "toolkit"):
+        why = "alreadyInstalled: never installed" if not operator.toolkit else "the toolkit's own"
+        console.print(f"operator left as it is ({why} or removed here)")
         return
     left = remaining(cluster, operator)
     if left:
