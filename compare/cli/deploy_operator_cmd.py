@@ -42,7 +42,6 @@ from compare.cli.target_cmd import (
 )
 from compare.cluster import ClusterTarget
 from compare.deploy.operator import (
-    count_webapps,
     install_operator,
     operator_manifest,
     stop_operator,
@@ -212,19 +211,19 @@ def undeploy_operator_command(
     undeploy_arm(get("operator"), cluster, builtin(webapp_named(webapp_name)), namespace, timeout)
     if keep_operator:
         return
-    remaining = count_webapps(cluster)
-    if remaining and not stop:
+    left = remaining(cluster, webapp_named(webapp_name))
+    if left and not stop:
         console.print(
-            f"operator left running: {remaining} WebApp(s) remain in the cluster "
+            f"operator left running: {left} WebApp(s) remain in the cluster "
             "(--stop-operator stops it anyway)"
         )
         return
     stopped = stop_operator(cluster)
     if stopped is not None:
         console.print(f"operator stopped (pid {stopped.pid}, log {stopped.log_path})")
-        if remaining:
+        if left:
             console.print(
-                f"warning: {remaining} WebApp(s) remain without an operator; the webhook "
+                f"warning: {left} WebApp(s) remain without an operator; the webhook "
                 "rejects their writes until `compare deploy operator` runs again"
             )
     elif stop:

@@ -68,7 +68,6 @@ from compare.deploy.operator_process import (
     terminate,
 )
 from compare.errors import EXIT_FAILED, CompareError
-from compare.judge import REQUEST_TIMEOUT
 from compare.kube import (
     Served,
     served,
@@ -84,7 +83,6 @@ from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE
 __all__ = [
     "OperatorHandle",
     "OperatorOptions",
-    "count_webapps",
     "install_operator",
     "operator_status",
     "start_operator",
@@ -478,20 +476,3 @@ def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
     state, so its uid is left empty here."""
     owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
     return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
-
-
-def count_webapps(target: ClusterTarget) -> int:
-    """WebApps left in the whole cluster (0 without the CRD): while any is left, the operator
-    is needed — for their reconcile, their finalizers and the webhook that admits writes."""
-    api = target.api_client()
-    try:
-        body = client.CustomObjectsApi(api).list_cluster_custom_object(
-            API_GROUP, API_VERSION, PLURAL, _request_timeout=REQUEST_TIMEOUT
-        )
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return 0
-        raise CompareError(f"listing {KIND}s: {_api_message(exc)}") from None
-    finally:
-        api.close()
-    return len(body.get("items") or [])

@@ -11,7 +11,6 @@ someone runs `helm upgrade` again.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from kubernetes import client
 from pydantic import ValidationError
@@ -19,18 +18,18 @@ from pydantic import ValidationError
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy.helm import get_release, list_releases, release_objects
+from compare.deploy.operator import WEBAPPS
 from compare.deploy.ownership import helm_applied
-from compare.deploy.rows import DeployedApp, judged_app, judged_row, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_app, judged_row
 from compare.deploy.target_helm import release_desired
 from compare.deploy.target_operator import webapp_desired
 from compare.judge import (
     judged_objects,
 )
 from compare.kube import served as custom
-from compare.kube.apierror import if_found
 from compare.target import HelmInstall, Operator, Target
 from compare.target.builtin import builtin_operator
-from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp
+from compare.webapp import KIND, WebApp
 
 
 def helm_apps(
@@ -89,20 +88,6 @@ def target_app(
         api.close()
 
 
-def _list_crs(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
-    custom = client.CustomObjectsApi(api)
-    what = "listing WebApps failed"
-    if namespace is None:
-        found = if_found(what, custom.list_cluster_custom_object, API_GROUP, API_VERSION, PLURAL)
-    else:
-        found = if_found(
-            what, custom.list_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL
-        )
-    # None: the CRD is not installed, no WebApp can exist.
-    items: list[dict[str, Any]] = (found or {}).get("items") or []
-    return items
-
-
 def webapp_apps(cluster: ClusterTarget, namespace: str | None) -> list[DeployedApp]:
     """Every WebApp in `namespace` (all when None): each the toolkit operator's arm of a
     built-in target, its row `target_operator_app`'s; one whose spec does not validate,
@@ -110,7 +95,7 @@ def webapp_apps(cluster: ClusterTarget, namespace: str | None) -> list[DeployedA
     apps = []
     api = cluster.api_client()
     try:
-        crs = _list_crs(api, namespace)
+        crs = custom.listed(api, WEBAPPS, namespace)
     finally:
         api.close()
     for cr in crs:
@@ -154,40 +139,36 @@ def target_operator_app(
         live = custom.read(api, served, namespace, name) if served is not None else None
         if live is None:
             return None
+        status = live.get("status") or {}
+        shown, desired = f"{body['kind']}/{name}", None
         if operator.toolkit:
             # Named and described as the WebApp it is (its phase).
-            phase = (live.get("status") or {}).get("phase") or "unknown"
+            shown, detail = name, f"phase {status.get('phase') or 'unknown'}"
+            desired = webapp_desired(api, operator, namespace)
+        else:
+            conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+            ready = operator.ready_condition
+            detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
+            objects = baseline.load(api, namespace, target.name)
+            desired = baseline.desired_of(objects) if objects is not None else None
+        if desired is not None:
             return judged_row(
                 api,
                 approach="operator",
-                name=name,
+                name=shown,
                 namespace=namespace,
-                detail=f"phase {phase}",
-                desired=webapp_desired(api, operator, namespace),
+                detail=detail,
+                desired=desired,
             )
-        conditions = {
-            c.get("type"): c.get("status")
-            for c in (live.get("status") or {}).get("conditions") or []
-        }
-        ready = operator.ready_condition
-        detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
-        objects = baseline.load(api, namespace, target.name)
-        if objects is None:
-            replicas = image = ready_pods_count = None
-            state = "no baseline (compare deploy operator --target FILE takes it)"
-        else:
-            desired = baseline.desired_of(objects)
-            replicas, image = summary(desired)
-            ready_pods_count, state = judged_state(api, namespace, desired)
     finally:
         api.close()
     return DeployedApp(
         approach="operator",
-        name=f"{body['kind']}/{name}",
+        name=shown,
         namespace=namespace,
         detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready_pods_count,
-        image=image,
-        state=state,
+        desired_replicas=None,
+        ready_replicas=None,
+        image=None,
+        state="no baseline (compare deploy operator --target FILE takes it)",
     )

@@ -32,7 +32,6 @@ from compare.cli import app
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.operator import (
     OperatorHandle,
-    count_webapps,
     install_operator,
     operator_status,
     start_operator,
@@ -41,8 +40,10 @@ from compare.deploy.operator import (
 from compare.deploy.operator_install import cluster_key, state_dir
 from compare.deploy.operator_lease import crd_difference, read_crd
 from compare.deploy.operator_process import is_running, read_process
+from compare.deploy.target_operator import remaining
 from compare.errors import CompareError
 from compare.paths import CHARTS_DIR
+from compare.target.builtin import webapp_named
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from webapp_operator.names import CRD_NAME, LEASE_NAME, OPERATOR_NAMESPACE
 
@@ -478,7 +479,7 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     out = undeploy("--namespace", other_namespace, "--name", "cart")
     assert f"WebApp cart removed from namespace {other_namespace}" in out
     assert f"operator stopped (pid {leader.pid}" in out
-    assert count_webapps(cluster) == 0
+    assert remaining(cluster, webapp_named("any")) == 0
     assert not is_running(read_process(state_dir(cluster)))
 
 
