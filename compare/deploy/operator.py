@@ -71,7 +71,6 @@ from compare.errors import EXIT_FAILED, CompareError
 from compare.kube import (
     Served,
     served,
-    status_message,
     wait_for,
 )
 from compare.kube.apierror import if_found
@@ -89,7 +88,6 @@ __all__ = [
     "stop_operator",
 ]
 
-FIELD_MANAGER = "compare"
 POLL_S = 0.1
 # Start-up is a few seconds, but a replica killed without releasing its Lease makes the next
 # one wait out the lease duration first.
@@ -448,10 +446,6 @@ def _crd_present(target: ClusterTarget) -> bool:
 # -- WebApps ---------------------------------------------------------------------------------
 
 
-def _api_message(exc: client.ApiException) -> str:
-    return status_message(exc) or f"{exc.status} {exc.reason}"
-
-
 # The WebApp kind as the API server serves it (known: the CRD is ours, no discovery needed).
 WEBAPPS = Served(f"{API_GROUP}/{API_VERSION}", KIND, PLURAL, namespaced=True)
 
@@ -459,20 +453,17 @@ WEBAPPS = Served(f"{API_GROUP}/{API_VERSION}", KIND, PLURAL, namespaced=True)
 def apply_webapp(api: client.ApiClient, webapp: WebApp, namespace: str) -> dict[str, Any]:
     """Server-side apply the CR; a rejection (schema, CEL, webhook) is a one-line error."""
     try:
-        body: dict[str, Any] = served.apply(
-            api, WEBAPPS, namespace, to_cr(webapp, namespace), field_manager=FIELD_MANAGER
-        )
+        body: dict[str, Any] = served.apply(api, WEBAPPS, namespace, to_cr(webapp, namespace))
     except client.ApiException as exc:
-        raise CompareError(
-            f"{KIND} {namespace}/{webapp.name} rejected: {_api_message(exc)}"
-        ) from None
+        message = served.api_message(exc)
+        raise CompareError(f"{KIND} {namespace}/{webapp.name} rejected: {message}") from None
     return body
 
 
 def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
-    """The children the operator applies for this WebApp: what the judge holds them to.
-
-    Built by the operator's own pure builders; the owner reference is identity, not desired
-    state, so its uid is left empty here."""
+    """The children the operator's own pure builders make for this WebApp (`compare deploy
+    operator` checks a spec with them; the judge holds the children to the built-in chart's
+    rendering instead, `compare.deploy.reference`). The owner reference is identity, not
+    desired state, so its uid is left empty here."""
     owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
     return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
