@@ -207,16 +207,9 @@ class OperatorSpec(_Strict):
     # `ready` for every install form but the toolkit's (a WebApp is ready when Available).
     model_config = ConfigDict(
         json_schema_extra={
-            "oneOf": [
-                {
-                    "required": ["ready"],
-                    "properties": {"install": {"not": {"required": ["toolkit"]}}},
-                },
-                {
-                    "not": {"required": ["ready"]},
-                    "properties": {"install": {"required": ["toolkit"]}},
-                },
-            ]
+            "if": {"properties": {"install": {"required": ["toolkit"]}}},
+            "then": {"not": {"required": ["ready"]}},
+            "else": {"required": ["ready"]},
         }
     )
 
