@@ -236,8 +236,11 @@ def _remove_target_install(cluster: ClusterTarget, target: Target, namespace: st
     toolkit's own, which every WebApp shares)."""
     operator = operator_arm(target)
     if operator.install.form in ("alreadyInstalled", "toolkit"):
-        why = "alreadyInstalled: never installed" if not operator.toolkit else "the toolkit's own"
-        console.print(f"operator left as it is ({why} or removed here)")
+        how = {
+            "alreadyInstalled": "alreadyInstalled: never installed or removed here",
+            "toolkit": "the toolkit's own: shared, never removed here",
+        }[operator.install.form]
+        console.print(f"operator left as it is ({how})")
         return
     left = remaining(cluster, operator)
     if left:
