@@ -35,6 +35,7 @@ from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
     check_served,
     deploy_resources,
+    ensure_namespace,
     install,
     install_documents,
     operator_arm,
@@ -43,9 +44,8 @@ from compare.deploy.target_operator import (
     uninstall,
     webapp_desired,
 )
-from compare.errors import EXIT_USAGE
 from compare.judge import DesiredObjects
-from compare.kube import Deadline, check_namespace_name, ensure_namespace
+from compare.kube import Deadline, check_namespace_name
 from compare.target import Operator as OperatorArm
 from compare.target import Target
 from compare.target.builtin import builtin_operator
@@ -88,16 +88,11 @@ class Operator(Approach):
         cancel: threading.Event | None = None,
         timeout: float = DEPLOY_TIMEOUT_S,
     ) -> None:
-        # The built-in target: its install (the toolkit's operator, if it is not running),
-        # then its deploy.
+        # The built-in target: the toolkit's operator installed (unless it runs), then its arm.
         check_namespace_name(namespace)
         deadline = Deadline(timeout)
-        operator_path.install_operator(cluster)
-        api = cluster.api_client()
-        try:
-            ensure_namespace(api, namespace, exit_code=EXIT_USAGE)
-        finally:
-            api.close()
+        self.prepare(cluster)
+        ensure_namespace(cluster, namespace)
         target = builtin(webapp)
         self.deploy_target(
             cluster, target, namespace, timeout=deadline.remaining(1.0), cancel=cancel
