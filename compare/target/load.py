@@ -235,10 +235,9 @@ def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> O
             resources.append(copy.deepcopy(obj))
             if install.form == "toolkit":
                 webapps.append(_webapp(path, at, obj))
-    if install.form == "toolkit":
-        return Operator(install, tuple(resources), READY_CONDITION, tuple(webapps))
-    ready = spec.ready.condition if spec.ready is not None else None
-    return Operator(install=install, resources=tuple(resources), ready_condition=ready)
+    # No `ready` exactly with install.toolkit (the model's rule): a WebApp is ready when Available.
+    ready = READY_CONDITION if spec.ready is None else spec.ready.condition
+    return Operator(install, tuple(resources), ready, tuple(webapps))
 
 
 def _webapp(path: Path, at: str, obj: Mapping[str, Any]) -> WebApp:
