@@ -59,7 +59,8 @@ DEPLOY_TIMEOUT_S = 120.0
 
 
 def builtin(arm: WebApp | OperatorArm) -> Target:
-    """The built-in target: `webapp` for the toolkit's own operator (or that arm as given)."""
+    """The built-in target whose operator arm is `arm`: a WebApp for the toolkit's own
+    operator (`builtin_operator`), or such an arm as given (`webapp_named`)."""
     operator = builtin_operator(arm) if isinstance(arm, WebApp) else arm
     name = str(operator.resources[0]["metadata"]["name"])
     return Target(source=Path(KIND), name=name, namespace=None, operator=operator)
