@@ -43,7 +43,6 @@ from compare.cli.target_cmd import (
 from compare.cluster import ClusterTarget
 from compare.deploy.operator import (
     install_operator,
-    operator_manifest,
     stop_operator,
 )
 from compare.deploy.target_operator import (
@@ -120,7 +119,6 @@ def deploy_operator_command(
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     check_host(webhook_host)
-    operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status("installing the operator ..."):

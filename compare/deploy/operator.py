@@ -76,7 +76,6 @@ from compare.kube import (
 from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
-from webapp_operator.builders import build_deployment, build_service, owner_reference
 from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE
 
 __all__ = [
@@ -458,12 +457,3 @@ def apply_webapp(api: client.ApiClient, webapp: WebApp, namespace: str) -> dict[
         message = served.api_message(exc)
         raise CompareError(f"{KIND} {namespace}/{webapp.name} rejected: {message}") from None
     return body
-
-
-def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
-    """The children the operator's own pure builders make for this WebApp (`compare deploy
-    operator` checks a spec with them; the judge holds the children to the built-in chart's
-    rendering instead, `compare.deploy.reference`). The owner reference is identity, not
-    desired state, so its uid is left empty here."""
-    owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
-    return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from compare.deploy.operator import operator_manifest
 from compare.judge import diff_object
 from compare.webapp import load_webapp
 from webapp_operator.builders import (
@@ -14,7 +13,7 @@ from webapp_operator.builders import (
     selector_string,
 )
 
-from .helpers import make_webapp
+from .helpers import make_webapp, operator_manifest
 
 BODY = {
     "apiVersion": "example.com/v1",

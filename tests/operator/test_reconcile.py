@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.deploy.operator import OperatorHandle, apply_webapp, operator_manifest
+from compare.deploy.operator import OperatorHandle, apply_webapp
 from compare.judge import mismatches, read, with_api_defaults
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
@@ -27,6 +27,7 @@ from .helpers import (
     get_deployment,
     get_webapp,
     make_webapp,
+    operator_manifest,
     raw,
     run_webapp,
     webapp_events,
