@@ -152,42 +152,35 @@ class Operator(Approach):
             cluster, target, operator, namespace, timeout=timeout, cancel=cancel,
             warn=warnings.append,
         )  # fmt: skip
-        announcer = str(operator.resources[0]["metadata"]["name"])
         names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
+        kinds = ", ".join(sorted({item.kind for item in desired.items}))
+        ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
+        headline = f"{names} in namespace {namespace}: ready ({ready}), baseline taken"
+        notes: tuple[str, ...] = (
+            f"baseline:  {len(desired.items)} owned objects: {kinds}",
+            f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
+        )
         if operator.toolkit:
-            kinds = sorted({item.kind for item in desired.items})
-            available = "; ".join(
+            # No baseline: each WebApp is held to the built-in chart's rendering of it.
+            headline = "; ".join(
                 f"{KIND} {namespace}/{w.name} is Available: {w.spec.replicas} replica(s) of"
                 f" {w.spec.image}"
                 for w in operator.webapps
             )
-            return TargetDeploy(
-                desired,
-                events_on=announcer,
-                headline=available,
-                notes=(
-                    f"desired:   the built-in chart's rendering: {', '.join(kinds)}",
-                    "the toolkit's own operator (a local process, shared; never removed here)",
-                ),
-            )
-        ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
-        kinds = sorted({item.kind for item in desired.items})
+            notes = (f"desired:   the built-in chart's rendering: {kinds}",)
         how = {
             "alreadyInstalled": "operator already installed (checked)",
             "kustomize": f"operator installed from {operator.install.kustomize}",
             "chart": "operator installed as a Helm release",
+            "toolkit": "the toolkit's own operator (a local process, shared; never removed here)",
         }[operator.install.form]
         return TargetDeploy(
             desired,
-            events_on=announcer,
-            owned=True,
-            headline=f"{names} in namespace {namespace}: ready ({ready}), baseline taken",
+            events_on=str(operator.resources[0]["metadata"]["name"]),
+            owned=not operator.toolkit,
+            headline=headline,
             warnings=tuple(warnings),
-            notes=(
-                f"baseline:  {len(desired.items)} owned objects: {', '.join(kinds)}",
-                f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
-                how,
-            ),
+            notes=(*notes, how),
         )
 
     def undeploy_target(
