@@ -120,12 +120,9 @@ class Operator(Approach):
         *,
         timeout: float = UNDEPLOY_TIMEOUT_S,
     ) -> None:
+        # Also the cleanup before a trial's namespace goes: after operator-down-drift the
+        # operator may be stopped, and the removal starts it (only it clears the finalizer).
         self.undeploy_target(cluster, builtin(webapp), namespace, timeout=timeout)
-
-    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-        # After operator-down-drift the operator may be stopped: its finalizer needs it.
-        self.recover(cluster)
-        self.undeploy_target(cluster, builtin(webapp), namespace)
 
     def detector(self, app_target: Target | None = None) -> Detector:
         custom: tuple[str, ...] = ()
