@@ -43,7 +43,7 @@ from operator_common import (
     wait_for,
 )
 
-from compare.deploy.operator import deploy_operator
+from compare.approaches.operator import Operator
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
@@ -330,7 +330,7 @@ def main() -> None:
         api = target.api_client()
         namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
         webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
-        deploy_operator(target, webapp, namespace)
+        Operator().deploy(target, webapp, namespace)
         minimal_deployment(api, namespace, GO_MINIMAL)
         operators_deployment(api, namespace, GO_SAME)
         healer = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))

@@ -1,13 +1,17 @@
-"""The toolkit's own kopf operator: a WebApp custom resource, reconciled continuously.
+"""The operator approach: an operator's custom resources, reconciled continuously.
 
-The operator is one local process per cluster that every namespace's WebApp shares:
-`prepare` installs it (CRD, webhook, RBAC) and starts it, `recover` starts it again after a
-fault that stopped it. A WebApp carries a finalizer only the running
-operator clears, so a trial's CR is deleted (operator running) before its namespace. The
-operator posts `DriftCorrected` or `Created` on the WebApp for every correction: the Events
-that time detection. A target file's operator arm is its own operator's custom resources;
-the objects they own once ready are the desired state (a baseline), and any Event its
-operator posts on one of them times detection.
+Every deploy goes one way (`deploy_target`): the target's operator installed, its custom
+resources applied and waited for until ready, the desired state then held. The built-in
+WebApp is the target whose operator is the toolkit's own (install form `toolkit`,
+`compare.target.builtin.builtin_operator`): one local process per cluster that every
+namespace's WebApp shares. `prepare` installs it (CRD, webhook, RBAC) and starts it, `recover`
+starts it again after a fault that stopped it; it is never removed by a deploy's undo. A
+WebApp carries a finalizer only the running operator clears, so a trial's CR is deleted
+(operator running) before its namespace. Its desired state is the built-in chart's rendering
+of the WebApp (`compare.deploy.reference`), and its operator posts `DriftCorrected` or
+`Created` on the WebApp for every correction: the Events that time detection. Any other
+operator's desired state is the objects its custom resources own once ready (a baseline),
+and any Event it posts on one of them times detection.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client
@@ -25,25 +30,40 @@ from compare.deploy import baseline
 from compare.deploy import operator as operator_path
 from compare.deploy.reference import operator_reference
 from compare.deploy.rows import DeployedApp
-from compare.deploy.status import operator_apps, target_operator_app
+from compare.deploy.status import target_operator_app, webapp_apps
 from compare.deploy.target_operator import (
     REMOVE_TIMEOUT_S,
     check_served,
     deploy_resources,
+    ensure_namespace,
     install,
     install_documents,
     operator_arm,
     plan_install,
     remove_resources,
     uninstall,
+    webapp_desired,
 )
 from compare.judge import DesiredObjects
+from compare.kube import Deadline, check_namespace_name
+from compare.target import Operator as OperatorArm
 from compare.target import Target
+from compare.target.builtin import builtin_operator
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
 # child changed back, or a child recreated.
 REASONS = ("DriftCorrected", "Created")
+# A built-in deploy, the toolkit's operator's install included.
+DEPLOY_TIMEOUT_S = 120.0
+
+
+def builtin(arm: WebApp | OperatorArm) -> Target:
+    """The built-in target whose operator arm is `arm`: a WebApp for the toolkit's own
+    operator (`builtin_operator`), or such an arm as given (`webapp_named`)."""
+    operator = builtin_operator(arm) if isinstance(arm, WebApp) else arm
+    name = str(operator.resources[0]["metadata"]["name"])
+    return Target(source=Path(KIND), name=name, namespace=None, operator=operator)
 
 
 @dataclass(frozen=True)
@@ -67,8 +87,17 @@ class Operator(Approach):
         namespace: str,
         *,
         cancel: threading.Event | None = None,
+        timeout: float = DEPLOY_TIMEOUT_S,
     ) -> None:
-        operator_path.deploy_operator(cluster, webapp, namespace, cancel=cancel)
+        # The built-in target: the toolkit's operator installed (unless it runs), then its arm.
+        check_namespace_name(namespace)
+        deadline = Deadline(timeout)
+        self.prepare(cluster)
+        ensure_namespace(cluster, namespace)
+        target = builtin(webapp)
+        self.deploy_target(
+            cluster, target, namespace, timeout=deadline.remaining(1.0), cancel=cancel
+        )
 
     def desired(
         self, webapp: WebApp, namespace: str, *, release: str | None = None
@@ -80,7 +109,8 @@ class Operator(Approach):
     def status(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
     ) -> list[DeployedApp]:
-        return operator_apps(api, namespace)
+        # Every WebApp, as the built-in target's row.
+        return webapp_apps(cluster, namespace)
 
     def undeploy(
         self,
@@ -90,17 +120,15 @@ class Operator(Approach):
         *,
         timeout: float = UNDEPLOY_TIMEOUT_S,
     ) -> None:
-        operator_path.undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout)
-
-    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-        # After operator-down-drift the operator may be stopped: its finalizer needs it.
-        self.recover(cluster)
-        operator_path.undeploy_operator(cluster, namespace, name=webapp.name)
+        # Also the cleanup before a trial's namespace goes: after operator-down-drift the
+        # operator may be stopped, and the removal starts it (only it clears the finalizer).
+        self.undeploy_target(cluster, builtin(webapp), namespace, timeout=timeout)
 
     def detector(self, app_target: Target | None = None) -> Detector:
         custom: tuple[str, ...] = ()
-        if app_target is not None and app_target.operator is not None:
-            custom = tuple(str(r.get("kind")) for r in app_target.operator.resources)
+        operator = app_target.operator if app_target is not None else None
+        if operator is not None and not operator.toolkit:
+            custom = tuple(str(r.get("kind")) for r in operator.resources)
         return Detector({KIND: REASONS}, custom)
 
     def deploy_target(
@@ -121,26 +149,35 @@ class Operator(Approach):
             cluster, target, operator, namespace, timeout=timeout, cancel=cancel,
             warn=warnings.append,
         )  # fmt: skip
-        announcer = str(operator.resources[0]["metadata"]["name"])
         names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
+        kinds = ", ".join(sorted({item.kind for item in desired.items}))
         ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
-        kinds = sorted({item.kind for item in desired.items})
+        headline = f"{names} in namespace {namespace}: ready ({ready}), baseline taken"
+        notes: tuple[str, ...] = (
+            f"baseline:  {len(desired.items)} owned objects: {kinds}",
+            f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
+        )
+        if operator.toolkit:
+            # No baseline: each WebApp is held to the built-in chart's rendering of it.
+            headline = "; ".join(
+                f"{KIND} {namespace}/{w.name} is Available: {w.spec.replicas} replica(s) of"
+                f" {w.spec.image}"
+                for w in operator.webapps
+            )
+            notes = (f"desired:   the built-in chart's rendering: {kinds}",)
         how = {
             "alreadyInstalled": "operator already installed (checked)",
             "kustomize": f"operator installed from {operator.install.kustomize}",
             "chart": "operator installed as a Helm release",
+            "toolkit": "the toolkit's own operator (a local process, shared; never removed here)",
         }[operator.install.form]
         return TargetDeploy(
             desired,
-            events_on=announcer,
-            owned=True,
-            headline=f"{names} in namespace {namespace}: ready ({ready}), baseline taken",
+            events_on=str(operator.resources[0]["metadata"]["name"]),
+            owned=not operator.toolkit,
+            headline=headline,
             warnings=tuple(warnings),
-            notes=(
-                f"baseline:  {len(desired.items)} owned objects: {', '.join(kinds)}",
-                f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
-                how,
-            ),
+            notes=(*notes, how),
         )
 
     def undeploy_target(
@@ -158,7 +195,8 @@ class Operator(Approach):
         )
 
     def check_target(self, target: Target, namespace: str) -> None:
-        # The kustomize build / chart rendering of the operator's install, no cluster.
+        # The kustomize build / chart rendering of the operator's install, no cluster (the
+        # toolkit's WebApps were checked when the file was loaded).
         install_documents(target, operator_arm(target), namespace)
 
     def check_target_on(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
@@ -183,7 +221,11 @@ class Operator(Approach):
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
-        # The baseline of owned objects the trial's deploy stored.
+        # The toolkit's: the built-in chart's rendering of its WebApps; any other operator's:
+        # the baseline of owned objects the trial's deploy stored.
+        operator = operator_arm(target)
+        if operator.toolkit:
+            return webapp_desired(api, operator, namespace)
         return baseline.load_desired(api, namespace, target.name)
 
     def target_what(self, target: Target) -> str:

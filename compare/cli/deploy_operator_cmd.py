@@ -6,6 +6,8 @@ used, not duplicated); undeploy deletes the CR (the finalizer's cleanup runs, th
 collector takes the children) and stops the local operator once no WebApp is left in the
 cluster, or when asked to (`--stop-operator`): while WebApps remain, they need it — for their
 reconciles, their finalizers, and the webhook (failurePolicy Fail) that admits their writes.
+The WebApp is deployed and removed as the built-in target's operator arm, the way `--target`
+deploys and removes any other (`compare.cli.target_cmd`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Annotated
 import typer
 
 from compare.approaches import get
+from compare.approaches.operator import builtin
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -25,28 +28,23 @@ from compare.cli.common import (
     console,
     finite,
     not_empty,
-    print_warning,
     refuse_system_namespace,
     resolve_namespace,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
 from compare.cli.target_cmd import (
     TargetOpt,
+    deploy_arm,
     deploy_target_arm,
     refuse_with_target,
+    undeploy_arm,
     undeploy_target_arm,
 )
 from compare.cluster import ClusterTarget
 from compare.deploy.operator import (
-    count_webapps,
-    deploy_operator,
     install_operator,
-    operator_manifest,
     stop_operator,
-    undeploy_operator,
-    webapp_exists,
 )
-from compare.deploy.rollback import Rollback
 from compare.deploy.target_operator import (
     Install,
     install_documents,
@@ -57,6 +55,7 @@ from compare.deploy.target_operator import (
 from compare.errors import EXIT_USAGE, CompareError
 from compare.kube import check_namespace_name
 from compare.target import Target
+from compare.target.builtin import webapp_named
 from compare.webapp import load_webapp
 
 DEFAULT_NAMESPACE = "webapp"
@@ -120,7 +119,6 @@ def deploy_operator_command(
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     check_host(webhook_host)
-    operator_manifest(webapp, namespace)  # the operator's own builders accept the spec
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status("installing the operator ..."):
@@ -130,22 +128,9 @@ def deploy_operator_command(
         console.print(f"  {handle.describe()}")
     else:
         _print_installed(cluster.describe(), handle.webhook_url, handle.describe())
-    existed = webapp_exists(cluster, namespace, webapp.name)
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=lambda: undeploy_operator(cluster, namespace, name=webapp.name, timeout=timeout),
-            warn=print_warning,
-        ),
-        console.status(f"applying WebApp {namespace}/{webapp.name} ..."),
-    ):
-        deploy_operator(cluster, webapp, namespace, timeout=timeout)
-    console.print(
-        f"WebApp {namespace}/{webapp.name} is Available: {webapp.spec.replicas} replica(s) of "
-        f"{webapp.spec.image} ({time.monotonic() - started:.1f}s)"
-    )
+    # The built-in target's operator arm, as `--target` deploys any other.
+    target = builtin(webapp)
+    deploy_arm(get("operator"), cluster, target, namespace, timeout=timeout, started=started)
 
 
 def _print_installed(where: str, webhook_url: str | None, process: str) -> None:
@@ -220,29 +205,23 @@ def undeploy_operator_command(
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
     cluster = cluster_from(ctx, kubeconfig, context)
-    with console.status(f"deleting WebApp {namespace}/{webapp_name} ..."):
-        deleted = undeploy_operator(cluster, namespace, name=webapp_name, timeout=timeout)
-    if deleted:
-        console.print(
-            f"WebApp {namespace}/{webapp_name} deleted (finalizer ran, children collected)"
-        )
-    else:
-        console.print(f"WebApp {namespace}/{webapp_name} not found: nothing deleted")
+    # The built-in target's operator arm naming that WebApp: all its removal needs.
+    undeploy_arm(get("operator"), cluster, builtin(webapp_named(webapp_name)), namespace, timeout)
     if keep_operator:
         return
-    remaining = count_webapps(cluster)
-    if remaining and not stop:
+    left = remaining(cluster, webapp_named(webapp_name))
+    if left and not stop:
         console.print(
-            f"operator left running: {remaining} WebApp(s) remain in the cluster "
+            f"operator left running: {left} WebApp(s) remain in the cluster "
             "(--stop-operator stops it anyway)"
         )
         return
     stopped = stop_operator(cluster)
     if stopped is not None:
         console.print(f"operator stopped (pid {stopped.pid}, log {stopped.log_path})")
-        if remaining:
+        if left:
             console.print(
-                f"warning: {remaining} WebApp(s) remain without an operator; the webhook "
+                f"warning: {left} WebApp(s) remain without an operator; the webhook "
                 "rejects their writes until `compare deploy operator` runs again"
             )
     elif stop:
@@ -251,10 +230,15 @@ def undeploy_operator_command(
 
 def _remove_target_install(cluster: ClusterTarget, target: Target, namespace: str) -> None:
     """After a target's custom resources are gone: remove the operator's install when no
-    resource of its kinds is left in the cluster (never an `alreadyInstalled` one)."""
+    resource of its kinds is left in the cluster (never an `alreadyInstalled` one, nor the
+    toolkit's own, which every WebApp shares)."""
     operator = operator_arm(target)
-    if operator.install.form == "alreadyInstalled":
-        console.print("operator left as it is (alreadyInstalled: never installed or removed here)")
+    if operator.install.form in ("alreadyInstalled", "toolkit"):
+        how = {
+            "alreadyInstalled": "alreadyInstalled: never installed or removed here",
+            "toolkit": "the toolkit's own: shared, never removed here",
+        }[operator.install.form]
+        console.print(f"operator left as it is ({how})")
         return
     left = remaining(cluster, operator)
     if left:

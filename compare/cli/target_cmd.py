@@ -21,6 +21,7 @@ from typer._click.core import ParameterSource
 
 from compare.approaches import Approach
 from compare.cli.common import cluster_from, console, print_warning
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.rollback import Rollback
 from compare.deploy.target_helm import target_namespace
@@ -83,10 +84,26 @@ def deploy_target_arm(
     namespace = target_namespace_of(target, ctx, namespace)
     approach.check_target(target, namespace)
     cluster = cluster_from(ctx, kubeconfig, context)
+    deploy_arm(approach, cluster, target, namespace, timeout=timeout, started=time.monotonic())
+    console.print(f"  target:    {path}")
+    console.print(f"  on:        {cluster.describe()}")
+
+
+def deploy_arm(
+    approach: Approach,
+    cluster: ClusterTarget,
+    target: Target,
+    namespace: str,
+    *,
+    timeout: float,
+    started: float,
+) -> None:
+    """A target's arm (checked without a cluster) deployed: what it needs installed first,
+    then the arm, waited for until its desired state holds (`timeout` counted from
+    `started`); what it deployed said. A failure removes what it created."""
     approach.check_target_on(cluster, target, namespace)
     # A failed deploy removes only what it created: an arm that was there stays.
     existed = approach.target_row(cluster, target, namespace) is not None
-    started = time.monotonic()
     installed: list[Callable[[], None]] = []
 
     def remove() -> None:
@@ -113,8 +130,6 @@ def deploy_target_arm(
     console.print(f"{headline} after {time.monotonic() - started:.1f}s")
     for note in deployed.notes:
         console.print(f"  {note}")
-    console.print(f"  target:    {path}")
-    console.print(f"  on:        {cluster.describe()}")
 
 
 def undeploy_target_arm(
@@ -132,7 +147,14 @@ def undeploy_target_arm(
     after: an operator's install, Flux's controllers)."""
     target = _arm(approach, path)
     namespace = target_namespace_of(target, ctx, namespace)
-    cluster = cluster_from(ctx, kubeconfig, context)
+    undeploy_arm(approach, cluster_from(ctx, kubeconfig, context), target, namespace, timeout)
+    return target, namespace
+
+
+def undeploy_arm(
+    approach: Approach, cluster: ClusterTarget, target: Target, namespace: str, timeout: float
+) -> None:
+    """What a target's arm deployed removed and waited for until it is gone; said."""
     what = approach.target_what(target)
     started = time.monotonic()
     with console.status(f"removing {what} ..."):
@@ -143,4 +165,3 @@ def undeploy_target_arm(
         )
     else:
         console.print(f"no {what} in namespace {namespace}: nothing to remove")
-    return target, namespace

@@ -1,4 +1,4 @@
-"""The operator path: install the operator, run it locally, deploy and remove WebApps with it.
+"""The toolkit's own operator: install it, run it locally, apply WebApps for it.
 
 The run engine calls these from several threads at once; every step that touches a cluster's
 operator state holds that cluster's lock (a thread lock plus a file lock, so two `compare`
@@ -7,8 +7,8 @@ processes do not race either). What they do, in kubebuilder's words:
     install_operator   make install (CRD, RBAC, webhook cert + configuration) + make run
     start_operator     make run: the local process, under the ServiceAccount's identity
     stop_operator      SIGTERM (graceful: releases the Lease) or SIGKILL
-    deploy_operator    server-side apply the WebApp CR, wait for Available and the desired state
-    undeploy_operator  kubectl delete the CR, wait until the finalizer has run and it is gone
+    apply_webapp       kubectl apply the WebApp CR (one-line rejection); waiting for it and
+                       removing it is the operator arm's (`compare.deploy.target_operator`)
 
 One operator per cluster, found rather than duplicated: before starting a process, the
 operator Leases of the cluster are read. A holder seen renewing one (a local process started
@@ -21,7 +21,6 @@ stopped again before the error is raised.
 from __future__ import annotations
 
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -31,7 +30,6 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.live import wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
     cluster_uid,
@@ -69,38 +67,26 @@ from compare.deploy.operator_process import (
     spawn,
     terminate,
 )
-from compare.deploy.reference import operator_reference
-from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
-from compare.judge import REQUEST_TIMEOUT, with_api_defaults
+from compare.errors import EXIT_FAILED, CompareError
 from compare.kube import (
-    Deadline,
     Served,
-    check_namespace_name,
-    ensure_namespace,
     served,
-    status_message,
     wait_for,
-    wait_until_gone,
 )
 from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
-from webapp_operator.builders import build_deployment, build_service, owner_reference
 from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE
 
 __all__ = [
     "OperatorHandle",
     "OperatorOptions",
-    "count_webapps",
-    "deploy_operator",
     "install_operator",
     "operator_status",
     "start_operator",
     "stop_operator",
-    "undeploy_operator",
 ]
 
-FIELD_MANAGER = "compare"
 POLL_S = 0.1
 # Start-up is a few seconds, but a replica killed without releasing its Lease makes the next
 # one wait out the lease duration first.
@@ -459,10 +445,6 @@ def _crd_present(target: ClusterTarget) -> bool:
 # -- WebApps ---------------------------------------------------------------------------------
 
 
-def _api_message(exc: client.ApiException) -> str:
-    return status_message(exc) or f"{exc.status} {exc.reason}"
-
-
 # The WebApp kind as the API server serves it (known: the CRD is ours, no discovery needed).
 WEBAPPS = Served(f"{API_GROUP}/{API_VERSION}", KIND, PLURAL, namespaced=True)
 
@@ -470,168 +452,8 @@ WEBAPPS = Served(f"{API_GROUP}/{API_VERSION}", KIND, PLURAL, namespaced=True)
 def apply_webapp(api: client.ApiClient, webapp: WebApp, namespace: str) -> dict[str, Any]:
     """Server-side apply the CR; a rejection (schema, CEL, webhook) is a one-line error."""
     try:
-        body: dict[str, Any] = served.apply(
-            api, WEBAPPS, namespace, to_cr(webapp, namespace), field_manager=FIELD_MANAGER
-        )
+        body: dict[str, Any] = served.apply(api, WEBAPPS, namespace, to_cr(webapp, namespace))
     except client.ApiException as exc:
-        raise CompareError(
-            f"{KIND} {namespace}/{webapp.name} rejected: {_api_message(exc)}"
-        ) from None
+        message = served.api_message(exc)
+        raise CompareError(f"{KIND} {namespace}/{webapp.name} rejected: {message}") from None
     return body
-
-
-def _available(body: dict[str, Any]) -> bool:
-    status = body.get("status") or {}
-    if status.get("observedGeneration") != body["metadata"].get("generation"):
-        return False
-    return any(
-        c.get("type") == "Available" and c.get("status") == "True"
-        for c in status.get("conditions") or []
-    )
-
-
-def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
-    """The children the operator applies for this WebApp: what the judge holds them to.
-
-    Built by the operator's own pure builders; the owner reference is identity, not desired
-    state, so its uid is left empty here."""
-    owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
-    return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
-
-
-def deploy_operator(
-    target: ClusterTarget,
-    webapp: WebApp,
-    namespace: str,
-    *,
-    timeout: float = 120.0,
-    cancel: threading.Event | None = None,
-) -> None:
-    """Install (if needed) and run the operator, apply the WebApp CR, wait until its Available
-    condition holds for the current generation and the live objects match the spec."""
-    check_namespace_name(namespace)
-    started = time.monotonic()
-    handle = install_operator(target)
-    api = target.api_client()
-    try:
-        ensure_namespace(api, namespace, exit_code=EXIT_USAGE)
-        apply_webapp(api, webapp, namespace)
-        custom = client.CustomObjectsApi(api)
-        deadline = Deadline(timeout, started=started)
-
-        def look() -> dict[str, Any]:
-            found: dict[str, Any] = custom.get_namespaced_custom_object(
-                API_GROUP,
-                API_VERSION,
-                namespace,
-                PLURAL,
-                webapp.name,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-            return found
-
-        def not_available(body: dict[str, Any]) -> CompareError:
-            phase = (body.get("status") or {}).get("phase") or "no status yet"
-            return CompareError(
-                f"{KIND} {namespace}/{webapp.name} not Available within {timeout:.0f}s "
-                f"(phase {phase}; operator log {handle.log_path})",
-                exit_code=EXIT_FAILED,
-            )
-
-        wait_for(
-            look,
-            deadline=deadline,
-            done=_available,
-            timed_out=not_available,
-            interval=POLL_S,
-            cancel=cancel,
-            what=f"{KIND} {namespace}/{webapp.name}",
-        )
-        remaining = deadline.remaining(1.0)
-        desired = with_api_defaults(api, namespace, operator_reference(webapp, namespace))
-        wait_for_desired_state(
-            api, namespace, desired, timeout=remaining, what=f"{KIND} (operator)", cancel=cancel
-        )
-    finally:
-        api.close()
-
-
-def undeploy_operator(
-    target: ClusterTarget, namespace: str, *, name: str, timeout: float = 60.0
-) -> bool:
-    """Delete the WebApp CR and wait until it is gone: the finalizer's cleanup has run (the
-    operator is started if none leads the cluster) and the garbage collector takes the
-    children. False when there was no such WebApp (nothing is started then)."""
-    if not name or not namespace:
-        # An empty name makes the DELETE address the whole collection: every WebApp.
-        raise CompareError(f"{KIND} to delete: empty name or namespace; nothing deleted")
-    api = target.api_client()
-    custom = client.CustomObjectsApi(api)
-    try:
-        try:
-            custom.delete_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise CompareError(f"deleting {KIND} {namespace}/{name}: {_api_message(exc)}") from None
-        status = operator_status(target)
-        if status is None or not status.running:
-            start_operator(target)  # only an operator can run the finalizer (found or started)
-
-        def left() -> list[str]:
-            try:
-                custom.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
-            except client.ApiException as exc:
-                if exc.status == 404:
-                    return []
-                raise CompareError(
-                    f"reading {KIND} {namespace}/{name}: {_api_message(exc)}"
-                ) from None
-            return [f"{KIND} {namespace}/{name}"]
-
-        wait_until_gone(
-            left,
-            deadline=timeout,
-            timed_out=lambda _: CompareError(
-                f"{KIND} {namespace}/{name} still present {timeout:.0f}s after deletion "
-                f"(finalizer not removed; operator log {state_dir(target)})",
-                exit_code=EXIT_FAILED,
-            ),
-            interval=POLL_S,
-        )
-        return True
-    finally:
-        api.close()
-
-
-def count_webapps(target: ClusterTarget) -> int:
-    """WebApps left in the whole cluster (0 without the CRD): while any is left, the operator
-    is needed — for their reconcile, their finalizers and the webhook that admits writes."""
-    api = target.api_client()
-    try:
-        body = client.CustomObjectsApi(api).list_cluster_custom_object(
-            API_GROUP, API_VERSION, PLURAL, _request_timeout=REQUEST_TIMEOUT
-        )
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return 0
-        raise CompareError(f"listing {KIND}s: {_api_message(exc)}") from None
-    finally:
-        api.close()
-    return len(body.get("items") or [])
-
-
-def webapp_exists(target: ClusterTarget, namespace: str, name: str) -> bool:
-    """Whether WebApp namespace/name exists (False without the CRD)."""
-    api = target.api_client()
-    try:
-        client.CustomObjectsApi(api).get_namespaced_custom_object(
-            API_GROUP, API_VERSION, namespace, PLURAL, name, _request_timeout=REQUEST_TIMEOUT
-        )
-        return True
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise CompareError(f"reading {KIND} {namespace}/{name}: {_api_message(exc)}") from None
-    finally:
-        api.close()

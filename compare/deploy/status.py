@@ -1,15 +1,16 @@
 """What is deployed, per approach: Helm releases of charts/webapp and WebApp custom resources
-(and the release of a target file's chart, `target_app`).
+(and the release of a target file's chart, `target_app`, or its custom resource,
+`target_operator_app`).
 
-Each row says what the approach wants (the release's applied manifest, or the children the
-operator builds for the CR) and whether it holds, by the shared closed-world judge
-(`compare.judge`): a drifted Helm release shows here as drifted until someone runs `helm
-upgrade` again.
+Each row says what the approach wants (the release's applied manifest, the built-in chart's
+rendering of a WebApp, or an operator's baseline) and whether it holds, by the shared
+closed-world judge (`compare.judge`): a drifted Helm release shows here as drifted until
+someone runs `helm upgrade` again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 from kubernetes import client
 from pydantic import ValidationError
@@ -17,17 +18,18 @@ from pydantic import ValidationError
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy.helm import get_release, list_releases, release_objects
+from compare.deploy.operator import WEBAPPS
 from compare.deploy.ownership import helm_applied
-from compare.deploy.reference import operator_reference
-from compare.deploy.rows import DeployedApp, judged_app, judged_row, judged_state, summary
+from compare.deploy.rows import DeployedApp, judged_app, judged_row
 from compare.deploy.target_helm import release_desired
+from compare.deploy.target_operator import webapp_desired
 from compare.judge import (
     judged_objects,
 )
 from compare.kube import served as custom
-from compare.kube.apierror import if_found
 from compare.target import HelmInstall, Operator, Target
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
+from compare.target.builtin import builtin_operator
+from compare.webapp import KIND, WebApp
 
 
 def helm_apps(
@@ -86,53 +88,40 @@ def target_app(
         api.close()
 
 
-def _list_crs(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
-    custom = client.CustomObjectsApi(api)
-    what = "listing WebApps failed"
-    if namespace is None:
-        found = if_found(what, custom.list_cluster_custom_object, API_GROUP, API_VERSION, PLURAL)
-    else:
-        found = if_found(
-            what, custom.list_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL
-        )
-    # None: the CRD is not installed, no WebApp can exist.
-    items: list[dict[str, Any]] = (found or {}).get("items") or []
-    return items
-
-
-def operator_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]:
+def webapp_apps(cluster: ClusterTarget, namespace: str | None) -> list[DeployedApp]:
+    """Every WebApp in `namespace` (all when None): each the toolkit operator's arm of a
+    built-in target, its row `target_operator_app`'s; one whose spec does not validate,
+    a row saying so."""
     apps = []
-    for cr in _list_crs(api, namespace):
+    api = cluster.api_client()
+    try:
+        crs = custom.listed(api, WEBAPPS, namespace)
+    finally:
+        api.close()
+    for cr in crs:
         meta = cr.get("metadata") or {}
         name, ns = str(meta.get("name")), str(meta.get("namespace"))
-        status = cr.get("status") or {}
-        spec = cr.get("spec") or {}
-        detail = f"phase {status.get('phase') or 'unknown'}"
         try:
             webapp = WebApp.model_validate(
                 {k: cr.get(k) for k in ("apiVersion", "kind", "metadata", "spec")}
             )
         except ValidationError:
-            app = DeployedApp(
+            spec = cr.get("spec") or {}
+            phase = (cr.get("status") or {}).get("phase") or "unknown"
+            app: DeployedApp | None = DeployedApp(
                 approach="operator",
                 name=name,
                 namespace=ns,
-                detail=detail,
+                detail=f"phase {phase}",
                 desired_replicas=spec.get("replicas"),
                 ready_replicas=None,
                 image=spec.get("image"),
                 state="invalid spec",
             )
         else:
-            app = judged_app(
-                api,
-                approach="operator",
-                name=name,
-                namespace=ns,
-                detail=detail,
-                objects=operator_reference(webapp, ns),
-            )
-        apps.append(app)
+            target = Target(source=Path(KIND), name=name, namespace=ns)
+            app = target_operator_app(cluster, target, builtin_operator(webapp), ns)
+        apps.extend([app] if app is not None else [])
     return sorted(apps, key=lambda a: (a.namespace, a.name))
 
 
@@ -140,7 +129,8 @@ def target_operator_app(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> DeployedApp | None:
     """The row of a target file's custom resource (its first; None when it is not there),
-    judged closed-world against the baseline its deploy stored (`compare.deploy.baseline`)."""
+    judged closed-world against the baseline its deploy stored (`compare.deploy.baseline`),
+    or - the toolkit's operator - against the built-in chart's rendering of its WebApps."""
     body = operator.resources[0]
     api = cluster.api_client()
     try:
@@ -149,29 +139,36 @@ def target_operator_app(
         live = custom.read(api, served, namespace, name) if served is not None else None
         if live is None:
             return None
-        conditions = {
-            c.get("type"): c.get("status")
-            for c in (live.get("status") or {}).get("conditions") or []
-        }
-        ready = operator.ready_condition
-        detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
-        objects = baseline.load(api, namespace, target.name)
-        if objects is None:
-            replicas = image = ready_pods_count = None
-            state = "no baseline (compare deploy operator --target FILE takes it)"
+        status = live.get("status") or {}
+        shown, desired = f"{body['kind']}/{name}", None
+        if operator.toolkit:
+            # Named and described as the WebApp it is (its phase).
+            shown, detail = name, f"phase {status.get('phase') or 'unknown'}"
+            desired = webapp_desired(api, operator, namespace)
         else:
-            desired = baseline.desired_of(objects)
-            replicas, image = summary(desired)
-            ready_pods_count, state = judged_state(api, namespace, desired)
+            conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+            ready = operator.ready_condition
+            detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
+            objects = baseline.load(api, namespace, target.name)
+            desired = baseline.desired_of(objects) if objects is not None else None
+        if desired is not None:
+            return judged_row(
+                api,
+                approach="operator",
+                name=shown,
+                namespace=namespace,
+                detail=detail,
+                desired=desired,
+            )
     finally:
         api.close()
     return DeployedApp(
         approach="operator",
-        name=f"{body['kind']}/{name}",
+        name=shown,
         namespace=namespace,
         detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready_pods_count,
-        image=image,
-        state=state,
+        desired_replicas=None,
+        ready_replicas=None,
+        image=None,
+        state="no baseline (compare deploy operator --target FILE takes it)",
     )

@@ -1,12 +1,15 @@
 """Any operator as the app under test: a target file's operator arm installed, applied, judged.
 
   install       the operator: `kubectl kustomize DIR` server-side applied, a chart as a Helm
-                release, or - `alreadyInstalled` - nothing, only checked
+                release, - `alreadyInstalled` - nothing, only checked, or - `toolkit` - the
+                toolkit's own operator (`compare.deploy.operator`), shared, never removed
   check         every custom resource's kind is served (its CRD established), or defined by a
                 CRD of the install: else one line naming the resource, before anything is applied
   deploy        the custom resources applied in a namespace, ready (the named status condition
                 True for the current generation, or every owned object ready), then the
-                baseline (`compare.deploy.baseline`) snapshotted once it holds, and stored
+                baseline (`compare.deploy.baseline`) snapshotted once it holds, and stored;
+                the toolkit's WebApps: Available, then held to the built-in chart's
+                rendering of each (`compare.deploy.reference`) instead of a baseline
   remove        the custom resources deleted (their finalizers run) and gone; the install is
                 removed only when asked and no resource of its kinds is left in the cluster
 
@@ -31,16 +34,27 @@ from compare.deploy import baseline, managers
 from compare.deploy.helm import get_release
 from compare.deploy.install import apply_documents, kubectl, run_tool
 from compare.deploy.live import wait_for_desired_state
+from compare.deploy.operator import (
+    WEBAPPS,
+    apply_webapp,
+    install_operator,
+    operator_status,
+    start_operator,
+)
+from compare.deploy.reference import operator_reference
 from compare.deploy.target_helm import install_target, render_target, uninstall_target
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
-from compare.judge import DesiredObjects
+from compare.judge import DesiredObjects, with_api_defaults
 from compare.kube import Deadline, Served, wait_for, wait_until_gone
 from compare.kube import served as api_of
 from compare.target import Operator, Target
+from compare.webapp import KIND, to_cr
 
 FIELD_MANAGER = "compare-target"
 POLL_S = 0.25
+# The toolkit's operator reacts within milliseconds: its WebApps are looked at more often.
+WEBAPP_POLL_S = 0.1
 # How long a CRD the install just applied may take to be served.
 ESTABLISH_TIMEOUT_S = 30.0
 # The baseline's two snapshots are this far apart at least: an operator that settles in steps
@@ -227,6 +241,8 @@ def check_served(
 ) -> None:
     """Before anything is applied: the install renders and every custom resource's kind is
     served, or defined by the install (one line naming the resource otherwise)."""
+    if operator.toolkit:
+        return  # WebApps, checked when loaded; its install defines their kind
     documents = install_documents(target, operator, namespace)
     api = cluster.api_client()
     try:
@@ -241,7 +257,7 @@ def plan_install(
     """What installing the operator would create (read before anything is applied), so a
     failed deploy removes exactly that."""
     form = operator.install.form
-    if form == "alreadyInstalled":
+    if form in ("alreadyInstalled", "toolkit"):
         return Install(form, namespace)
     if form == "chart":
         chart = operator.install.chart
@@ -259,8 +275,11 @@ def plan_install(
 def install(
     cluster: ClusterTarget, target: Target, operator: Operator, plan: Install, *, timeout: float
 ) -> None:
-    """Install the operator as planned (kustomize or chart); `alreadyInstalled`: nothing."""
-    if plan.form == "chart":
+    """Install the operator as planned (kustomize or chart; `toolkit`: installed and started
+    unless it runs already); `alreadyInstalled`: nothing."""
+    if plan.form == "toolkit":
+        install_operator(cluster)
+    elif plan.form == "chart":
         assert operator.install.chart is not None
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
     elif plan.form == "kustomize":
@@ -287,8 +306,9 @@ def uninstall(
     cluster: ClusterTarget, target: Target, operator: Operator, done: Install, *, created_only: bool
 ) -> None:
     """Remove the install: what this process created of it (`created_only`, a rollback), or
-    all of it (`compare undeploy operator --target`). `alreadyInstalled` is never touched."""
-    if done.form == "alreadyInstalled":
+    all of it (`compare undeploy operator --target`). `alreadyInstalled` is never touched,
+    nor is the toolkit's operator: every WebApp of the cluster shares it."""
+    if done.form in ("alreadyInstalled", "toolkit"):
         return
     if done.form == "chart":
         chart = operator.install.chart
@@ -393,6 +413,7 @@ def wait_ready(
     *,
     timeout: float,
     cancel: threading.Event | None = None,
+    interval: float = POLL_S,
 ) -> list[dict[str, Any]]:
     """Until ready; the live resources then. Past `timeout`: one line saying what is missing."""
     wait_for(
@@ -402,7 +423,7 @@ def wait_ready(
         timed_out=lambda why: CompareError(
             f"not ready within {timeout:.0f}s: {why}", exit_code=EXIT_FAILED
         ),
-        interval=POLL_S,
+        interval=interval,
         cancel=cancel,
         what=", ".join(r.describe(namespace) for r in resources),
     )
@@ -486,6 +507,8 @@ def deploy_resources(
     deadline = Deadline(timeout)
     api = cluster.api_client()
     try:
+        if operator.toolkit:
+            return deploy_webapps(api, operator, namespace, timeout=timeout, cancel=cancel)
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
         apply_resources(api, target, resources, namespace)
         owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
@@ -502,12 +525,52 @@ def deploy_resources(
         api.close()
 
 
+def webapp_desired(api: client.ApiClient, operator: Operator, namespace: str) -> DesiredObjects:
+    """The toolkit operator's desired state: the built-in chart's rendering of each WebApp
+    (an independent reference, never the operator's own builders), with the API's defaults."""
+    objects = [obj for webapp in operator.webapps for obj in operator_reference(webapp, namespace)]
+    return with_api_defaults(api, namespace, objects)
+
+
+def deploy_webapps(
+    api: client.ApiClient,
+    operator: Operator,
+    namespace: str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> DesiredObjects:
+    """Apply the toolkit operator's WebApps, wait until each is Available for its current
+    generation and the live objects hold the built-in chart's rendering of it."""
+    deadline = Deadline(timeout)
+    for webapp in operator.webapps:
+        apply_webapp(api, webapp, namespace)
+    resources = [Resource(to_cr(webapp), WEBAPPS) for webapp in operator.webapps]
+    wait_ready(
+        api, resources, operator, namespace, timeout=timeout, cancel=cancel, interval=WEBAPP_POLL_S
+    )
+    desired = webapp_desired(api, operator, namespace)
+    wait_for_desired_state(
+        api,
+        namespace,
+        desired,
+        timeout=deadline.remaining(1.0),
+        what=f"{KIND} (operator)",
+        cancel=cancel,
+    )
+    return desired
+
+
 def remove_resources(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str, *, timeout: float
 ) -> bool:
     """Delete the custom resources and wait until they and what they owned are gone (their
-    finalizers, run by the operator, included); the baseline goes with them. False: none was
-    there."""
+    finalizers, run by the operator, included); the baseline goes with them. The toolkit's
+    operator is started when it runs no more (a fault stopped it): only it clears a WebApp's
+    finalizer. False: none was there (nothing is started then)."""
+    if not namespace or not all(body["metadata"]["name"] for body in operator.resources):
+        # An empty name or namespace makes the DELETE address a whole collection.
+        raise CompareError("custom resources to delete: empty name or namespace; nothing deleted")
     api = cluster.api_client()
     try:
         removed = []
@@ -519,13 +582,19 @@ def remove_resources(
             if what is not None and api_of.delete(api, what, namespace, name):
                 removed.append((what, name))
                 owners.extend([live] if live is not None else [])
-        baseline.delete(api, namespace, target.name)
+        if operator.toolkit and removed:
+            status = operator_status(cluster)
+            if status is None or not status.running:
+                start_operator(cluster)
+        elif not operator.toolkit:
+            baseline.delete(api, namespace, target.name)
 
         def left() -> list[str]:
             gone = [
                 f"{w.kind} {namespace}/{n}" for w, n in removed if api_of.read(api, w, namespace, n)
             ]
-            if gone:
+            if gone or operator.toolkit:
+                # A WebApp's children are the garbage collector's, as for the built-in app.
                 return gone
             # Then what they owned, which the garbage collector deletes after them (not waited
             # for by a foreground deletion: the collector may not know a new CRD's kind yet).

@@ -249,12 +249,18 @@ def delete_all(
     )
 
 
-def count(api: client.ApiClient, what: Served) -> int:
-    """Objects of the kind in the whole cluster."""
+def listed(api: client.ApiClient, what: Served, namespace: str | None = None) -> list[Any]:
+    """Objects of the kind in `namespace` (the whole cluster when None); none when no API
+    serves it (a CRD not installed)."""
     try:
-        body = _call(api, "GET", what.path(None))
+        body = _call(api, "GET", what.path(namespace))
     except client.ApiException as exc:
         if exc.status == 404:
-            return 0
-        raise
-    return len(body.get("items") or [])
+            return []
+        raise CompareError(f"listing {what.kind}s: {api_message(exc)}") from None
+    return list(body.get("items") or [])
+
+
+def count(api: client.ApiClient, what: Served) -> int:
+    """Objects of the kind in the whole cluster."""
+    return len(listed(api, what))

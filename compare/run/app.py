@@ -13,7 +13,9 @@ time a correction, and how results.json names it. There is no other branch on th
   when it is loaded, deployed once by `preflight` (a chart that cannot reach its desired state,
   an operator that never gets ready, stop the run there), and its parts are what its manifest
   renders and what its operator's resources own. Its operator is its own: the run installs it
-  (or checks it) in `preflight` and removes what it installed in `finish`, never restarts it.
+  (or checks it) in `preflight` and removes what it installed in `finish`, never restarts it
+  - unless it is the toolkit's (install form `toolkit`): that one is the built-in app's,
+  shared, started and restarted by the run as the built-in app's is.
 """
 
 from __future__ import annotations
@@ -228,6 +230,19 @@ class TargetApp(App):
     def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
         return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
 
+    def _toolkit(self, approach: Approach) -> bool:
+        """Whether the approach's arm is the toolkit's own operator (shared, restarted)."""
+        arm = approach.arm(self.target)
+        return isinstance(arm, Operator) and arm.toolkit
+
+    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
+        if self._toolkit(approach):
+            approach.prepare(cluster)
+
+    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
+        if self._toolkit(approach):
+            approach.recover(cluster)
+
     def default_approaches(self) -> tuple[str, ...]:
         # The arms the target file names.
         return tuple(a.name for a in registry.REGISTRY if a.arm(self.target) is not None)
@@ -331,7 +346,7 @@ class TargetApp(App):
         return found
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
-        return not self._operator_arms(approaches)
+        return all(self._toolkit(registry.get(a)) for a in self._operator_arms(approaches))
 
     def deploy(
         self,

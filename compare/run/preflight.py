@@ -91,7 +91,8 @@ def preflight_operator(
                 exit_code=exc.exit_code,
             ) from None
         raise
-    return plan, workload_of([item.raw for item in desired.items], source=OWNED)
+    objects = [item.raw for item in desired.items]
+    return plan, workload_of(objects) if operator.toolkit else workload_of(objects, source=OWNED)
 
 
 def _create(cluster: ClusterTarget, namespace: str) -> bool:

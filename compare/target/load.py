@@ -26,7 +26,11 @@ from compare.target.model import (
     OperatorSpec,
     TargetFile,
 )
-from compare.webapp.load import format_validation_error
+from compare.webapp import API_GROUP, API_VERSION, KIND, WebApp
+from compare.webapp.load import format_validation_error, parse_webapp
+
+# The condition the toolkit's operator sets on a WebApp once its children are ready.
+READY_CONDITION = "Available"
 
 # A target file and each values or resource file it names is a few KiB.
 MAX_TARGET_BYTES = 1024 * 1024
@@ -64,7 +68,7 @@ class HelmInstall:
 
 @dataclass(frozen=True)
 class OperatorInstall:
-    form: Literal["kustomize", "chart", "alreadyInstalled"]
+    form: Literal["kustomize", "chart", "alreadyInstalled", "toolkit"]
     kustomize: Path | None = None
     chart: HelmInstall | None = None
 
@@ -74,6 +78,14 @@ class Operator:
     install: OperatorInstall
     resources: tuple[Mapping[str, Any], ...]
     ready_condition: str | None  # None: ready when its children are
+    # The resources as WebApps (the `toolkit` form, whose resources are all WebApps).
+    webapps: tuple[WebApp, ...] = ()
+
+    @property
+    def toolkit(self) -> bool:
+        """The toolkit's own operator: its desired state is the built-in chart's rendering of
+        each WebApp (`compare.deploy.reference`), not a baseline."""
+        return self.install.form == "toolkit"
 
 
 @dataclass(frozen=True)
@@ -205,9 +217,12 @@ def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> O
         install = OperatorInstall(
             "chart", chart=_helm(path, base, "operator.install.chart", given.chart, name)
         )
+    elif given.toolkit:
+        install = OperatorInstall("toolkit")
     else:
         install = OperatorInstall("alreadyInstalled")
     resources: list[Mapping[str, Any]] = []
+    webapps: list[WebApp] = []
     for index, item in enumerate(spec.resources):
         at = f"operator.resources[{index}]"
         if isinstance(item, str):
@@ -218,8 +233,21 @@ def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> O
         for obj in objects:
             _check_object(path, at, obj)
             resources.append(copy.deepcopy(obj))
-    ready = spec.ready.condition
-    return Operator(install=install, resources=tuple(resources), ready_condition=ready)
+            if install.form == "toolkit":
+                webapps.append(_webapp(path, at, obj))
+    # No `ready` exactly with install.toolkit (the model's rule): a WebApp is ready when Available.
+    ready = READY_CONDITION if spec.ready is None else spec.ready.condition
+    return Operator(install, tuple(resources), ready, tuple(webapps))
+
+
+def _webapp(path: Path, at: str, obj: Mapping[str, Any]) -> WebApp:
+    """A resource of the toolkit's operator: a WebApp, valid as the built-in one is."""
+    if obj.get("apiVersion") != f"{API_GROUP}/{API_VERSION}" or obj.get("kind") != KIND:
+        raise CompareError(
+            f"{path}: {at}: install.toolkit takes {KIND} ({API_GROUP}/{API_VERSION}) resources,"
+            f" not {obj.get('kind')} ({obj.get('apiVersion')})"
+        )
+    return parse_webapp(dict(obj), source=f"{path}: {at}")
 
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

@@ -131,8 +131,8 @@ class OperatorChart(HelmSpec):
 
 
 class OperatorInstall(_Strict):
-    """How the operator gets installed: a kustomize directory, a chart, or already installed
-    (then only checked)."""
+    """How the operator gets installed: a kustomize directory, a chart, already installed
+    (then only checked), or the toolkit's own WebApp operator."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -140,6 +140,7 @@ class OperatorInstall(_Strict):
                 {"required": ["kustomize"]},
                 {"required": ["chart"]},
                 {"required": ["alreadyInstalled"]},
+                {"required": ["toolkit"]},
             ]
         }
     )
@@ -155,6 +156,12 @@ class OperatorInstall(_Strict):
         alias="alreadyInstalled",
         description="The operator runs already: it is checked, never installed or removed.",
     )
+    toolkit: Literal[True] | None = Field(
+        default=None,
+        description="The toolkit's own WebApp operator: its CRD, webhook and RBAC installed and"
+        " the operator run as a local process, shared and never removed. The resources are"
+        " WebApps, ready when Available and judged against the built-in chart's rendering.",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
@@ -164,6 +171,7 @@ class OperatorInstall(_Strict):
                 "kustomize": ("kustomize",),
                 "chart": ("chart",),
                 "alreadyInstalled": ("already_installed",),
+                "toolkit": ("toolkit",),
             },
         )
         return self
@@ -196,12 +204,35 @@ class Ready(_Strict):
 class OperatorSpec(_Strict):
     """The operator approach: install the operator, apply its custom resource(s), wait."""
 
+    # `ready` for every install form but the toolkit's (a WebApp is ready when Available).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"install": {"required": ["toolkit"]}}},
+            "then": {"not": {"required": ["ready"]}},
+            "else": {"required": ["ready"]},
+        }
+    )
+
     install: OperatorInstall
     resources: list[str | dict[str, Any]] = Field(
         min_length=1,
-        description="The custom resources: files relative to the target file, or inline objects.",
+        description="The custom resources: files relative to the target file, or inline objects"
+        " (WebApps with install.toolkit).",
     )
-    ready: Ready
+    ready: Ready | None = Field(
+        default=None,
+        description="How to tell the resources are ready (required; not with install.toolkit).",
+    )
+
+    @model_validator(mode="after")
+    def _ready_unless_toolkit(self) -> Self:
+        if self.install.toolkit and self.ready is not None:
+            raise ValueError(
+                "ready is not part of install.toolkit (a WebApp is ready when Available)"
+            )
+        if not self.install.toolkit and self.ready is None:
+            raise ValueError("ready: required field is missing (only install.toolkit goes without)")
+        return self
 
     @field_validator("resources", mode="before")
     @classmethod

@@ -17,6 +17,7 @@ from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator import Operator
 from compare.chaos import probes
 from compare.chaos.cluster import pointed_at
 from compare.chaos.control_plane import (
@@ -28,7 +29,7 @@ from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import COMPONENTS
 from compare.deploy.helm import deploy_helm
-from compare.deploy.operator import deploy_operator, operator_status, undeploy_operator
+from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import latest_run, load_results
@@ -203,7 +204,7 @@ def test_the_operator_heals_a_drift_right_after_an_etcd_restart_under_chaos_run(
     cluster: ClusterTarget, namespace: str, embedded: EmbeddedCluster, tmp_path: Path
 ) -> None:
     webapp = load_webapp()
-    deploy_operator(cluster, webapp, namespace)
+    Operator().deploy(cluster, webapp, namespace)
     old = embedded.component_pid("etcd")
     try:
         journal = chaos_run(
@@ -223,7 +224,7 @@ def test_the_operator_heals_a_drift_right_after_an_etcd_restart_under_chaos_run(
         status = operator_status(cluster)
         assert status is not None and status.running
     finally:
-        undeploy_operator(cluster, namespace, name=webapp.name)
+        Operator().undeploy(cluster, webapp, namespace)
 
 
 def test_a_trial_whose_control_plane_fault_failed_is_an_error_not_a_verdict(

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches.operator import Operator
 from compare.chaos import actions, probes
 from compare.chaos.cluster import pointed_at
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import deploy_helm
-from compare.deploy.operator import deploy_operator, operator_status, undeploy_operator
+from compare.deploy.operator import operator_status
 from compare.paths import EXPERIMENTS_DIR
 from compare.webapp import load_webapp
 
@@ -69,7 +70,7 @@ def test_operator_heals_drift_made_while_it_was_stopped_under_chaos_run(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
     webapp = load_webapp()
-    deploy_operator(cluster, webapp, namespace)
+    Operator().deploy(cluster, webapp, namespace)
     try:
         journal = chaos_run(
             cluster,
@@ -91,7 +92,7 @@ def test_operator_heals_drift_made_while_it_was_stopped_under_chaos_run(
         status = operator_status(cluster)
         assert status is not None and status.running
     finally:
-        undeploy_operator(cluster, namespace, name=webapp.name)
+        Operator().undeploy(cluster, webapp, namespace)
 
 
 def test_the_probes_judge_the_live_state(cluster: ClusterTarget, namespace: str) -> None:

@@ -12,9 +12,9 @@ import pytest
 from kubernetes import client
 
 from compare.approaches import desired_objects
+from compare.approaches.operator import Operator
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import deploy_helm
-from compare.deploy.operator import deploy_operator, undeploy_operator
 from compare.judge import (
     NamespaceWatch,
     Reading,
@@ -76,11 +76,11 @@ def test_operator_children_hold_closed_world(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp(replicas=2)
-    deploy_operator(cluster, webapp, namespace, timeout=90)
+    Operator().deploy(cluster, webapp, namespace, timeout=90)
     try:
         assert _paths(api, namespace, "operator") == []
     finally:
-        undeploy_operator(cluster, namespace, name=webapp.name)
+        Operator().undeploy(cluster, webapp, namespace)
 
 
 def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(

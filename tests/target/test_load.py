@@ -27,6 +27,19 @@ def _operator(**given: Any) -> dict[str, Any]:
     return {**HEAD, "operator": spec}
 
 
+WEBAPP: dict[str, Any] = {
+    "apiVersion": "example.com/v1",
+    "kind": "WebApp",
+    "metadata": {"name": "shop"},
+    "spec": {"replicas": 2, "image": "shop:v1"},
+}
+
+
+def _toolkit(*resources: Any) -> dict[str, Any]:
+    spec = {"install": {"toolkit": True}, "resources": list(resources)}
+    return {**HEAD, "operator": spec}
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A target file's folder: a chart, a kustomize directory, values and resource files."""
@@ -146,7 +159,7 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "two install forms",
         _operator(install={"kustomize": "kust", "alreadyInstalled": True}),
-        "operator.install: give exactly one of kustomize | chart | alreadyInstalled "
+        "operator.install: give exactly one of kustomize | chart | alreadyInstalled | toolkit "
         "(given: alreadyInstalled, kustomize)",
     ),
     (
@@ -193,6 +206,32 @@ BAD: list[tuple[str, Any, str]] = [
         "inline resource without kind",
         _operator(resources=[{"apiVersion": "v1"}]),
         "operator.resources[0]: the object has no kind",
+    ),
+    (
+        "toolkit false",
+        _operator(install={"toolkit": False}),
+        "operator.install.toolkit: Input should be True",
+    ),
+    (
+        "toolkit with a ready form",
+        _operator(install={"toolkit": True}, resources=[WEBAPP]),
+        "operator: ready is not part of install.toolkit (a WebApp is ready when Available)",
+    ),
+    (
+        "no ready, not the toolkit",
+        {**HEAD, "operator": {"install": {"alreadyInstalled": True}, "resources": [CR]}},
+        "operator: ready: required field is missing (only install.toolkit goes without)",
+    ),
+    (
+        "toolkit with another kind",
+        _toolkit({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        "operator.resources[0]: install.toolkit takes WebApp (example.com/v1) resources, not "
+        "ConfigMap (v1)",
+    ),
+    (
+        "toolkit with a bad WebApp",
+        _toolkit({**WEBAPP, "spec": {**WEBAPP["spec"], "replicas": "3"}}),
+        "operator.resources[0]: spec.replicas: Input should be a valid integer (got str '3')",
     ),
     (
         "no ready form",
@@ -278,3 +317,17 @@ def test_merge_values_never_changes_its_inputs() -> None:
     override = {"a": {"c": 2}}
     assert merge_values(base, override) == {"a": {"b": 1, "c": 2}}
     assert base == {"a": {"b": 1}} and override == {"a": {"c": 2}}
+
+
+def test_the_toolkit_form_loads_webapps_ready_when_available(folder: Path) -> None:
+    (folder / "webapps.yaml").write_text(
+        yaml.safe_dump_all([WEBAPP, {**WEBAPP, "metadata": {"name": "cart"}}])
+    )
+    target = load_target(_write(folder, _toolkit("webapps.yaml")))
+    operator = target.operator
+    assert operator is not None and operator.toolkit
+    assert operator.install.form == "toolkit"
+    assert operator.ready_condition == "Available"
+    assert [w.name for w in operator.webapps] == ["shop", "cart"]
+    assert [w.spec.replicas for w in operator.webapps] == [2, 2]
+    assert [r["metadata"]["name"] for r in operator.resources] == ["shop", "cart"]

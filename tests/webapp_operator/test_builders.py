@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from compare.deploy.operator import operator_manifest
 from compare.judge import diff_object
 from compare.webapp import load_webapp
 from tests.helpers import make_webapp
@@ -14,6 +13,8 @@ from webapp_operator.builders import (
     owner_reference,
     selector_string,
 )
+
+from .helpers import operator_manifest
 
 BODY = {
     "apiVersion": "example.com/v1",

@@ -70,7 +70,7 @@ def test_deploy_then_undeploy(
         ],
     )
     assert removed.exit_code == 0, removed.output
-    assert f"WebApp {namespace}/shop deleted" in removed.output
+    assert f"WebApp shop removed from namespace {namespace}" in removed.output
     assert "operator stopped" in removed.output
     assert get_webapp(api, namespace, "shop") is None
     status = operator_status(cluster)

@@ -14,7 +14,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import chart_values, install_or_upgrade
-from compare.deploy.operator import OperatorHandle, apply_webapp, operator_manifest
+from compare.deploy.operator import OperatorHandle, apply_webapp
 from compare.judge import diff_object, with_api_defaults
 from tests.helpers import eventually, make_webapp
 from webapp_operator.names import MANAGED_BY_LABEL
@@ -25,6 +25,7 @@ from .helpers import (
     get_deployment,
     get_service,
     get_webapp,
+    operator_manifest,
     run_webapp,
     webapp_events,
 )

@@ -27,12 +27,11 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator import Operator
 from compare.cli import app
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.operator import (
     OperatorHandle,
-    count_webapps,
-    deploy_operator,
     install_operator,
     operator_status,
     start_operator,
@@ -41,8 +40,10 @@ from compare.deploy.operator import (
 from compare.deploy.operator_install import cluster_key, state_dir
 from compare.deploy.operator_lease import crd_difference, read_crd
 from compare.deploy.operator_process import is_running, read_process
+from compare.deploy.target_operator import remaining
 from compare.errors import CompareError
 from compare.paths import CHARTS_DIR
+from compare.target.builtin import webapp_named
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually, make_webapp
 from webapp_operator.names import CRD_NAME, LEASE_NAME, OPERATOR_NAMESPACE
@@ -309,7 +310,7 @@ def test_in_cluster_chart_without_a_live_leader_is_taken_over(
         before = _operator_pids(cluster)
 
         started = time.monotonic()
-        deploy_operator(cluster, make_webapp("shop", replicas=3), chart_ns, timeout=90)
+        Operator().deploy(cluster, make_webapp("shop", replicas=3), chart_ns, timeout=90)
         elapsed = time.monotonic() - started
         print(
             f"\ntook over a stale local holder (lease {FAST.lease_duration}s) and a stale chart "
@@ -437,8 +438,8 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     operator: OperatorHandle,
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    deploy_operator(cluster, make_webapp("shop"), namespace, timeout=60)
-    deploy_operator(cluster, make_webapp("cart"), other_namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("cart"), other_namespace, timeout=60)
 
     def undeploy(*args: str) -> str:
         result = runner.invoke(app, [*cli_args, "undeploy", "operator", *args])
@@ -447,14 +448,14 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
 
     # Another namespace still has a WebApp: the operator stays.
     out = undeploy("--namespace", namespace, "--name", "shop")
-    assert f"WebApp {namespace}/shop deleted" in out
+    assert f"WebApp shop removed from namespace {namespace}" in out
     assert "operator left running" in out and "operator stopped" not in out
     status = operator_status(cluster)
     assert status is not None and status.running and status.pid == leader.pid
 
     # A WebApp that does not exist: nothing deleted, nothing stopped.
     out = undeploy("--namespace", namespace, "--name", "nosuch")
-    assert f"WebApp {namespace}/nosuch not found: nothing deleted" in out
+    assert f"no WebApp nosuch in namespace {namespace}: nothing to remove" in out
     assert "operator stopped" not in out
     assert is_running(read_process(state_dir(cluster)))
 
@@ -477,9 +478,9 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
         what="only the last WebApp left",
     )
     out = undeploy("--namespace", other_namespace, "--name", "cart")
-    assert f"WebApp {other_namespace}/cart deleted" in out
+    assert f"WebApp cart removed from namespace {other_namespace}" in out
     assert f"operator stopped (pid {leader.pid}" in out
-    assert count_webapps(cluster) == 0
+    assert remaining(cluster, webapp_named("any")) == 0
     assert not is_running(read_process(state_dir(cluster)))
 
 
@@ -488,7 +489,7 @@ def test_undeploy_stop_operator_flag(
     cli_args: list[str], cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    deploy_operator(cluster, make_webapp("shop"), namespace, timeout=60)
+    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
     result = runner.invoke(
         app,
         [

@@ -16,12 +16,21 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.deploy.operator import OperatorHandle, apply_webapp, operator_manifest
+from compare.deploy.operator import OperatorHandle, apply_webapp
 from compare.judge import mismatches, read, with_api_defaults
 from tests.helpers import eventually, make_webapp
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
-from .helpers import Running, condition, get_deployment, get_webapp, raw, run_webapp, webapp_events
+from .helpers import (
+    Running,
+    condition,
+    get_deployment,
+    get_webapp,
+    operator_manifest,
+    raw,
+    run_webapp,
+    webapp_events,
+)
 
 pytestmark = pytest.mark.cluster
 

@@ -10,11 +10,12 @@ import pytest
 from kubernetes import client
 
 from compare.approaches import desired_manifest
-from compare.deploy.operator import operator_manifest
 from compare.deploy.reference import CHART_METADATA_LABELS, operator_reference
 from compare.judge import diff_object, with_api_defaults
 from tests.helpers import make_webapp
 from webapp_operator.names import OPERATOR_NAME
+
+from .helpers import operator_manifest
 
 # Both tests render the chart with the built helm; the second also needs the API server.
 pytestmark = pytest.mark.cluster

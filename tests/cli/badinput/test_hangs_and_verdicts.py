@@ -158,13 +158,17 @@ def test_a_helm_call_that_never_returns_is_stopped() -> None:
 
 
 def test_an_empty_webapp_name_never_reaches_a_delete(tmp_path: Path) -> None:
+    from compare.approaches.operator import builtin
     from compare.cluster import ClusterTarget
-    from compare.deploy.operator import undeploy_operator
+    from compare.deploy.target_operator import remove_resources
     from compare.errors import CompareError
+    from compare.target.builtin import webapp_named
 
     # No cluster behind it: the refusal comes before any API call (a DELETE without a name
     # addresses the whole collection).
     nowhere = ClusterTarget(tmp_path / "no-kubeconfig")
     for name, namespace in (("", "shop"), ("shop", "")):
+        target = builtin(webapp_named(name))
+        assert target.operator is not None
         with pytest.raises(CompareError, match="empty name or namespace; nothing deleted"):
-            undeploy_operator(nowhere, namespace, name=name)
+            remove_resources(nowhere, target, target.operator, namespace, timeout=5)
