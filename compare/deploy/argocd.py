@@ -42,14 +42,14 @@ from compare.deploy.argocd_app import (
     wait_application,
 )
 from compare.deploy.argocd_process import start_argocd
-from compare.deploy.helm import chart_values, check_release_name, webapp_manifest
+from compare.deploy.helm import check_release_name, webapp_manifest
 from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_until_gone
 from compare.kube.served import Served, served
 from compare.kube.served import read as served_read
-from compare.webapp import WebApp
+from compare.webapp import WebApp, chart_values
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
 DEFAULT_TIMEOUT_S = 120.0

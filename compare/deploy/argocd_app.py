@@ -29,13 +29,13 @@ from kubernetes import client
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, DEFAULT_PROJECT
 from compare.deploy.argocd_process import check_running
-from compare.deploy.helm import CHART_DIR, CHART_NAME, chart_values
+from compare.deploy.helm import CHART_DIR, CHART_NAME
 from compare.deploy.install import apply_documents
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import delete_if_found, if_found
 from compare.kube.wait import wait_for, wait_until_gone
-from compare.webapp import WebApp
+from compare.webapp import WebApp, chart_values
 
 APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")
 IN_CLUSTER = "https://kubernetes.default.svc"

@@ -56,7 +56,6 @@ from compare.deploy.flux_process import (
 from compare.deploy.helm import (
     CHART_DIR,
     CHART_NAME,
-    chart_values,
     check_release_name,
     webapp_manifest,
 )
@@ -77,7 +76,7 @@ from compare.judge import REQUEST_TIMEOUT, with_api_defaults
 from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_for, wait_until_gone
 from compare.kube.apierror import delete_if_found, if_found
 from compare.paths import cache_dir
-from compare.webapp import WebApp
+from compare.webapp import WebApp, chart_values
 
 HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
 SOURCE_API = ("source.toolkit.fluxcd.io", "v1", "helmrepositories")

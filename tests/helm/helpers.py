@@ -6,6 +6,10 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import HelmRelease
+from compare.deploy.target_helm import deploy_target
+from compare.target import builtin_target
 from compare.webapp import WebApp, parse_webapp
 
 
@@ -27,3 +31,20 @@ def pods_of(api: client.ApiClient, namespace: str, instance: str) -> list[Any]:
 
 def is_ready(pod: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
+
+
+def deploy_webapp(
+    cluster: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    release: str | None = None,
+    timeout: float = 60,
+    extra_values: dict[str, Any] | None = None,
+) -> HelmRelease:
+    """The built-in WebApp deployed by Helm as the target it is (`builtin_target`), through the
+    helm arm's one deploy path; the release it made."""
+    target = builtin_target(webapp, release=release, extra_values=extra_values)
+    assert target.helm is not None
+    deployed, _ = deploy_target(cluster, target, target.helm, namespace, timeout=timeout)
+    return deployed
