@@ -28,10 +28,10 @@ from compare.deploy.helm_errors import helm_failure
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects
 from compare.kube import POLL_S, Deadline, check_namespace_name, wait_until_gone
-from compare.paths import CHARTS_DIR
+from compare.target.builtin import BUILTIN_CHART
 from compare.webapp import WebApp, chart_values, to_helm_values
 
-CHART_DIR = CHARTS_DIR / "webapp"
+CHART_DIR = BUILTIN_CHART
 CHART_NAME = "webapp"
 DEFAULT_NAMESPACE = "webapp"
 DEFAULT_TIMEOUT_S = 120.0

@@ -14,21 +14,12 @@ from compare.webapp import WebApp, chart_values
 
 
 def argocd_application(
-    webapp: WebApp,
-    namespace: str,
-    *,
-    repository_url: str,
-    self_heal: bool = True,
-    diff: str = THREE_WAY_DIFF,
+    webapp: WebApp, namespace: str, *, repository_url: str, diff: str = THREE_WAY_DIFF
 ) -> dict[str, Any]:
     """The Application of one WebApp: charts/webapp with the WebApp's values."""
     chart = yaml.safe_load((CHARTS_DIR / "webapp" / "Chart.yaml").read_text())
     source = {"repoURL": repository_url, "chart": chart["name"], "targetRevision": chart["version"]}
+    values = chart_values(webapp)
     return chart_application(
-        namespace,
-        release=webapp.name,
-        source=source,
-        values=chart_values(webapp),
-        self_heal=self_heal,
-        diff=diff,
+        namespace, release=webapp.name, source=source, values=values, diff=diff
     )
