@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import functools
 import json
 import logging
 import re
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,7 +49,8 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class HelmRelease:
-    """One revision of a release of charts/webapp."""
+    """One revision of a release; `objects`, when it was just installed: its manifest (what
+    `helm upgrade --install` reported applying, hooks included)."""
 
     release: str
     namespace: str
@@ -56,6 +58,7 @@ class HelmRelease:
     chart_version: str
     app_version: str | None
     status: str = "deployed"
+    objects: tuple[dict[str, Any], ...] | None = field(default=None, compare=False, repr=False)
 
 
 def check_release_name(release: str) -> None:
@@ -120,11 +123,18 @@ def get_chart(ref: str, *, repo: str | None = None, version: str | None = None) 
 
 
 def chart_crds(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
-    """The CustomResourceDefinitions of a chart's crds/ directory (`helm show crds`)."""
-    try:
-        return [dict(crd) for crd in _run(chart.crds()) if crd]
-    except helm_errors.Error as exc:
-        raise helm_failure(f"helm show crds {chart.ref}", exc) from exc
+    """The CustomResourceDefinitions of a chart's crds/ directory (`helm show crds`), read
+    once per process for each chart (as the chart itself: `get_chart`)."""
+    key = (str(chart.ref), str(chart.repo), chart.metadata.version)
+    if key not in _CRDS:
+        try:
+            _CRDS[key] = [dict(crd) for crd in _run(chart.crds()) if crd]
+        except helm_errors.Error as exc:
+            raise helm_failure(f"helm show crds {chart.ref}", exc) from exc
+    return copy.deepcopy(_CRDS[key])
+
+
+_CRDS: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
 
 
 def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
@@ -177,7 +187,9 @@ def install_or_upgrade(
             force_conflicts=True,
             timeout=_seconds(timeout),
         )
-        return _release_of(revision, chart.metadata)
+        # The install's own report holds the manifest: no `helm get manifest` afterwards.
+        objects = tuple(obj for obj in await revision.resources() if obj)
+        return replace(_release_of(revision, chart.metadata), objects=objects)
 
     try:
         chosen = chart if chart is not None else _chart(chart_dir)

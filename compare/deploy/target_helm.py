@@ -148,8 +148,10 @@ def install_target(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> HelmRelease:
-    """Render first (a bad chart changes nothing), then `helm upgrade --install`."""
-    render_target(target, install, namespace)
+    """Render first (a bad chart changes nothing; not for a `prechecked` target), then `helm
+    upgrade --install`."""
+    if not target.prechecked:
+        render_target(target, install, namespace)
     try:
         return install_or_upgrade(
             cluster,
@@ -178,6 +180,18 @@ def release_desired(
             f" in namespace {namespace}",
             exit_code=EXIT_FAILED,
         )
+    return manifest_desired(api, target, install, namespace, objects)
+
+
+def manifest_desired(
+    api: client.ApiClient,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    objects: Sequence[Mapping[str, Any]],
+) -> DesiredObjects:
+    """A release's manifest as its desired state: every object (hooks dropped), with Helm's
+    ownership metadata, defaulted."""
     kept = judged_objects(objects)
     _check_judged(target, install, kept)
     return desired_of(
@@ -231,7 +245,10 @@ def deploy_target(
     deployed = install_target(cluster, target, install, namespace, timeout=timeout)
     api = cluster.api_client()
     try:
-        desired = release_desired(cluster, api, target, install, namespace)
+        if deployed.objects is None:
+            desired = release_desired(cluster, api, target, install, namespace)
+        else:
+            desired = manifest_desired(api, target, install, namespace, deployed.objects)
         wait_for_desired_state(
             api,
             namespace,

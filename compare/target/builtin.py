@@ -3,8 +3,9 @@ deploy and judge without `--target` (examples/target-webapp.yaml is the same, as
 
 Its chart arms (`helm`, `flux`, `argocd`) are the toolkit's own chart, charts/webapp, with the
 WebApp's values, under the WebApp's name as the release; the objects carry the WebApp's name
-whatever the release (`fullnameOverride`). Its chart is the toolkit's own: it needs no
-preflight. The operator arm is not built here (`operator` is None).
+whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
+checked WebApp's: it needs no preflight, and an install renders nothing first (`prechecked`).
+The operator arm is not built here (`operator` is None).
 """
 
 from __future__ import annotations
@@ -43,4 +44,5 @@ def builtin_target(
         helm=arm("helm"),
         flux=arm("flux"),
         argocd=arm("argocd"),
+        prechecked=True,
     )

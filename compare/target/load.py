@@ -88,6 +88,9 @@ class Target:
     flux: HelmInstall | None = None
     argocd: HelmInstall | None = None
     spec: TargetFile | None = field(default=None, compare=False)
+    # Its chart arms are known to render (the built-in WebApp: the toolkit's own chart with
+    # the values of a checked WebApp), so an install skips its `helm template` check.
+    prechecked: bool = False
 
     def approach(self, name: str) -> HelmInstall | Operator:
         arms = {"helm": self.helm, "operator": self.operator, "flux": self.flux}
