@@ -25,6 +25,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
+    DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
     HelmRelease,
     get_chart,
@@ -82,7 +83,9 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
     try:
         if install.chart.form == "path":
             values = json.dumps(dict(install.values), sort_keys=True)
-            text = _render_path(str(install.chart.path), values, install.release, namespace)
+            # The toolkit's own chart renders the same in every namespace: rendered once.
+            where = DEFAULT_NAMESPACE if target.own_chart else namespace
+            text = _render_path(str(install.chart.path), values, install.release, where)
             objects = json.loads(text)
         else:
             objects = render(
@@ -148,9 +151,9 @@ def install_target(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> HelmRelease:
-    """Render first (a bad chart changes nothing; not for a `prechecked` target), then `helm
+    """Render first (a bad chart changes nothing; the toolkit's own chart renders), then `helm
     upgrade --install`."""
-    if not target.prechecked:
+    if not target.own_chart:
         render_target(target, install, namespace)
     try:
         return install_or_upgrade(

@@ -4,7 +4,8 @@ deploy and judge without `--target` (examples/target-webapp.yaml is the same, as
 Its chart arms (`helm`, `flux`, `argocd`) are the toolkit's own chart, charts/webapp, with the
 WebApp's values, under the WebApp's name as the release; the objects carry the WebApp's name
 whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
-checked WebApp's: it needs no preflight, and an install renders nothing first (`prechecked`).
+checked WebApp's (`own_chart`): it needs no preflight, an install renders nothing first, and
+the chart is rendered once for every namespace, as it installs it.
 The operator arm is not built here (`operator` is None).
 """
 
@@ -44,5 +45,5 @@ def builtin_target(
         helm=arm("helm"),
         flux=arm("flux"),
         argocd=arm("argocd"),
-        prechecked=True,
+        own_chart=True,
     )
