@@ -19,10 +19,14 @@ from compare.cli.common import (
     console,
     finite,
     not_empty,
-    print_warning,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
-from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
+from compare.cli.deploy_helm_cmd import (
+    ValuesOpt,
+    chart_inputs,
+    deploy_with_rollback,
+    release_to_remove,
+)
 from compare.cli.target_cmd import (
     TargetOpt,
     deploy_target_arm,
@@ -39,7 +43,6 @@ from compare.deploy.flux import (
 )
 from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.helm import DEFAULT_NAMESPACE
-from compare.deploy.rollback import Rollback
 from compare.deploy.target_flux import source_name
 from compare.target import builtin_target
 from compare.target.builtin import BUILTIN_CHART
@@ -124,17 +127,7 @@ def deploy_flux_command(
         existed = read_helm_release(api, namespace, release) is not None
     finally:
         api.close()
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=lambda: flux.undeploy_target(cluster, target, namespace, timeout=timeout),
-            warn=print_warning,
-        ),
-        console.status(f"deploying {webapp.name} with Flux ..."),
-    ):
-        flux.deploy_target(cluster, target, namespace, timeout=timeout)
+    deploy_with_rollback(flux, cluster, target, namespace, timeout=timeout, existed=existed)
     handle = flux_status(cluster)
     spec = webapp.spec
     console.print(

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from compare.approaches import get
+from compare.approaches import Approach, get
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -30,6 +30,7 @@ from compare.cli.target_cmd import (
     refuse_with_target,
     undeploy_target_arm,
 )
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
@@ -42,7 +43,7 @@ from compare.deploy.rollback import Rollback
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.kube import check_namespace_name
-from compare.target import builtin_target
+from compare.target import Target, builtin_target
 from compare.webapp import WebApp, chart_values, load_webapp
 
 # Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.
@@ -136,6 +137,30 @@ def release_to_remove(
     return release, namespace
 
 
+def deploy_with_rollback(
+    approach: Approach,
+    cluster: ClusterTarget,
+    target: Target,
+    namespace: str,
+    *,
+    timeout: float,
+    existed: bool,
+) -> None:
+    """The built-in target's arm deployed; a failed deploy removes what it created (the arm
+    when it was not there before, the namespace when this created it)."""
+    with (
+        Rollback(
+            cluster,
+            namespace,
+            existed=existed,
+            remove=lambda: approach.undeploy_target(cluster, target, namespace, timeout=timeout),
+            warn=print_warning,
+        ),
+        console.status(f"deploying {target.name} with {approach.name} ..."),
+    ):
+        approach.deploy_target(cluster, target, namespace, timeout=timeout)
+
+
 @deploy_app.command("helm")
 def deploy_helm_command(
     ctx: typer.Context,
@@ -175,17 +200,7 @@ def deploy_helm_command(
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     existed = get_release(cluster, namespace, release) is not None
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=lambda: helm.undeploy_target(cluster, target, namespace, timeout=timeout),
-            warn=print_warning,
-        ),
-        console.status(f"deploying {webapp.name} with Helm ..."),
-    ):
-        helm.deploy_target(cluster, target, namespace, timeout=timeout)
+    deploy_with_rollback(helm, cluster, target, namespace, timeout=timeout, existed=existed)
     deployed = get_release(cluster, namespace, release)
     if deployed is None:
         raise CompareError(f"helm release {namespace}/{release}: gone right after its deploy")

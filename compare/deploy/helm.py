@@ -30,7 +30,7 @@ from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects
 from compare.kube import POLL_S, Deadline, check_namespace_name, wait_until_gone
 from compare.target.builtin import BUILTIN_CHART
-from compare.webapp import WebApp, chart_values, to_helm_values
+from compare.webapp import WebApp, chart_values
 
 CHART_DIR = BUILTIN_CHART
 CHART_NAME = "webapp"
@@ -222,11 +222,6 @@ def render(
         return _run(go(chart if chart is not None else _chart(chart_dir)))
     except helm_errors.Error as exc:
         raise helm_failure(f"helm template {release}", exc) from exc
-
-
-def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[str, Any]]:
-    """The Deployment, Service and test hook the chart renders for this WebApp."""
-    return render(to_helm_values(webapp), release=release or webapp.name)
 
 
 def webapp_manifest(
