@@ -20,9 +20,8 @@ from collections.abc import Callable
 
 from kubernetes import client
 
-from compare.approaches import desired_objects
+from compare.approaches import desired_objects, get
 from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.deploy.helm import deploy_helm
 from compare.judge import pods as pods_module
 from compare.judge import problems, read, verdict
 from compare.webapp import parse_webapp
@@ -60,7 +59,7 @@ def main() -> None:
                 "spec": {"replicas": args.replicas, "image": "shop:v1", "port": 8080},
             }
         )
-        deploy_helm(target, webapp, namespace, timeout=120)
+        get("helm").deploy(target, webapp, namespace)
         desired = desired_objects(api, "helm", webapp, namespace)
         reading = read(api, namespace, desired.kinds)
         assert problems(desired, reading) == [], problems(desired, reading)

@@ -1,4 +1,5 @@
-"""Shared by the test packages: WebApps to deploy, reading their pods, polling with a deadline."""
+"""Shared by the test packages: WebApps to deploy (and deploying one with Helm), reading their
+pods, polling with a deadline."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
+from compare.cluster import ClusterTarget
+from compare.deploy.helm import HelmRelease
+from compare.deploy.target_helm import deploy_target
+from compare.target import builtin_target
 from compare.webapp import WebApp, parse_webapp
 
 T = TypeVar("T")
@@ -49,3 +54,20 @@ def eventually(
             return last
         time.sleep(POLL_S)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+def deploy_webapp(
+    cluster: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    release: str | None = None,
+    timeout: float = 60,
+    extra_values: dict[str, Any] | None = None,
+) -> HelmRelease:
+    """The built-in WebApp deployed by Helm as the target it is (`builtin_target`), through the
+    helm arm's one deploy path; the release it made."""
+    target = builtin_target(webapp, release=release, extra_values=extra_values)
+    assert target.helm is not None
+    deployed, _ = deploy_target(cluster, target, target.helm, namespace, timeout=timeout)
+    return deployed

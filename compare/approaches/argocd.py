@@ -13,9 +13,9 @@ instance and recorded in results.json, since it changes which drift Argo CD sees
 Not part of a run without `--approach` (`default = False`): its controllers are the heaviest
 part of a run and its ground truth is measured per fault only in docs/argocd.md so far.
 
-A target file's `argocd` key is a chart deployed the same way (`compare.deploy.target_argocd`:
-one Application per trial namespace, under a release name of its own), through the same deploy
-path as the built-in chart with the WebApp's values.
+A target file's `argocd` key is a chart deployed by the target methods here
+(`compare.deploy.target_argocd`: one Application per trial namespace, under a release name of
+its own); the built-in WebApp is deployed the same way, as the target it is (`Approach.builtin`).
 """
 
 from __future__ import annotations
@@ -26,19 +26,12 @@ from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import (
-    UNDEPLOY_TIMEOUT_S,
-    Approach,
-    Cadence,
-    Detector,
-    TargetDeploy,
-)
+from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import (
     DEFAULT_TIMEOUT_S,
-    argocd_manifest,
+    chart_applied,
     check_diff_strategy,
-    deploy_argocd,
     undeploy_argocd,
 )
 from compare.deploy.argocd_app import THREE_WAY_DIFF
@@ -53,7 +46,6 @@ from compare.deploy.target_argocd import (
 )
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
-from compare.webapp import WebApp
 
 
 @dataclass(frozen=True)
@@ -88,37 +80,17 @@ class Argocd(Approach):
     def recover(self, cluster: ClusterTarget) -> None:
         start_argocd(cluster)
 
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        deploy_argocd(cluster, webapp, namespace, diff=self.diff, cancel=cancel)
-
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    def applied(
+        self, rendered: list[dict[str, Any]], release: str, namespace: str
     ) -> list[dict[str, Any]]:
-        # The chart's rendered manifest (the repo-server renders the same chart and values)
-        # with the tracking annotation the application controller writes on every object.
-        return argocd_manifest(webapp, namespace, release=release)
+        # The repo-server renders the same chart and values; the application controller
+        # writes its tracking annotation on every object.
+        return chart_applied(rendered, namespace, release)
 
     def status(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
     ) -> list[DeployedApp]:
         return argocd_apps(api, namespace)
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        undeploy_argocd(cluster, namespace, release=webapp.name, timeout=timeout)
 
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"Application": ("OperationStarted",)})

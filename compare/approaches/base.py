@@ -20,13 +20,15 @@ from compare.cluster import ClusterTarget
 from compare.deploy.target_helm import render_target
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
-from compare.target import HelmInstall, Operator, Target
+from compare.target import HelmInstall, Operator, Target, builtin_target
 from compare.webapp import WebApp
 
 if TYPE_CHECKING:
     from compare.deploy.rows import DeployedApp
 
-# Seconds a full `undeploy` may take before it is an error.
+# Seconds a deploy of the built-in WebApp, and a full `undeploy`, may take before it is an
+# error.
+DEPLOY_TIMEOUT_S = 120.0
 UNDEPLOY_TIMEOUT_S = 120.0
 
 
@@ -96,7 +98,9 @@ class Approach(ABC):
     Subclasses set `name` (a DNS label: namespaces, results.json, `compare deploy NAME`),
     `short` (its part of a trial namespace's name) and `label` (`compare status`'s line when
     none is deployed), and implement the abstract methods; the others have defaults that
-    fit an approach with nothing shared to start and no Events to read.
+    fit an approach with nothing shared to start and no Events to read. The built-in WebApp's
+    `deploy`, `desired` and `undeploy` go by default through the target methods, with the
+    WebApp as a target (`builtin`): a charted approach writes only its target methods.
     """
 
     name: ClassVar[str]
@@ -144,8 +148,14 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
-    # --- one app in one namespace ---------------------------------------------------------
-    @abstractmethod
+    # --- the built-in WebApp in one namespace ---------------------------------------------
+    # A charted approach deploys, desires and removes it as the target it is
+    # (`compare.target.builtin_target`), through its target methods; an approach whose arm is
+    # not a chart overrides these.
+    def builtin(self, webapp: WebApp, *, release: str | None = None) -> Target:
+        """The built-in WebApp as the target this approach deploys."""
+        return builtin_target(webapp, release=release)
+
     def deploy(
         self,
         cluster: ClusterTarget,
@@ -155,13 +165,26 @@ class Approach(ABC):
         cancel: threading.Event | None = None,
     ) -> None:
         """Deploy `webapp` into `namespace` and wait until its desired state holds."""
+        target = self.builtin(webapp)
+        self.deploy_target(cluster, target, namespace, timeout=DEPLOY_TIMEOUT_S, cancel=cancel)
 
-    @abstractmethod
     def desired(
         self, webapp: WebApp, namespace: str, *, release: str | None = None
     ) -> list[dict[str, Any]]:
         """The complete objects this approach applies for `webapp` (no cluster needed): what
-        the judge holds the live objects to."""
+        the judge holds the live objects to. By default: the chart arm rendered, as the
+        approach applies it (`applied`)."""
+        target = self.builtin(webapp, release=release)
+        arm = self.chart_arm(target)
+        return self.applied(render_target(target, arm, namespace), arm.release, namespace)
+
+    def applied(
+        self, rendered: list[dict[str, Any]], release: str, namespace: str
+    ) -> list[dict[str, Any]]:
+        """A chart arm's rendered objects (hooks dropped) as this approach applies them under
+        `release` in `namespace` (what it writes on every object added); as they are by
+        default."""
+        return rendered
 
     def desired_objects(
         self,
@@ -180,7 +203,6 @@ class Approach(ABC):
     ) -> list[DeployedApp]:
         """Every app deployed through this approach in `namespace` (all when None), judged."""
 
-    @abstractmethod
     def undeploy(
         self,
         cluster: ClusterTarget,
@@ -191,6 +213,7 @@ class Approach(ABC):
     ) -> None:
         """Remove what `deploy` made and wait until it is gone (children it owns may be left
         to the garbage collector: they go on their own)."""
+        self.undeploy_target(cluster, self.builtin(webapp), namespace, timeout=timeout)
 
     def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
         """Remove what must go before `namespace` is deleted (objects with finalizers only a

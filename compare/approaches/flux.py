@@ -6,7 +6,8 @@ namespace). A HelmRelease and its HelmRepository carry finalizers the running co
 clear, so `cleanup` deletes them before a trial's namespace goes. helm-controller posts
 `DriftDetected` on the HelmRelease (named after the app) when a reconcile finds drift, before
 it corrects it: the Event that times detection (whole seconds only). The interval is
-this approach's setting (`compare run --flux-interval`), carried by the instance.
+this approach's setting (`compare run --flux-interval`), carried by the instance. The built-in
+WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
 """
 
 from __future__ import annotations
@@ -17,17 +18,12 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.base import (
-    UNDEPLOY_TIMEOUT_S,
-    Approach,
-    Cadence,
-    Detector,
-    TargetDeploy,
-)
+from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.flux_status import flux_apps
+from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp
 from compare.deploy.target_flux import (
     deploy_target_flux,
@@ -37,8 +33,7 @@ from compare.deploy.target_flux import (
     undeploy_target_flux,
 )
 from compare.judge import DesiredObjects
-from compare.target import Target
-from compare.webapp import WebApp
+from compare.target import HelmInstall, Target
 
 
 @dataclass(frozen=True)
@@ -68,37 +63,20 @@ class Flux(Approach):
     def prepare(self, cluster: ClusterTarget) -> None:
         flux_path.start_flux(cluster)
 
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        flux_path.deploy_flux(cluster, webapp, namespace, interval=self.interval, cancel=cancel)
+    def chart_arm(self, target: Target) -> HelmInstall:
+        return flux_arm(target)
 
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    def applied(
+        self, rendered: list[dict[str, Any]], release: str, namespace: str
     ) -> list[dict[str, Any]]:
-        # The chart's rendered manifest, which helm-controller installs with the same values
-        # and release name, plus what helm-controller writes on every object.
-        return flux_path.flux_manifest(webapp, namespace, release=release)
+        # helm-controller installs the chart with the same values and release name, and
+        # writes its origin labels on every object.
+        return flux_applied(rendered, release=release, namespace=namespace)
 
     def status(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
     ) -> list[DeployedApp]:
         return flux_apps(api, namespace)
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        flux_path.undeploy_flux(cluster, namespace, release=webapp.name, timeout=timeout)
 
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"HelmRelease": ("DriftDetected",)})

@@ -2,7 +2,8 @@
 
 Nothing is shared between releases (no controller to start), Helm posts no Events (detection
 is not observable), and a trial's release lives in its namespace: deleting the namespace
-removes it, so `cleanup` has nothing to do before a trial's namespace goes.
+removes it, so `cleanup` has nothing to do before a trial's namespace goes. The built-in
+WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
 """
 
 from __future__ import annotations
@@ -13,15 +14,9 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, TargetDeploy
+from compare.approaches.base import Approach, TargetDeploy
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import (
-    DEFAULT_TIMEOUT_S,
-    deploy_helm,
-    get_release,
-    undeploy_helm,
-    webapp_manifest,
-)
+from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
 from compare.deploy.status import helm_apps, target_app
@@ -32,7 +27,7 @@ from compare.deploy.target_helm import (
     uninstall_target,
 )
 from compare.judge import DesiredObjects
-from compare.target import Target
+from compare.target import HelmInstall, Target
 from compare.webapp import WebApp
 
 
@@ -43,41 +38,19 @@ class Helm(Approach):
     label = "helm releases"
     charted = True
 
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        deploy_helm(cluster, webapp, namespace, cancel=cancel)
+    def chart_arm(self, target: Target) -> HelmInstall:
+        return helm_arm(target)
 
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
+    def applied(
+        self, rendered: list[dict[str, Any]], release: str, namespace: str
     ) -> list[dict[str, Any]]:
-        # The chart's rendered manifest with Helm's own ownership metadata: exactly what
-        # `helm upgrade --install` applies.
-        release = release or webapp.name
-        return helm_applied(
-            webapp_manifest(webapp, release=release), release=release, namespace=namespace
-        )
+        # Helm's own ownership metadata: exactly what `helm upgrade --install` applies.
+        return helm_applied(rendered, release=release, namespace=namespace)
 
     def status(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
     ) -> list[DeployedApp]:
         return helm_apps(cluster, api, namespace)
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        if get_release(cluster, namespace, webapp.name) is not None:
-            undeploy_helm(cluster, namespace, release=webapp.name, timeout=timeout)
 
     def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
         return None  # the release and its record go with the namespace

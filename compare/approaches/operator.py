@@ -48,7 +48,7 @@ from compare.judge import DesiredObjects
 from compare.kube import Deadline, check_namespace_name
 from compare.target import Operator as OperatorArm
 from compare.target import Target
-from compare.target.builtin import builtin_operator
+from compare.target.builtin import builtin_target
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
@@ -60,10 +60,11 @@ DEPLOY_TIMEOUT_S = 120.0
 
 def builtin(arm: WebApp | OperatorArm) -> Target:
     """The built-in target whose operator arm is `arm`: a WebApp for the toolkit's own
-    operator (`builtin_operator`), or such an arm as given (`webapp_named`)."""
-    operator = builtin_operator(arm) if isinstance(arm, WebApp) else arm
-    name = str(operator.resources[0]["metadata"]["name"])
-    return Target(source=Path(KIND), name=name, namespace=None, operator=operator)
+    operator (`builtin_target`), or such an arm as given (`webapp_named`)."""
+    if isinstance(arm, WebApp):
+        return builtin_target(arm)
+    name = str(arm.resources[0]["metadata"]["name"])
+    return Target(source=Path(KIND), name=name, namespace=None, operator=arm)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """`compare deploy flux` and `compare undeploy flux`: the WebApp as a Flux HelmRelease of
-charts/webapp, reconciled by the real source-controller and helm-controller (or, with
-`--target FILE`, a target file's chart: `compare.cli.target_cmd`)."""
+charts/webapp, reconciled by the real source-controller and helm-controller - the built-in
+target's flux arm (`compare.target.builtin_target`) - or, with `--target FILE`, a target file's
+chart (`compare.cli.target_cmd`)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from compare.cli.common import (
     console,
     finite,
     not_empty,
-    print_warning,
 )
 from compare.cli.deploy_cmd import deploy_app, undeploy_app
-from compare.cli.deploy_helm_cmd import ValuesOpt, chart_inputs, release_to_remove
+from compare.cli.deploy_helm_cmd import (
+    ValuesOpt,
+    chart_inputs,
+    deploy_with_rollback,
+    release_to_remove,
+)
 from compare.cli.target_cmd import (
     TargetOpt,
     deploy_target_arm,
@@ -31,15 +36,17 @@ from compare.cli.target_cmd import (
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
     DEFAULT_TIMEOUT_S,
-    deploy_flux,
+    flux_status,
     format_interval,
     read_helm_release,
     remove_flux,
-    undeploy_flux,
 )
 from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.helm import DEFAULT_NAMESPACE
-from compare.deploy.rollback import Rollback
+from compare.deploy.target_flux import source_name
+from compare.target import builtin_target
+from compare.target.builtin import BUILTIN_CHART
+from compare.webapp import load_webapp
 
 NamespaceOpt = Annotated[
     str | None,
@@ -110,6 +117,9 @@ def deploy_flux_command(
         return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
     ensure_flux_binaries()
+    # The built-in WebApp is deployed as the target it is, through the approach's target path.
+    flux = get("flux").configured(interval=interval)
+    target = builtin_target(webapp, app, release=release, extra_values=extra)
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     api = cluster.api_client()
@@ -117,29 +127,8 @@ def deploy_flux_command(
         existed = read_helm_release(api, namespace, release) is not None
     finally:
         api.close()
-
-    def remove() -> None:
-        undeploy_flux(cluster, namespace, release=release, timeout=timeout)
-
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=remove,
-            warn=print_warning,
-        ),
-        console.status(f"deploying {webapp.name} with Flux ..."),
-    ):
-        handle = deploy_flux(
-            cluster,
-            webapp,
-            namespace,
-            interval=interval,
-            release=release,
-            timeout=timeout,
-            extra_values=extra,
-        )
+    deploy_with_rollback(flux, cluster, target, namespace, timeout=timeout, existed=existed)
+    handle = flux_status(cluster)
     spec = webapp.spec
     console.print(
         f"HelmRelease {namespace}/{release} (interval {format_interval(interval)}, drift "
@@ -149,7 +138,8 @@ def deploy_flux_command(
     console.print(
         f"  Deployment {webapp.name}: {spec.replicas}/{spec.replicas} ready, {spec.image}"
     )
-    console.print(f"  chart:     {handle.repository_url} (HelmRepository webapp-charts)")
+    assert target.flux is not None
+    console.print(f"  chart:     {BUILTIN_CHART} (HelmRepository {source_name(target.flux)})")
     console.print(f"  flux:      {handle.describe()}")
     console.print(f"  on:        {cluster.describe()}")
 
@@ -191,14 +181,15 @@ def undeploy_flux_command(
             console.print("Flux controllers and chart server stopped; their identities deleted")
         return
     release, namespace = release_to_remove(app, namespace, release)
+    target = builtin_target(load_webapp(app), app, release=release)
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     with console.status(f"removing HelmRelease {release} ..."):
-        removed = undeploy_flux(cluster, namespace, release=release, timeout=timeout)
+        removed = get("flux").undeploy_target(cluster, target, namespace, timeout=timeout)
     if removed:
         console.print(
-            f"HelmRelease {namespace}/{release} removed: the release, its HelmRepository and "
-            f"every object gone after {time.monotonic() - started:.1f}s"
+            f"HelmRelease {namespace}/{release} removed: helm-controller uninstalled the release,"
+            f" the HelmRelease and its HelmRepository gone after {time.monotonic() - started:.1f}s"
         )
     else:
         console.print(f"no HelmRelease {release!r} in namespace {namespace!r}: nothing to remove")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from compare.approaches import get
+from compare.approaches import Approach, get
 from compare.cli.common import (
     AppOpt,
     ContextOpt,
@@ -30,12 +30,11 @@ from compare.cli.target_cmd import (
     refuse_with_target,
     undeploy_target_arm,
 )
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
-    chart_values,
     check_release_name,
-    deploy_helm,
     get_release,
     undeploy_helm,
     webapp_manifest,
@@ -44,7 +43,8 @@ from compare.deploy.rollback import Rollback
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.kube import check_namespace_name
-from compare.webapp import WebApp, load_webapp
+from compare.target import Target, builtin_target
+from compare.webapp import WebApp, chart_values, load_webapp
 
 # Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.
 MAX_VALUES_BYTES = 1024 * 1024
@@ -137,6 +137,30 @@ def release_to_remove(
     return release, namespace
 
 
+def deploy_with_rollback(
+    approach: Approach,
+    cluster: ClusterTarget,
+    target: Target,
+    namespace: str,
+    *,
+    timeout: float,
+    existed: bool,
+) -> None:
+    """The built-in target's arm deployed; a failed deploy removes what it created (the arm
+    when it was not there before, the namespace when this created it)."""
+    with (
+        Rollback(
+            cluster,
+            namespace,
+            existed=existed,
+            remove=lambda: approach.undeploy_target(cluster, target, namespace, timeout=timeout),
+            warn=print_warning,
+        ),
+        console.status(f"deploying {target.name} with {approach.name} ..."),
+    ):
+        approach.deploy_target(cluster, target, namespace, timeout=timeout)
+
+
 @deploy_app.command("helm")
 def deploy_helm_command(
     ctx: typer.Context,
@@ -170,37 +194,16 @@ def deploy_helm_command(
         )
         return
     webapp, extra, namespace, release = chart_inputs(app, namespace, release, values)
+    # The built-in WebApp is deployed as the target it is, through the approach's target path.
+    helm = get("helm")
+    target = builtin_target(webapp, app, release=release, extra_values=extra)
     cluster = cluster_from(ctx, kubeconfig, context)
     started = time.monotonic()
     existed = get_release(cluster, namespace, release) is not None
-
-    def remove() -> None:
-        if get_release(cluster, namespace, release) is not None:
-            undeploy_helm(cluster, namespace, release=release, timeout=timeout)
-
-    with (
-        Rollback(
-            cluster,
-            namespace,
-            existed=existed,
-            remove=remove,
-            warn=print_warning,
-        ),
-        console.status(f"deploying {webapp.name} with Helm ...") as spinner,
-    ):
-
-        def progress(text: str) -> None:
-            spinner.update(f"deploying {webapp.name} with Helm: {text}")
-
-        deployed = deploy_helm(
-            cluster,
-            webapp,
-            namespace,
-            release=release,
-            timeout=timeout,
-            extra_values=extra,
-            on_progress=progress,
-        )
+    deploy_with_rollback(helm, cluster, target, namespace, timeout=timeout, existed=existed)
+    deployed = get_release(cluster, namespace, release)
+    if deployed is None:
+        raise CompareError(f"helm release {namespace}/{release}: gone right after its deploy")
     spec = webapp.spec
     console.print(
         f"helm release {deployed.release} revision {deployed.revision} "

@@ -1,8 +1,10 @@
-"""The three ways to deploy a WebApp: `helm` (chart + pyhelm3), `operator` (CRD + controller)
-and `flux` (a HelmRelease reconciled by the real Flux controllers).
+"""The deploy code of every approach: Helm (chart + pyhelm3), the operator (CRD + controller),
+Flux (a HelmRelease reconciled by the real Flux controllers) and Argo CD (an Application).
 
-Each takes a ClusterTarget, a WebApp and a namespace and leaves a Deployment and a Service named
-after the WebApp; the judge (`compare.judge`) holds them to the objects the approach's
-`desired` returns. The approaches themselves - the one interface the rest of the toolkit
-uses - are `compare.approaches`, whose modules delegate to the code here.
+A chart approach deploys a target's chart arm (`target_helm`, `target_flux`, `target_argocd`);
+the built-in WebApp is such a target (`compare.target.builtin_target`), so its Deployment and
+Service, named after the WebApp, come the same way. The judge (`compare.judge`) holds what is
+deployed to the objects the approach's `desired` returns. The approaches themselves - the one
+interface the rest of the toolkit uses - are `compare.approaches`, whose modules delegate to
+the code here.
 """

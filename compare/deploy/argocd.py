@@ -1,12 +1,12 @@
-"""The Argo CD path: charts/webapp from the local Helm repository, synced and self-healed by the
-real Argo CD application controller (rendered by its repo-server).
+"""The Argo CD path: a chart from the toolkit's local Helm repository, synced and self-healed
+by the real Argo CD application controller (rendered by its repo-server).
 
     deploy_chart_argocd  start Argo CD when it is not running, apply a chart's Application
                          (automated sync, selfHeal, prune; the diff strategy asked for), wait
                          until Argo CD reports it Synced and Healthy and the judge finds the
-                         chart's rendered manifest closed-world - the one deploy path, for the
-                         built-in chart with a WebApp's values (`deploy_argocd`) and for a
-                         target file's `argocd` arm (`compare.deploy.target_argocd`)
+                         chart's rendered manifest closed-world - the one deploy path, for a
+                         target's `argocd` arm (`compare.deploy.target_argocd`), the built-in
+                         WebApp's included (`compare.target.builtin_target`)
     undeploy_argocd      delete the Application (Argo CD's finalizer deletes what it deployed);
                          wait until it and every object its status listed are gone
     last_self_heal   Argo CD's own record of its newest automated sync of just what drifted
@@ -14,8 +14,7 @@ real Argo CD application controller (rendered by its repo-server).
 
 The desired state is the helm approach's rendered manifest (`helm template`, as the repo-server
 renders it) plus what Argo CD itself writes on every object it applies: its tracking
-annotation (`argocd_applied`). This module is the approach's deploy layer only; wiring it into
-the run engine is the approach interface's work (issue 25).
+annotation (`argocd_applied`).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
     apply_application,
-    builtin_source,
     chart_application,
     delete_application,
     instance_name,
@@ -42,14 +40,13 @@ from compare.deploy.argocd_app import (
     wait_application,
 )
 from compare.deploy.argocd_process import start_argocd
-from compare.deploy.helm import chart_values, check_release_name, webapp_manifest
+from compare.deploy.helm import check_release_name
 from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
 from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_until_gone
 from compare.kube.served import Served, served
 from compare.kube.served import read as served_read
-from compare.webapp import WebApp
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
 DEFAULT_TIMEOUT_S = 120.0
@@ -84,20 +81,6 @@ def argocd_applied(
     return applied
 
 
-def argocd_manifest(
-    webapp: WebApp,
-    namespace: str,
-    *,
-    release: str | None = None,
-    extra_values: Mapping[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """What Argo CD applies for this WebApp: the chart's rendered manifest, tracked."""
-    release = release or webapp.name
-    return chart_applied(
-        webapp_manifest(webapp, release=release, extra_values=extra_values), namespace, release
-    )
-
-
 def chart_applied(
     rendered: Sequence[Mapping[str, Any]], namespace: str, release: str
 ) -> list[dict[str, Any]]:
@@ -127,19 +110,6 @@ class ArgocdChart:
     source: Callable[[str], dict[str, Any]]
     rendered: Sequence[Mapping[str, Any]]
     what: str  # how a wait names it: "WebApp", "Application shop"
-
-
-def builtin_chart(
-    webapp: WebApp, *, release: str, extra_values: Mapping[str, Any] | None = None
-) -> ArgocdChart:
-    """The built-in chart with the WebApp's values."""
-    return ArgocdChart(
-        release=release,
-        values=chart_values(webapp, extra_values),
-        source=builtin_source,
-        rendered=webapp_manifest(webapp, release=release, extra_values=extra_values),
-        what="WebApp",
-    )
 
 
 def deploy_chart_argocd(
@@ -184,22 +154,6 @@ def deploy_chart_argocd(
     finally:
         api.close()
     return desired
-
-
-def deploy_argocd(
-    target: ClusterTarget,
-    webapp: WebApp,
-    namespace: str,
-    *,
-    release: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    extra_values: Mapping[str, Any] | None = None,
-    diff: str = THREE_WAY_DIFF,
-    cancel: threading.Event | None = None,
-) -> DesiredObjects:
-    """The WebApp's Application (`deploy_chart_argocd` of the built-in chart)."""
-    chart = builtin_chart(webapp, release=release or webapp.name, extra_values=extra_values)
-    return deploy_chart_argocd(target, chart, namespace, timeout=timeout, diff=diff, cancel=cancel)
 
 
 def undeploy_argocd(

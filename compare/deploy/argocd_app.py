@@ -1,10 +1,8 @@
-"""An Argo CD `Application` of charts/webapp: what the real application controller reconciles.
+"""An Argo CD `Application` of a chart: what the real application controller reconciles.
 
     chart_application   the Application of any chart (its source, values and release name),
                         destination the in-cluster API server and the trial's namespace,
                         automated sync with selfHeal and prune
-    argocd_application  the one of a WebApp: charts/webapp from the toolkit's local Helm
-                        repository with the WebApp's values
     wait_application    until Argo CD reports it Synced (to this spec's revision) and Healthy;
                         a failed sync operation or a controller that is down is a one-line error
     delete_application  delete it (its resources finalizer makes Argo CD delete what it
@@ -23,19 +21,16 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, DEFAULT_PROJECT
 from compare.deploy.argocd_process import check_running
-from compare.deploy.helm import CHART_DIR, CHART_NAME, chart_values
 from compare.deploy.install import apply_documents
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import delete_if_found, if_found
 from compare.kube.wait import wait_for, wait_until_gone
-from compare.webapp import WebApp
 
 APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -56,16 +51,6 @@ def instance_name(namespace: str, name: str) -> str:
     """How Argo CD names an Application in its tracking annotations and logs: qualified by its
     namespace when that is not the controller's own."""
     return name if namespace == ARGOCD_NAMESPACE else f"{namespace}_{name}"
-
-
-def chart_version() -> str:
-    data = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
-    return str(data["version"])
-
-
-def builtin_source(repository_url: str) -> dict[str, Any]:
-    """charts/webapp in the toolkit's local Helm repository (the Application's source)."""
-    return {"repoURL": repository_url, "chart": CHART_NAME, "targetRevision": chart_version()}
 
 
 def chart_application(
@@ -100,27 +85,6 @@ def chart_application(
             "syncPolicy": {"automated": {"selfHeal": self_heal, "prune": True}},
         },
     }
-
-
-def argocd_application(
-    webapp: WebApp,
-    namespace: str,
-    *,
-    repository_url: str,
-    release: str | None = None,
-    extra_values: Mapping[str, Any] | None = None,
-    self_heal: bool = True,
-    diff: str = THREE_WAY_DIFF,
-) -> dict[str, Any]:
-    """The Application of one WebApp: the built-in chart with the WebApp's values."""
-    return chart_application(
-        namespace,
-        release=release or webapp.name,
-        source=builtin_source(repository_url),
-        values=chart_values(webapp, extra_values),
-        self_heal=self_heal,
-        diff=diff,
-    )
 
 
 def apply_application(cluster: ClusterTarget, application: Mapping[str, Any]) -> None:

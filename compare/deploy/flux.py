@@ -1,30 +1,25 @@
-"""The Flux path: charts/webapp from a local Helm repository, reconciled by the real Flux
-source-controller and helm-controller, with helm-controller's drift detection enabled.
+"""The Flux controllers: the toolkit's local Helm repository and the real Flux
+source-controller and helm-controller, started per cluster, and the HelmRelease they reconcile.
 
-    start_flux     package + index the chart, serve it on 127.0.0.1, install the CRDs and the
-                   controllers' identities, start both controllers under those identities
-    deploy_flux    apply a HelmRepository and a HelmRelease (values from the WebApp, drift
-                   detection `enabled`, the given interval); wait until the HelmRelease is Ready
-                   and the judge finds the chart's rendered manifest closed-world
-    undeploy_flux  delete the HelmRelease (helm-controller uninstalls) and the HelmRepository;
-                   wait until they and the release's objects are gone
+    start_flux     package + index charts/webapp, serve the repository on 127.0.0.1, install
+                   the CRDs and the controllers' identities, start both controllers under them
+    wait_helm_release_ready
+                   until helm-controller reports a HelmRelease Ready (or failed) for its spec
     stop_flux      stop the three processes; forget_flux also drops their state (tokens, logs)
 
-The desired state is the helm approach's: the chart's rendered manifest for the WebApp's values
-and the release name. One set of processes per cluster, serialised by a file lock.
+Every chart, the built-in WebApp's included, is deployed as a target file's `flux` arm
+(`compare.deploy.target_flux`). One set of processes per cluster, serialised by a file lock.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
@@ -55,13 +50,7 @@ from compare.deploy.flux_process import (
 )
 from compare.deploy.helm import (
     CHART_DIR,
-    CHART_NAME,
-    chart_values,
-    check_release_name,
-    webapp_manifest,
 )
-from compare.deploy.install import apply_documents
-from compare.deploy.live import wait_for_desired_state
 from compare.deploy.local import (
     claim_for_cluster,
     cluster_uid,
@@ -71,17 +60,13 @@ from compare.deploy.local import (
     state_lock,
 )
 from compare.deploy.operator_install import cluster_key
-from compare.deploy.ownership import flux_applied
 from compare.errors import EXIT_FAILED, CompareError
-from compare.judge import REQUEST_TIMEOUT, with_api_defaults
-from compare.kube import Deadline, check_namespace_name, ensure_namespace, wait_for, wait_until_gone
-from compare.kube.apierror import delete_if_found, if_found
+from compare.judge import REQUEST_TIMEOUT
+from compare.kube import Deadline, wait_for
+from compare.kube.apierror import if_found
 from compare.paths import cache_dir
-from compare.webapp import WebApp
 
 HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
-SOURCE_API = ("source.toolkit.fluxcd.io", "v1", "helmrepositories")
-REPOSITORY_NAME = "webapp-charts"
 CHART_SERVER = "chart-server"
 PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare"
@@ -161,11 +146,6 @@ def flux_status(target: ClusterTarget) -> FluxHandle:
     directory = flux_state_dir(target)
     found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
     return FluxHandle(directory, found, _repository_url(read_settings(directory)))
-
-
-def _chart_version() -> str:
-    data = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
-    return str(data["version"])
 
 
 def start_flux(
@@ -291,67 +271,7 @@ def remove_flux(target: ClusterTarget) -> None:
     delete_flux_objects(target)
 
 
-# -- the HelmRepository and the HelmRelease ---------------------------------------------------
-
-
-def flux_manifest(
-    webapp: WebApp,
-    namespace: str,
-    *,
-    release: str | None = None,
-    extra_values: Mapping[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """What helm-controller applies for this WebApp: the chart's rendered manifest with what
-    helm-controller itself writes on every object (`compare.deploy.ownership`)."""
-    release = release or webapp.name
-    objects = webapp_manifest(webapp, release=release, extra_values=extra_values)
-    return flux_applied(objects, release=release, namespace=namespace)
-
-
-def flux_objects(
-    webapp: WebApp,
-    namespace: str,
-    *,
-    repository_url: str,
-    interval: float,
-    release: str | None = None,
-    extra_values: Mapping[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """The HelmRepository and the HelmRelease of one WebApp (values from the one spec)."""
-    release = release or webapp.name
-    repository = {
-        "apiVersion": "source.toolkit.fluxcd.io/v1",
-        "kind": "HelmRepository",
-        "metadata": {"name": REPOSITORY_NAME, "namespace": namespace},
-        "spec": {"url": repository_url, "interval": "10m"},
-    }
-    helm_release = {
-        "apiVersion": "helm.toolkit.fluxcd.io/v2",
-        "kind": "HelmRelease",
-        "metadata": {"name": release, "namespace": namespace},
-        "spec": {
-            "interval": format_interval(interval),
-            "releaseName": release,
-            "chart": {
-                "spec": {
-                    "chart": CHART_NAME,
-                    "version": _chart_version(),
-                    "sourceRef": {"kind": "HelmRepository", "name": REPOSITORY_NAME},
-                    "interval": "10m",
-                }
-            },
-            "values": chart_values(webapp, extra_values),
-            "driftDetection": {"mode": "enabled"},
-            # A failed install is reported, not retried: a bad value stays a clear failure.
-            # The install keeps helm-controller's wait (it looks every 5 s, so a deploy takes
-            # ~7 s): without it (`disableWait`) deploys were ~4 s shorter, but the trials'
-            # pod-template heals moved from 4.8-5.9 s to 6.2-8.9 s, towards the 10 s window's
-            # edge, and one verdict changed (README, "where the default run's time goes").
-            "install": {"remediation": {"retries": 0}},
-            "upgrade": {"remediation": {"retries": 0}},
-        },
-    }
-    return [repository, helm_release]
+# -- the HelmRelease ---------------------------------------------------------------------------
 
 
 def _read(
@@ -433,132 +353,6 @@ def wait_helm_release_ready(
         cancel=cancel,
         what=f"HelmRelease {namespace}/{name}",
     )
-
-
-def deploy_flux(
-    target: ClusterTarget,
-    webapp: WebApp,
-    namespace: str,
-    *,
-    interval: float = DEFAULT_INTERVAL_S,
-    release: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    extra_values: Mapping[str, Any] | None = None,
-    cancel: threading.Event | None = None,
-) -> FluxHandle:
-    """Apply the HelmRepository and HelmRelease, wait until the HelmRelease is Ready and the
-    chart's rendered manifest holds closed-world. Starts Flux when it is not running."""
-    release = release or webapp.name
-    check_release_name(release)
-    check_namespace_name(namespace)
-    started = time.monotonic()
-    handle = start_flux(target)
-    if handle.repository_url is None:
-        raise CompareError("the Flux chart server has no URL recorded: run `compare deploy flux`")
-    docs = flux_objects(
-        webapp,
-        namespace,
-        repository_url=handle.repository_url,
-        interval=interval,
-        release=release,
-        extra_values=extra_values,
-    )
-    api = target.api_client()
-    try:
-        ensure_namespace(api, namespace)
-        apply_documents(target, docs, field_manager=FIELD_MANAGER)
-        wait_helm_release_ready(
-            api, namespace, release, timeout=timeout, started=started, cancel=cancel
-        )
-        desired = with_api_defaults(
-            api,
-            namespace,
-            flux_manifest(webapp, namespace, release=release, extra_values=extra_values),
-        )
-        left = Deadline(timeout, started=started).remaining(1.0)
-        wait_for_desired_state(api, namespace, desired, timeout=left, what="WebApp", cancel=cancel)
-    finally:
-        api.close()
-    return handle
-
-
-def _exists(api: client.ApiClient, kind: tuple[str, str, str], ns: str, name: str) -> bool:
-    return _read(api, kind, ns, name, f"reading {name} in {ns} failed") is not None
-
-
-def undeploy_flux(
-    target: ClusterTarget,
-    namespace: str,
-    *,
-    release: str,
-    timeout: float = DEFAULT_TIMEOUT_S,
-) -> bool:
-    """Delete the HelmRelease (helm-controller uninstalls the release) and the HelmRepository;
-    wait until both, the Deployment and the Service are gone. False: there was no HelmRelease."""
-    check_release_name(release)
-    check_namespace_name(namespace)
-    api = target.api_client()
-    try:
-        if not _exists(api, HELM_API, namespace, release):
-            return False
-        # Their finalizers are the controllers': they must run to finish the deletion.
-        start_flux(target)
-        started = time.monotonic()
-        custom = client.CustomObjectsApi(api)
-        for gvp, name in ((HELM_API, release), (SOURCE_API, REPOSITORY_NAME)):
-            delete_if_found(
-                f"deleting {name} in {namespace} failed",
-                custom.delete_namespaced_custom_object,
-                gvp[0],
-                gvp[1],
-                namespace,
-                gvp[2],
-                name,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-
-        def left() -> list[str]:
-            return [
-                what
-                for what, gone in (
-                    (f"HelmRelease {release}", not _exists(api, HELM_API, namespace, release)),
-                    (
-                        f"HelmRepository {REPOSITORY_NAME}",
-                        not _exists(api, SOURCE_API, namespace, REPOSITORY_NAME),
-                    ),
-                    (
-                        f"Deployment {release}",
-                        not _named(apps.list_namespaced_deployment, namespace, release),
-                    ),
-                    (
-                        f"Service {release}",
-                        not _named(core.list_namespaced_service, namespace, release),
-                    ),
-                )
-                if not gone
-            ]
-
-        wait_until_gone(
-            left,
-            deadline=Deadline(timeout, started=started),
-            timed_out=lambda still: CompareError(
-                f"undeploying {namespace}/{release} through Flux: {still[0]} still present "
-                f"after {timeout:.0f}s",
-                exit_code=EXIT_FAILED,
-            ),
-            interval=POLL_S,
-        )
-        return True
-    finally:
-        api.close()
-
-
-def _named(call: Any, namespace: str, name: str) -> bool:
-    found = call(
-        namespace, field_selector=f"metadata.name={name}", _request_timeout=REQUEST_TIMEOUT
-    )
-    return bool(found.items)
 
 
 def list_helm_releases(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import functools
 import json
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,20 +26,16 @@ from pyhelm3 import errors as helm_errors
 
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
-from compare.deploy.live import read_live, wait_for_desired_state
-from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_FAILED, CompareError
-from compare.judge import judged_objects, with_api_defaults
-from compare.kube import POLL_S, Deadline, check_namespace_name, wait_for, wait_until_gone
-from compare.paths import CHARTS_DIR
-from compare.webapp import WebApp, to_helm_values
+from compare.judge import judged_objects
+from compare.kube import POLL_S, Deadline, check_namespace_name, wait_until_gone
+from compare.target.builtin import BUILTIN_CHART
+from compare.webapp import WebApp, chart_values
 
-CHART_DIR = CHARTS_DIR / "webapp"
+CHART_DIR = BUILTIN_CHART
 CHART_NAME = "webapp"
 DEFAULT_NAMESPACE = "webapp"
 DEFAULT_TIMEOUT_S = 120.0
-# The keys `to_helm_values` sets from the WebApp; extra values must not fight over them.
-WEBAPP_KEYS = frozenset({"fullnameOverride", "replicaCount", "image", "port", "env", "resources"})
 
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -53,7 +49,8 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class HelmRelease:
-    """One revision of a release of charts/webapp."""
+    """One revision of a release; `objects`, when it was just installed: its manifest (what
+    `helm upgrade --install` reported applying, hooks included)."""
 
     release: str
     namespace: str
@@ -61,6 +58,7 @@ class HelmRelease:
     chart_version: str
     app_version: str | None
     status: str = "deployed"
+    objects: tuple[dict[str, Any], ...] | None = field(default=None, compare=False, repr=False)
 
 
 def check_release_name(release: str) -> None:
@@ -68,19 +66,6 @@ def check_release_name(release: str) -> None:
         raise CompareError(
             f"release {release!r}: must be a lower-case DNS name of at most 53 characters"
         )
-
-
-def chart_values(webapp: WebApp, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The values of one install: the WebApp's, plus chart settings from `extra`."""
-    values = to_helm_values(webapp)
-    if extra:
-        owned = sorted(WEBAPP_KEYS.intersection(extra))
-        if owned:
-            raise CompareError(
-                f"values: {owned[0]} is set from the WebApp manifest; change it there instead"
-            )
-        values.update(extra)
-    return values
 
 
 # A helm process that reads (status, list, template, show chart) gets this long; one that waits
@@ -138,11 +123,18 @@ def get_chart(ref: str, *, repo: str | None = None, version: str | None = None) 
 
 
 def chart_crds(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
-    """The CustomResourceDefinitions of a chart's crds/ directory (`helm show crds`)."""
-    try:
-        return [dict(crd) for crd in _run(chart.crds()) if crd]
-    except helm_errors.Error as exc:
-        raise helm_failure(f"helm show crds {chart.ref}", exc) from exc
+    """The CustomResourceDefinitions of a chart's crds/ directory (`helm show crds`), read
+    once per process for each chart (as the chart itself: `get_chart`)."""
+    key = (str(chart.ref), str(chart.repo), chart.metadata.version)
+    if key not in _CRDS:
+        try:
+            _CRDS[key] = [dict(crd) for crd in _run(chart.crds()) if crd]
+        except helm_errors.Error as exc:
+            raise helm_failure(f"helm show crds {chart.ref}", exc) from exc
+    return copy.deepcopy(_CRDS[key])
+
+
+_CRDS: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
 
 
 def _release_of(revision: pyhelm3.ReleaseRevision, chart: pyhelm3.ChartMetadata) -> HelmRelease:
@@ -195,7 +187,9 @@ def install_or_upgrade(
             force_conflicts=True,
             timeout=_seconds(timeout),
         )
-        return _release_of(revision, chart.metadata)
+        # The install's own report holds the manifest: no `helm get manifest` afterwards.
+        objects = tuple(obj for obj in await revision.resources() if obj)
+        return replace(_release_of(revision, chart.metadata), objects=objects)
 
     try:
         chosen = chart if chart is not None else _chart(chart_dir)
@@ -230,11 +224,6 @@ def render(
         raise helm_failure(f"helm template {release}", exc) from exc
 
 
-def render_webapp(webapp: WebApp, *, release: str | None = None) -> list[dict[str, Any]]:
-    """The Deployment, Service and test hook the chart renders for this WebApp."""
-    return render(to_helm_values(webapp), release=release or webapp.name)
-
-
 def webapp_manifest(
     webapp: WebApp, *, release: str | None = None, extra_values: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:
@@ -250,137 +239,6 @@ def webapp_manifest(
 @functools.lru_cache(maxsize=256)
 def _manifest(values_json: str, release: str) -> str:
     return json.dumps(judged_objects(render(json.loads(values_json), release=release)))
-
-
-def _deployment_progress(deployment: dict[str, Any] | None) -> tuple[bool, str]:
-    """Whether the rollout is complete and Available, and a short progress text."""
-    if deployment is None:
-        return False, "waiting for the Deployment"
-    spec = deployment.get("spec") or {}
-    status = deployment.get("status") or {}
-    want = spec.get("replicas", 1)
-    ready = status.get("readyReplicas") or 0
-    updated = status.get("updatedReplicas") or 0
-    total = status.get("replicas") or 0
-    generation = (deployment.get("metadata") or {}).get("generation") or 0
-    observed = status.get("observedGeneration") or 0
-    available = any(
-        cond.get("type") == "Available" and cond.get("status") == "True"
-        for cond in status.get("conditions") or []
-    )
-    # `kubectl rollout status` semantics: new pods all updated and ready, no old pod left.
-    done = (
-        available
-        and observed >= generation
-        and updated == want
-        and total == want
-        and (status.get("availableReplicas") or 0) >= want
-    )
-    text = f"{ready}/{want} pods ready, {updated} updated"
-    if total > want:
-        text += f", {total - want} old terminating"
-    return done, text
-
-
-def wait_available(
-    api: client.ApiClient,
-    namespace: str,
-    name: str,
-    *,
-    timeout: float,
-    started: float | None = None,
-    on_progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> None:
-    """Block until Deployment `name` is Available with its rollout complete.
-
-    `timeout` counts from `started` (a `time.monotonic()` value, default now), so a caller
-    that already spent part of its budget reports the whole budget when it runs out.
-    """
-    last = [""]
-
-    def look() -> tuple[bool, str]:
-        done, text = _deployment_progress(read_live(api, namespace, name).deployment)
-        if on_progress is not None and text != last[0]:
-            on_progress(text)
-            last[0] = text
-        return done, text
-
-    def timed_out(state: tuple[bool, str]) -> CompareError:
-        return CompareError(
-            f"Deployment {namespace}/{name} was not Available within {timeout:.0f}s ({state[1]})",
-            exit_code=EXIT_FAILED,
-        )
-
-    wait_for(
-        look,
-        deadline=Deadline(timeout, started=started),
-        done=lambda state: state[0],
-        timed_out=timed_out,
-        interval=POLL_S,
-        cancel=cancel,
-        what=f"Deployment {namespace}/{name}",
-    )
-
-
-def deploy_helm(
-    target: ClusterTarget,
-    webapp: WebApp,
-    namespace: str,
-    *,
-    release: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    extra_values: Mapping[str, Any] | None = None,
-    on_progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> HelmRelease:
-    """Install or upgrade the WebApp's release, then wait until its desired state holds.
-
-    The Deployment must be Available with its rollout complete, and the judge must find the
-    rendered objects closed-world (pods Ready included). `release` defaults to the WebApp's
-    name; the objects are always named after the WebApp (fullnameOverride). Raises a one-line
-    CompareError.
-    """
-    release = release or webapp.name
-    values = chart_values(webapp, extra_values)
-    started = time.monotonic()
-    if on_progress is not None:
-        on_progress(f"helm upgrade --install {release}")
-    deployed = install_or_upgrade(target, values, namespace, release=release, timeout=timeout)
-    api = target.api_client()
-    try:
-        desired = with_api_defaults(
-            api,
-            namespace,
-            helm_applied(
-                webapp_manifest(webapp, release=release, extra_values=extra_values),
-                release=release,
-                namespace=namespace,
-            ),
-        )
-        wait_available(
-            api,
-            namespace,
-            webapp.name,
-            timeout=timeout,
-            started=started,
-            on_progress=on_progress,
-            cancel=cancel,
-        )
-        # Available with the rollout done, the desired state normally holds at once; the floor
-        # leaves a moment for a last status update when the budget is nearly spent.
-        remaining = Deadline(timeout, started=started).remaining(1.0)
-        wait_for_desired_state(
-            api,
-            namespace,
-            desired,
-            timeout=remaining,
-            what=f"helm release {release}",
-            cancel=cancel,
-        )
-    finally:
-        api.close()
-    return deployed
 
 
 def get_release(target: ClusterTarget, namespace: str, release: str) -> HelmRelease | None:

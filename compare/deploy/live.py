@@ -16,7 +16,7 @@ from kubernetes import client
 
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read, wait_until_holds
-from compare.kube import WaitCancelled
+from compare.kube import Deadline, WaitCancelled
 
 # How many of the differences an error names.
 SHOWN = 4
@@ -70,14 +70,18 @@ def wait_for_desired_state(
     desired: DesiredObjects,
     *,
     timeout: float,
+    started: float | None = None,
     what: str = "WebApp",
     cancel: threading.Event | None = None,
 ) -> None:
     """Block until the desired state holds (rollout complete), or raise a one-line error
-    naming the first thing that still differs. Watches; a cancel event cuts it short."""
+    naming the first thing that still differs. Watches; a cancel event cuts it short.
+    `timeout` counts from `started` (default now; the error names the whole budget), with a
+    last look of at least a second when it is nearly spent."""
     name = desired.deployment.name if desired.deployment is not None else namespace
+    left = Deadline(timeout, started=started).remaining(1.0)
     try:
-        found = wait_until_holds(api, namespace, desired, timeout=timeout, cancel=cancel)
+        found = wait_until_holds(api, namespace, desired, timeout=left, cancel=cancel)
     except InterruptedError:
         raise WaitCancelled(f"{what} {namespace}/{name}: cancelled") from None
     except client.ApiException as exc:

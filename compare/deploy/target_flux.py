@@ -20,7 +20,8 @@ plus every rule of the Roles and ClusterRoles it renders (Kubernetes lets a subj
 role only with permissions it holds itself).
 
 The desired state is the helm arm's: every object of the release's manifest (read from Helm's
-release record, which helm-controller writes in the namespace), hooks dropped, with the origin
+release record, which helm-controller writes in the namespace; for the toolkit's own chart, the
+built-in WebApp's, its rendering, which is what it installs), hooks dropped, with the origin
 labels helm-controller adds to every object.
 """
 
@@ -345,7 +346,12 @@ def deploy_target_flux(
         wait_helm_release_ready(
             api, namespace, install.release, timeout=timeout, started=started, cancel=cancel
         )
-        desired = flux_release_desired(cluster, api, target, install, namespace)
+        if target.own_chart:
+            # What it installs is the rendering: no need to read the release back.
+            applied = flux_applied(rendered, release=install.release, namespace=namespace)
+            desired = desired_of(api, namespace, applied)
+        else:
+            desired = flux_release_desired(cluster, api, target, install, namespace)
         left = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(
             api,

@@ -12,6 +12,8 @@ what must hold.
 
 from __future__ import annotations
 
+import functools
+import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +25,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
+    DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
     HelmRelease,
     get_chart,
@@ -78,9 +81,16 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
     (hooks dropped). A chart that does not render is a one-line CompareError (exit 2)."""
     chart = target_chart(target, install)
     try:
-        objects = render(
-            dict(install.values), release=install.release, namespace=namespace, chart=chart
-        )
+        if install.chart.form == "path":
+            values = json.dumps(dict(install.values), sort_keys=True)
+            # The toolkit's own chart renders the same in every namespace: rendered once.
+            where = DEFAULT_NAMESPACE if target.own_chart else namespace
+            text = _render_path(str(install.chart.path), values, install.release, where)
+            objects = json.loads(text)
+        else:
+            objects = render(
+                dict(install.values), release=install.release, namespace=namespace, chart=chart
+            )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=True) from None
     kept = judged_objects(objects)
@@ -93,6 +103,14 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
         )
     _check_judged(target, install, kept)
     return kept
+
+
+@functools.lru_cache(maxsize=256)
+def _render_path(path: str, values: str, release: str, namespace: str) -> str:
+    """`helm template` of a chart directory, once per process for each (values, release,
+    namespace): the probes ask for a trial's desired state at every look."""
+    chart = get_chart(path)
+    return json.dumps(render(json.loads(values), release=release, namespace=namespace, chart=chart))
 
 
 def _check_judged(target: Target, install: HelmInstall, objects: list[dict[str, Any]]) -> None:
@@ -133,8 +151,10 @@ def install_target(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> HelmRelease:
-    """Render first (a bad chart changes nothing), then `helm upgrade --install`."""
-    render_target(target, install, namespace)
+    """Render first (a bad chart changes nothing; the toolkit's own chart renders), then `helm
+    upgrade --install`."""
+    if not target.own_chart:
+        render_target(target, install, namespace)
     try:
         return install_or_upgrade(
             cluster,
@@ -163,6 +183,18 @@ def release_desired(
             f" in namespace {namespace}",
             exit_code=EXIT_FAILED,
         )
+    return manifest_desired(api, target, install, namespace, objects)
+
+
+def manifest_desired(
+    api: client.ApiClient,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    objects: Sequence[Mapping[str, Any]],
+) -> DesiredObjects:
+    """A release's manifest as its desired state: every object (hooks dropped), with Helm's
+    ownership metadata, defaulted."""
     kept = judged_objects(objects)
     _check_judged(target, install, kept)
     return desired_of(
@@ -216,13 +248,16 @@ def deploy_target(
     deployed = install_target(cluster, target, install, namespace, timeout=timeout)
     api = cluster.api_client()
     try:
-        desired = release_desired(cluster, api, target, install, namespace)
-        remaining = max(timeout - (time.monotonic() - started), 1.0)
+        if deployed.objects is None:
+            desired = release_desired(cluster, api, target, install, namespace)
+        else:
+            desired = manifest_desired(api, target, install, namespace, deployed.objects)
         wait_for_desired_state(
             api,
             namespace,
             desired,
-            timeout=remaining,
+            timeout=timeout,
+            started=started,
             what=f"helm release {install.release}",
             cancel=cancel,
         )

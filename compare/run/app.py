@@ -9,6 +9,8 @@ time a correction, and how results.json names it. There is no other branch on th
 - `BuiltinApp`: the toolkit's own WebApp (`--app FILE`). Each approach's shared parts (the
   operator, the Flux and Argo CD controllers) are started by the run and restarted after a
   fault that stops them; the parts the faults act on are the WebApp's Deployment and Service.
+  A charted approach deploys it as the target it is (`Approach.builtin`), by its target path,
+  with no preflight: its chart is the toolkit's own.
 - `TargetApp`: a target file's app (`--target FILE`). Its arms are checked without a cluster
   when it is loaded, deployed once by `preflight` (a chart that cannot reach its desired state,
   an operator that never gets ready, stop the run there), and its parts are what its manifest

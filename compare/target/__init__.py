@@ -9,11 +9,13 @@ operator is installed and which custom resources to apply (and how to tell they 
   load     reading one: paths resolved against the file, values merged, resources read,
            every problem one CompareError line naming the file and the field
   schema   docs/target.schema.json, generated from the model (`--check` for CI)
+  builtin  the built-in WebApp as a target (`builtin_target`): what runs without a target file
 
 Deploying and judging live elsewhere (`compare.deploy`, `compare.judge`); nothing here talks
-to a cluster. Without a target file every command uses the built-in WebApp.
+to a cluster. Without a target file every command uses the built-in WebApp, as a target.
 """
 
+from compare.target.builtin import builtin_target
 from compare.target.load import (
     Chart,
     HelmInstall,
@@ -36,6 +38,7 @@ __all__ = [
     "OperatorInstall",
     "Target",
     "TargetFile",
+    "builtin_target",
     "load_target",
     "merge_values",
     "parse_target",

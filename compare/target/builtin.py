@@ -1,13 +1,62 @@
-"""The built-in WebApp as a target's arm: what `compare run` without `--target` deploys.
+"""The built-in WebApp as a target: what `compare run`, `compare deploy NAME` and the probes
+deploy and judge without `--target` (examples/target-webapp.yaml is the same, as a file).
 
-The operator arm is the toolkit's own operator (install form `toolkit`) with the WebApp as its
+Its chart arms (`helm`, `flux`, `argocd`) are the toolkit's own chart, charts/webapp, with the
+WebApp's values, under the WebApp's name as the release; the objects carry the WebApp's name
+whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
+checked WebApp's (`own_chart`): it needs no preflight, an install renders nothing first, and
+the chart is rendered once for every namespace, as it installs it.
+Its operator arm is the toolkit's own operator (install form `toolkit`) with the WebApp as its
 one resource: ready when Available, held to the built-in chart's rendering of it.
 """
 
 from __future__ import annotations
 
-from compare.target.load import READY_CONDITION, Operator, OperatorInstall
-from compare.webapp import API_GROUP, API_VERSION, KIND, WebApp, to_cr
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from compare.paths import CHARTS_DIR, DEFAULT_APP
+from compare.target.load import (
+    READY_CONDITION,
+    Chart,
+    HelmInstall,
+    Operator,
+    OperatorInstall,
+    Target,
+)
+from compare.webapp import API_GROUP, API_VERSION, KIND, WebApp, chart_values, to_cr
+
+BUILTIN_CHART = CHARTS_DIR / "webapp"
+
+
+def builtin_target(
+    webapp: WebApp,
+    source: Path | None = None,
+    *,
+    release: str | None = None,
+    extra_values: Mapping[str, Any] | None = None,
+) -> Target:
+    """The WebApp (read from `source`, default examples/webapp.yaml) as a target: every chart
+    arm the built-in chart with `chart_values(webapp, extra_values)`, released as `release`
+    (default: the WebApp's name); the operator arm `builtin_operator(webapp)`. A bad extra
+    value is a one-line CompareError (`values: ...`)."""
+    values = chart_values(webapp, extra_values)
+
+    def arm(where: str) -> HelmInstall:
+        chart = Chart("path", path=BUILTIN_CHART)
+        return HelmInstall(where, chart, release or webapp.name, values)
+
+    return Target(
+        source=source or DEFAULT_APP,
+        name=webapp.name,
+        namespace=webapp.metadata.namespace,
+        helm=arm("helm"),
+        operator=builtin_operator(webapp),
+        flux=arm("flux"),
+        argocd=arm("argocd"),
+        own_chart=True,
+    )
 
 
 def builtin_operator(webapp: WebApp) -> Operator:

@@ -100,6 +100,10 @@ class Target:
     flux: HelmInstall | None = None
     argocd: HelmInstall | None = None
     spec: TargetFile | None = field(default=None, compare=False)
+    # Its chart arms are the toolkit's own chart with a checked WebApp's values (the built-in
+    # WebApp): they render, the same every time and in every namespace, so an install checks
+    # nothing first and what it installs is the rendering.
+    own_chart: bool = False
 
     def approach(self, name: str) -> HelmInstall | Operator:
         arms = {"helm": self.helm, "operator": self.operator, "flux": self.flux}

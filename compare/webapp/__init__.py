@@ -2,12 +2,13 @@
 
 `spec` holds the pydantic model (the CRD schema and the chart's values schema are generated
 from it), `load` reads a WebApp manifest file with one-line errors, `convert` derives the Helm
-values and the CR body, `names` holds the names and selector labels both approaches use.
+values (with a command's extra chart values) and the CR body, `names` holds the names and
+selector labels both approaches use.
 Nothing here talks to a cluster; what must hold is judged by `compare.judge`.
 """
 
 from compare.paths import DEFAULT_APP
-from compare.webapp.convert import to_cr, to_helm_values
+from compare.webapp.convert import chart_values, to_cr, to_helm_values
 from compare.webapp.load import load_webapp, parse_webapp
 from compare.webapp.names import CONTAINER_NAME, PORT_NAME, selector_labels
 from compare.webapp.spec import (
@@ -33,6 +34,7 @@ __all__ = [
     "Resources",
     "WebApp",
     "WebAppSpec",
+    "chart_values",
     "load_webapp",
     "parse_webapp",
     "selector_labels",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from compare.errors import CompareError
 from compare.webapp.spec import API_GROUP, API_VERSION, KIND, WebApp
+
+# The keys `to_helm_values` sets from the WebApp; extra values must not fight over them.
+WEBAPP_KEYS = frozenset({"fullnameOverride", "replicaCount", "image", "port", "env", "resources"})
 
 
 def to_helm_values(webapp: WebApp) -> dict[str, Any]:
@@ -20,6 +25,19 @@ def to_helm_values(webapp: WebApp) -> dict[str, Any]:
     }
     if spec.resources is not None:
         values["resources"] = spec.resources.model_dump(exclude_none=True)
+    return values
+
+
+def chart_values(webapp: WebApp, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values of one install: the WebApp's, plus chart settings from `extra`."""
+    values = to_helm_values(webapp)
+    if extra:
+        owned = sorted(WEBAPP_KEYS.intersection(extra))
+        if owned:
+            raise CompareError(
+                f"values: {owned[0]} is set from the WebApp manifest; change it there instead"
+            )
+        values.update(extra)
     return values
 
 

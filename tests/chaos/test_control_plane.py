@@ -28,7 +28,6 @@ from compare.chaos.control_plane import (
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import COMPONENTS
-from compare.deploy.helm import deploy_helm
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.paths import EXPERIMENTS_DIR
@@ -36,6 +35,7 @@ from compare.results import latest_run, load_results
 from compare.webapp import load_webapp
 from tests import helpers
 from tests.chaos.test_standalone import chaos_run
+from tests.helpers import deploy_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -186,7 +186,7 @@ def test_another_cluster_is_refused_in_one_line_and_nothing_is_touched(
         restart_control_plane_component("kubelet")
     # `chaos run` on that cluster: the app's desired state holds, the control-plane probe
     # does not, so the hypothesis fails before the method and no drift is injected.
-    deploy_helm(cluster, load_webapp(), namespace)
+    deploy_webapp(cluster, load_webapp(), namespace)
     journal = chaos_run(
         ClusterTarget(other),
         "apiserver-restart-drift",

@@ -20,10 +20,10 @@ from compare.approaches.operator import Operator
 from compare.chaos import actions, probes
 from compare.chaos.cluster import pointed_at
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import deploy_helm
 from compare.deploy.operator import operator_status
 from compare.paths import EXPERIMENTS_DIR
 from compare.webapp import load_webapp
+from tests.helpers import deploy_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -51,7 +51,7 @@ def chaos_run(
 def test_helm_drift_deviates_under_chaos_run(
     cluster: ClusterTarget, namespace: str, tmp_path: Path
 ) -> None:
-    deploy_helm(cluster, load_webapp(), namespace)
+    deploy_webapp(cluster, load_webapp(), namespace)
     journal = chaos_run(
         cluster,
         "image-change",
@@ -96,7 +96,7 @@ def test_operator_heals_drift_made_while_it_was_stopped_under_chaos_run(
 
 
 def test_the_probes_judge_the_live_state(cluster: ClusterTarget, namespace: str) -> None:
-    deploy_helm(cluster, load_webapp(), namespace)
+    deploy_webapp(cluster, load_webapp(), namespace)
     with pointed_at(cluster):
         assert probes.desired_state_holds(ns=namespace)
         assert probes.desired_state_mismatches(ns=namespace) == []

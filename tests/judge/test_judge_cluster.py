@@ -14,7 +14,6 @@ from kubernetes import client
 from compare.approaches import desired_objects
 from compare.approaches.operator import Operator
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import deploy_helm
 from compare.judge import (
     NamespaceWatch,
     Reading,
@@ -24,7 +23,7 @@ from compare.judge import (
     wait_until_holds,
     with_api_defaults,
 )
-from tests.helpers import make_webapp
+from tests.helpers import deploy_webapp, make_webapp
 
 pytestmark = pytest.mark.cluster
 
@@ -39,7 +38,7 @@ def _paths(api: client.ApiClient, namespace: str, approach: str) -> list[str]:
 def test_helm_objects_hold_closed_world_and_real_drift_is_seen(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     # The dry-run's defaults are exactly what helm's apply stored: nothing differs.
     assert _paths(api, namespace, "helm") == []
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
@@ -86,7 +85,7 @@ def test_operator_children_hold_closed_world(
 def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     desired = desired_objects(api, "helm", make_webapp(replicas=2), namespace)
     restart = {
         "spec": {
@@ -103,7 +102,7 @@ def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(
 def test_a_wait_with_settle_returns_only_once_the_state_kept_holding(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     desired = desired_objects(api, "helm", make_webapp(replicas=2), namespace)
     core = client.CoreV1Api(api)
     label = "app.kubernetes.io/name"
@@ -144,7 +143,7 @@ def test_a_wait_with_settle_returns_only_once_the_state_kept_holding(
 def test_the_watch_follows_changes_and_stops_at_once(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     seen: list[str] = []
     deleted = threading.Event()
 

@@ -12,9 +12,8 @@ from kubernetes import client
 
 from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import deploy_helm
 from compare.judge import problems, read, wait_until_holds, with_api_defaults
-from tests.helpers import make_webapp, pods_of
+from tests.helpers import deploy_webapp, make_webapp, pods_of
 
 pytestmark = pytest.mark.cluster
 
@@ -27,7 +26,7 @@ def _problems(api: client.ApiClient, namespace: str) -> list[str]:
 def test_real_pods_match_their_template_and_a_pod_changed_in_place_is_drift(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     # Everything the scheduler, admission and the controllers added to the real pods is
     # allowed: the state holds.
     assert _problems(api, namespace) == []
@@ -52,7 +51,7 @@ def test_real_pods_match_their_template_and_a_pod_changed_in_place_is_drift(
 def test_a_foreign_pod_the_selector_matches_is_drift(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     labels = pods_of(api, namespace, "shop")[0].metadata.labels
     selector = {k: v for k, v in labels.items() if k != "pod-template-hash"}
     body = {
@@ -67,7 +66,7 @@ def test_a_foreign_pod_the_selector_matches_is_drift(
 def test_an_object_held_by_a_finalizer_while_being_deleted_is_drift(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2), namespace, timeout=60)
     core = client.CoreV1Api(api)
     finalizer = "chaos.example.com/hold"
     core.patch_namespaced_service("shop", namespace, {"metadata": {"finalizers": [finalizer]}})

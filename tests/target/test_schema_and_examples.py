@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compare.deploy.target_helm import helm_arm, render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
-from compare.target import load_target
+from compare.target import builtin_target, load_target
 from compare.target.schema import SCHEMA_PATH, main, render, target_schema
 from compare.webapp import load_webapp, to_cr, to_helm_values
 
@@ -61,6 +61,17 @@ def test_the_webapp_example_is_the_built_in_webapp() -> None:
     assert target.operator.install.kustomize == OPERATOR_DIR / "config" / "default"
     assert list(target.operator.resources) == [to_cr(webapp)]
     assert target.operator.ready_condition == "Available"
+
+
+def test_the_built_in_target_is_the_webapp_example() -> None:
+    # What every command deploys without --target (`builtin_target`) is the example file's
+    # chart arms, field for field: the same chart, values and release.
+    from_file = load_target(EXAMPLES_DIR / "target-webapp.yaml")
+    built_in = builtin_target(load_webapp())
+    assert built_in.name == from_file.name
+    for arm in ("helm", "flux", "argocd"):
+        assert getattr(built_in, arm) == getattr(from_file, arm), arm
+    assert built_in.operator is None
 
 
 def test_the_operator_chart_example_names_the_operator_chart() -> None:

@@ -13,9 +13,10 @@ import pytest
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import chart_values, install_or_upgrade
+from compare.deploy.helm import install_or_upgrade
 from compare.deploy.operator import OperatorHandle, apply_webapp
 from compare.judge import diff_object, with_api_defaults
+from compare.webapp import chart_values
 from tests.helpers import eventually, make_webapp
 from webapp_operator.names import MANAGED_BY_LABEL
 

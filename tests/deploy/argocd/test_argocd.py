@@ -14,7 +14,6 @@ from kubernetes import client
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd_app import (
     apply_application,
-    argocd_application,
     delete_application,
     read_application,
     wait_application,
@@ -34,6 +33,7 @@ from compare.deploy.argocd_process import (
 )
 from compare.deploy.flux_process import alive, terminate
 from compare.errors import CompareError
+from tests.deploy.argocd.helpers import argocd_application
 from tests.helpers import make_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("argocd_cleanup")]

@@ -10,19 +10,15 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
+from compare.approaches import get
 from compare.cluster import ClusterTarget
-from compare.deploy.argocd import (
-    DIFF_STRATEGIES,
-    argocd_manifest,
-    deploy_argocd,
-    last_self_heal,
-    undeploy_argocd,
-)
-from compare.deploy.argocd_app import read_application
+from compare.deploy.argocd import DIFF_STRATEGIES, last_self_heal, undeploy_argocd
+from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
 from compare.deploy.argocd_status import argocd_apps
 from compare.deploy.live import current_problems
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
+from compare.target import builtin_target
 from compare.webapp import WebApp
 from tests.helpers import make_webapp
 
@@ -43,8 +39,22 @@ def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
 
 
 def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
-    desired = with_api_defaults(api, namespace, argocd_manifest(webapp, namespace))
+    desired = with_api_defaults(api, namespace, get("argocd").desired(webapp, namespace))
     return current_problems(api, namespace, desired)
+
+
+def deploy_argocd(
+    cluster: ClusterTarget,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    diff: str = THREE_WAY_DIFF,
+    extra_values: dict[str, object] | None = None,
+    timeout: float = 120,
+) -> None:
+    """The built-in WebApp as its target's argocd arm (the approach's one deploy path)."""
+    target = builtin_target(webapp, extra_values=extra_values)
+    get("argocd").configured(diff=diff).deploy_target(cluster, target, namespace, timeout=timeout)
 
 
 def test_deploy_holds_closed_world_and_undeploy_removes_it(

@@ -14,12 +14,12 @@ from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
     application_state,
-    argocd_application,
     instance_name,
 )
 from compare.deploy.argocd_install import ARGOCD_NAMESPACE, PART_OF, settings_documents
 from compare.deploy.argocd_process import redis_args
 from compare.errors import CompareError
+from tests.deploy.argocd.helpers import argocd_application
 from tests.helpers import make_webapp
 
 

@@ -22,9 +22,10 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import get
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.argocd import TRACKING_ID, argocd_manifest, chart_applied
+from compare.deploy.argocd import TRACKING_ID, chart_applied
 from compare.deploy.argocd_app import instance_name, read_application
 from compare.deploy.argocd_process import argocd_state_dir, start_argocd
 from compare.deploy.flux_charts import publish_chart
@@ -168,7 +169,7 @@ def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
     namespace = "ns1"
     rendered = render_target(target, target.argocd, namespace)
     from_target = chart_applied(rendered, namespace, target.argocd.release)
-    assert from_target == argocd_manifest(load_webapp(), namespace)
+    assert from_target == get("argocd").desired(load_webapp(), namespace)
 
 
 @pytest.mark.cluster

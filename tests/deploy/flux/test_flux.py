@@ -14,24 +14,23 @@ import pytest
 import yaml
 from kubernetes import client
 
+from compare.approaches import get
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import (
     PROCESSES,
     check_interval,
-    deploy_flux,
-    flux_manifest,
     flux_status,
     last_drift_event,
     read_helm_release,
     start_flux,
     stop_flux,
-    undeploy_flux,
 )
 from compare.deploy.flux_process import alive
 from compare.deploy.live import current_problems
 from compare.deploy.local import CLUSTER_UID_KEY
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
+from compare.target import builtin_target
 from compare.webapp import WebApp
 from tests.helpers import make_webapp
 
@@ -40,9 +39,21 @@ pytestmark = pytest.mark.cluster
 INTERVAL_S = 2.0
 
 
+FLUX = get("flux").configured(interval=INTERVAL_S)
+
+
 def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
-    desired = with_api_defaults(api, namespace, flux_manifest(webapp, namespace))
+    desired = with_api_defaults(api, namespace, FLUX.desired(webapp, namespace))
     return current_problems(api, namespace, desired)
+
+
+def deploy_flux(cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    """The built-in WebApp as its target's flux arm (the approach's one deploy path)."""
+    FLUX.deploy_target(cluster, builtin_target(webapp), namespace, timeout=120)
+
+
+def undeploy_flux(cluster: ClusterTarget, webapp: WebApp, namespace: str) -> bool:
+    return FLUX.undeploy_target(cluster, builtin_target(webapp), namespace, timeout=60)
 
 
 def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
@@ -74,7 +85,7 @@ def test_deploy_ready_and_image_change_reverted_within_an_interval(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp("fluxy")
-    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
+    deploy_flux(cluster, webapp, namespace)
     release = read_helm_release(api, namespace, "fluxy")
     assert release is not None
     ready = [c for c in release["status"]["conditions"] if c["type"] == "Ready"]
@@ -109,7 +120,7 @@ def test_deleted_deployment_comes_back_with_a_new_uid(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp("gone")
-    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
+    deploy_flux(cluster, webapp, namespace)
     apps = client.AppsV1Api(api)
     before = apps.read_namespaced_deployment("gone", namespace).metadata.uid
     apps.delete_namespaced_deployment("gone", namespace, propagation_policy="Background")
@@ -134,8 +145,8 @@ def test_undeploy_removes_release_and_objects(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp("leaving")
-    deploy_flux(cluster, webapp, namespace, interval=INTERVAL_S, timeout=120)
-    assert undeploy_flux(cluster, namespace, release="leaving", timeout=60) is True
+    deploy_flux(cluster, webapp, namespace)
+    assert undeploy_flux(cluster, webapp, namespace) is True
     assert read_helm_release(api, namespace, "leaving") is None
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     assert apps.list_namespaced_deployment(namespace).items == []
@@ -143,13 +154,13 @@ def test_undeploy_removes_release_and_objects(
     # Helm's release record (a Secret) went with the release.
     secrets = core.list_namespaced_secret(namespace, label_selector="owner=helm").items
     assert secrets == []
-    assert undeploy_flux(cluster, namespace, release="leaving") is False
+    assert undeploy_flux(cluster, webapp, namespace) is False
 
 
 def test_status_shows_ready_condition_and_last_drift(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_flux(cluster, make_webapp("shown"), namespace, interval=INTERVAL_S, timeout=120)
+    deploy_flux(cluster, make_webapp("shown"), namespace)
     client.AppsV1Api(api).patch_namespaced_deployment("shown", namespace, {"spec": {"replicas": 5}})
     assert wait_for(lambda: last_drift_event(api, namespace, "shown") is not None, 20) is not None
     result = compare_cli(cluster, "status", "-n", namespace)

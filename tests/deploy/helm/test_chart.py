@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from compare.cluster import tool_path
-from compare.deploy.helm import CHART_DIR, render, render_webapp
+from compare.deploy.helm import CHART_DIR, render, webapp_manifest
 from compare.errors import CompareError
 from compare.judge import diff_object
 from compare.webapp import load_webapp, parse_webapp
@@ -106,7 +106,7 @@ def test_probes_can_be_tcp_or_off() -> None:
 
 def test_default_example_renders_to_its_desired_state() -> None:
     webapp = load_webapp()
-    objects = _by_kind(render_webapp(webapp))
+    objects = _by_kind(webapp_manifest(webapp))
     dep, svc = objects["Deployment"], objects["Service"]
     assert dep["metadata"]["name"] == "webapp-demo"
     main = _container(dep)
@@ -117,13 +117,13 @@ def test_default_example_renders_to_its_desired_state() -> None:
     other = parse_webapp(
         {**webapp.model_dump(by_alias=True), "spec": {"image": "myapp:v2", "replicas": 3}}
     )
-    other_dep = _by_kind(render_webapp(other))["Deployment"]
+    other_dep = _by_kind(webapp_manifest(other))["Deployment"]
     found = [(m.path, m.change) for m in diff_object("deployment", other_dep, dep)]
     container = "deployment.spec.template.spec.containers[webapp]"
     assert (f"{container}.image", "changed") in found
     assert (f"{container}.env", "added") in found
     # The Service differs only in its version label (the chart labels objects with the tag).
-    svc_found = diff_object("service", _by_kind(render_webapp(other))["Service"], svc)
+    svc_found = diff_object("service", _by_kind(webapp_manifest(other))["Service"], svc)
     assert [m.path for m in svc_found] == ["service.metadata.labels[app.kubernetes.io/version]"]
 
 

@@ -10,7 +10,6 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
-    deploy_helm,
     get_release,
     install_or_upgrade,
     list_releases,
@@ -21,7 +20,7 @@ from compare.deploy.live import current_problems, read_live
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.webapp import WebApp, load_webapp, to_helm_values
-from tests.helpers import is_ready, make_webapp, pods_of
+from tests.helpers import deploy_webapp, is_ready, make_webapp, pods_of
 
 pytestmark = pytest.mark.cluster
 
@@ -38,7 +37,7 @@ def test_install_brings_pods_ready_with_labels_image_port_env(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = load_webapp()
-    deployed = deploy_helm(cluster, webapp, namespace, timeout=60)
+    deployed = deploy_webapp(cluster, webapp, namespace, timeout=60)
     assert (deployed.release, deployed.namespace, deployed.revision) == (
         "webapp-demo",
         namespace,
@@ -71,9 +70,9 @@ def test_install_brings_pods_ready_with_labels_image_port_env(
 def test_upgrade_with_a_new_image_rolls_out(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(replicas=2, image="shop:v1"), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(replicas=2, image="shop:v1"), namespace, timeout=60)
     v2 = make_webapp(replicas=3, image="shop:v2", env=[{"name": "MODE", "value": "new"}])
-    upgraded = deploy_helm(cluster, v2, namespace, timeout=60)
+    upgraded = deploy_webapp(cluster, v2, namespace, timeout=60)
     assert upgraded.revision == 2
     assert mismatches(api, namespace, v2) == []
     # The rollout is complete on return: no pod of the old ReplicaSet runs any more.
@@ -93,7 +92,7 @@ def test_scale_to_zero_and_back(
 ) -> None:
     for replicas in (0, 2, 0):
         webapp = make_webapp(replicas=replicas)
-        deploy_helm(cluster, webapp, namespace, timeout=60)
+        deploy_webapp(cluster, webapp, namespace, timeout=60)
         assert mismatches(api, namespace, webapp) == []
         assert len(pods_of(api, namespace, "shop")) == replicas
 
@@ -101,7 +100,7 @@ def test_scale_to_zero_and_back(
 def test_uninstall_removes_every_object_of_the_release(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
-    deploy_helm(cluster, make_webapp(), namespace, timeout=60)
+    deploy_webapp(cluster, make_webapp(), namespace, timeout=60)
     assert len(pods_of(api, namespace, "shop")) == 2
     undeploy_helm(cluster, namespace, release="shop", timeout=60)
     live = read_live(api, namespace, "shop")
@@ -152,14 +151,14 @@ def test_redeploy_takes_back_drifted_fields(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp(replicas=3)
-    deploy_helm(cluster, webapp, namespace, timeout=60)
+    deploy_webapp(cluster, webapp, namespace, timeout=60)
     apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment_scale("shop", namespace, {"spec": {"replicas": 1}})
     client.CoreV1Api(api).delete_namespaced_service("shop", namespace)
     drift = mismatches(api, namespace, webapp)
     assert "deployment.spec.replicas: want 3, got 1" in drift and "service: missing" in drift
     # Helm 4 applies server-side; without --force-conflicts this upgrade would fail.
-    again = deploy_helm(cluster, webapp, namespace, timeout=60)
+    again = deploy_webapp(cluster, webapp, namespace, timeout=60)
     assert again.revision == 2
     assert mismatches(api, namespace, webapp) == []
 
@@ -168,7 +167,7 @@ def test_release_name_other_than_the_webapp(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp()
-    deployed = deploy_helm(cluster, webapp, namespace, release="shop-helm", timeout=60)
+    deployed = deploy_webapp(cluster, webapp, namespace, release="shop-helm", timeout=60)
     assert deployed.release == "shop-helm"
     live = read_live(api, namespace, "shop")  # objects are named after the WebApp
     assert live.deployment is not None
@@ -184,7 +183,7 @@ def test_concurrent_deploys_from_threads(
 ) -> None:
     apps = [make_webapp(f"shop-{i}", image=f"shop:v{i}") for i in range(3)]
     with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(lambda w: deploy_helm(cluster, w, namespace, timeout=90), apps))
+        results = list(pool.map(lambda w: deploy_webapp(cluster, w, namespace, timeout=90), apps))
     assert [r.release for r in results] == ["shop-0", "shop-1", "shop-2"]
     for webapp in apps:
         assert mismatches(api, namespace, webapp) == []
@@ -196,15 +195,17 @@ def test_timeout_is_one_line_naming_what_is_missing(cluster: ClusterTarget, name
     unschedulable = {"nodeSelector": {"compare.test/none": "x"}}
     started = time.monotonic()
     with pytest.raises(CompareError) as err:
-        deploy_helm(cluster, make_webapp(), namespace, timeout=3, extra_values=unschedulable)
+        deploy_webapp(cluster, make_webapp(), namespace, timeout=3, extra_values=unschedulable)
     assert time.monotonic() - started < 15
     message = str(err.value)
-    assert message.startswith(f"Deployment {namespace}/shop was not Available within 3s")
-    assert "0/2 pods ready" in message and "\n" not in message
+    assert message.startswith(
+        f"helm release shop {namespace}/shop did not reach its desired state within 3s"
+    )
+    assert "pods.ready: want 2, got 0" in message and "\n" not in message
     assert err.value.exit_code == 1
 
 
 def test_extra_values_cannot_override_the_webapp(cluster: ClusterTarget, namespace: str) -> None:
     with pytest.raises(CompareError, match=r"^values: image is set from the WebApp manifest"):
-        deploy_helm(cluster, make_webapp(), namespace, extra_values={"image": "other:v1"})
+        deploy_webapp(cluster, make_webapp(), namespace, extra_values={"image": "other:v1"})
     assert list_releases(cluster, namespace) == []
