@@ -46,7 +46,10 @@ from compare.target import API_VERSION, KIND, HelmInstall, Target
 
 def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
     """A helm failure as a line of the target file: a values schema violation names the
-    field (`compare.yaml: helm.values.logLevel: ...`), any other failure helm's error line."""
+    field (`compare.yaml: helm.values.logLevel: ...`), any other failure helm's error line.
+    The built-in target (`own_chart`) has no target file: helm's line as it is."""
+    if target.own_chart:
+        return CompareError(exc.message, exit_code=EXIT_USAGE if usage else exc.exit_code)
     where, message = install.where, exc.message
     if message.startswith("values: "):
         where, message = f"{where}.values.{message.removeprefix('values: ')}", ""

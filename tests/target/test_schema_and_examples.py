@@ -71,7 +71,11 @@ def test_the_built_in_target_is_the_webapp_example() -> None:
     assert built_in.name == from_file.name
     for arm in ("helm", "flux", "argocd"):
         assert getattr(built_in, arm) == getattr(from_file, arm), arm
-    assert built_in.operator is None
+    # Its operator arm is the toolkit's own operator (the example installs the same operator
+    # from its kustomize directory) with the same WebApp resource.
+    assert built_in.operator is not None and from_file.operator is not None
+    assert built_in.operator.toolkit
+    assert built_in.operator.resources == from_file.operator.resources
 
 
 def test_the_operator_chart_example_names_the_operator_chart() -> None:
