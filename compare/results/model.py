@@ -255,6 +255,9 @@ class TrialResult(_Model):
     evidence: Evidence = Field(default_factory=Evidence)
     error: str | None = None
     journal: str | None = None
+    # The embedded cluster the trial ran on when not the run's (its fault cluster: the
+    # cluster-wide faults' trials); absent otherwise.
+    cluster: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
