@@ -59,6 +59,18 @@ def trial_secrets(target: ClusterTarget) -> dict[str, str]:
     return {ENV_KUBECONFIG: str(target.kubeconfig), **({ENV_CONTEXT: context} if context else {})}
 
 
+def listable(kubeconfig: str) -> str:
+    """A kubeconfig's text without its `current-context`, to be listed after the run's own in
+    `pointed_at`: the kubernetes client's merge of several files takes the current context of
+    the last one that has it, which would send every activity without a context (the run's own
+    trials) to the listed cluster."""
+    data = yaml.safe_load(kubeconfig)
+    if not isinstance(data, dict):
+        raise ValueError("not a kubeconfig")
+    data.pop("current-context", None)
+    return str(yaml.safe_dump(data, sort_keys=False))
+
+
 def _current_context(path: Path) -> str | None:
     try:
         stat = path.stat()
@@ -100,7 +112,8 @@ def pointed_at(target: ClusterTarget, *others: Path) -> Iterator[None]:
     not enough, so that default is set too. Both are process-wide: one run, one cluster by
     default. `others` (a sibling cluster's kubeconfig) are merged after it into that default,
     the client's own way (`a:b`), so that a trial's `KUBERNETES_CONTEXT` secret can name theirs;
-    the first file's current context stays the default.
+    the first file's current context stays the default: the client takes the *last* file's
+    `current-context`, so the others must have none (`listable`).
     """
     saved = {key: os.environ.get(key) for key in (ENV_KUBECONFIG, ENV_CONTEXT)}
     saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION

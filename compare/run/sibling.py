@@ -23,7 +23,7 @@ from typing import Any
 
 from compare import outputfile
 from compare.approaches import Approach
-from compare.chaos.cluster import trial_secrets
+from compare.chaos.cluster import listable, trial_secrets
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.deploy.operator_install import cluster_key
 from compare.errors import CompareError, first_line
@@ -97,9 +97,10 @@ class FaultCluster:
 
     @property
     def listed(self) -> Path:
-        """The copy of its kubeconfig the run lists for chaosk8s (`pointed_at`): written
-        whole once the cluster is ready, so that no activity of the run's own trials ever
-        reads the half-written file of a cluster being made (a missing file is skipped)."""
+        """The copy of its kubeconfig the run lists for chaosk8s (`pointed_at`), without its
+        current context (`listable`): written whole once the cluster is ready, so that no
+        activity of the run's own trials ever reads the half-written file of a cluster being
+        made (a missing file is skipped)."""
         return self.cluster.cluster_dir / "kubeconfig.run.yaml"
 
     def secrets(self) -> dict[str, str]:
@@ -111,7 +112,8 @@ class FaultCluster:
         def create() -> None:
             try:
                 self.cluster.up_like(self.source)
-                outputfile.write_text(self.listed, self.cluster.kubeconfig.read_text(), mode=0o600)
+                text = listable(self.cluster.kubeconfig.read_text())
+                outputfile.write_text(self.listed, text, mode=0o600)
                 for approach in approaches.values():
                     app.prepare(approach, self.target)
                 self.ready.set()

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from chaosk8s import create_k8s_api_client
 
-from compare.chaos.cluster import cluster_target, trial_secrets
+from compare.chaos.cluster import cluster_target, listable, pointed_at, trial_secrets
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import ControlPlaneArg, check_cluster_name
 from compare.paths import EXPERIMENTS_DIR
@@ -148,3 +149,56 @@ def test_the_sibling_gets_the_clusters_control_plane_configuration(tmp_path: Pat
         ControlPlaneArg("kube-controller-manager", "kube-api-qps", "300"),
         ControlPlaneArg("kube-controller-manager", "env:GOGC", "200"),
     ]
+
+
+def _kubeconfig(folder: Path, name: str, port: int) -> Path:
+    """A kubeconfig as kwokctl writes one (context, cluster and user `kwok-<name>`)."""
+    pki = folder / name
+    pki.mkdir()
+    for part in ("ca.crt", "admin.crt", "admin.key"):
+        (pki / part).write_text("")
+    key = f"kwok-{name}"
+    data = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": key,
+                "cluster": {
+                    "server": f"https://127.0.0.1:{port}",
+                    "certificate-authority": str(pki / "ca.crt"),
+                },
+            }
+        ],
+        "contexts": [{"name": key, "context": {"cluster": key, "user": key}}],
+        "current-context": key,
+        "users": [
+            {
+                "name": key,
+                "user": {
+                    "client-certificate": str(pki / "admin.crt"),
+                    "client-key": str(pki / "admin.key"),
+                },
+            }
+        ],
+    }
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_chaosk8s_reaches_the_runs_cluster_by_default_and_the_sibling_by_its_secrets(
+    tmp_path: Path,
+) -> None:
+    # chaosk8s's own client factory, as its activities call it: the run's trials (no
+    # secrets) must reach the run's cluster even with the sibling's kubeconfig listed.
+    main = _kubeconfig(tmp_path, "main", 1111)
+    sibling = _kubeconfig(tmp_path, "main-run", 2222)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(listable(sibling.read_text()))
+    secrets = trial_secrets(ClusterTarget(sibling, None, embedded=True))
+    with pointed_at(ClusterTarget(main, None, embedded=True), listed):
+        assert create_k8s_api_client().configuration.host == "https://127.0.0.1:1111"
+        pointed = create_k8s_api_client(secrets)
+        assert pointed.configuration.host == "https://127.0.0.1:2222"
+        assert create_k8s_api_client().configuration.host == "https://127.0.0.1:1111"
