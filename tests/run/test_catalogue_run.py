@@ -32,6 +32,7 @@ from compare.cluster.embedded import COMPONENTS
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.results import RunResults, TrialResult, latest_run, load_results
+from compare.run.engine import DEFAULT_PARALLEL
 from compare.run.experiments import CATALOGUE as EVERY_FAULT
 from compare.run.experiments import load_experiments
 from compare.run.runner import epoch
@@ -139,7 +140,7 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     assert r.settings.experiments == list(CATALOGUE)
     assert r.settings.approaches == ["helm", "operator", "flux"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
-    assert r.settings.parallel == 12 and r.settings.flux_interval_seconds == 5.0
+    assert r.settings.parallel == DEFAULT_PARALLEL and r.settings.flux_interval_seconds == 5.0
     # Flux's trials wait one jittered interval longer (its cadence); the others the window.
     windows = r.settings.heal_windows or {}
     assert {n: w.heal_window_seconds for n, w in windows.items()} == {
