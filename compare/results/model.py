@@ -259,6 +259,13 @@ class TrialResult(_Model):
     # cluster-wide faults' trials); absent otherwise.
     cluster: str | None = None
 
+    @model_serializer(mode="wrap")
+    def _cluster_only_elsewhere(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("cluster") is None:
+            data.pop("cluster", None)
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         # Reports and policies read time-to-heal as "healed, and this fast": the two must agree.

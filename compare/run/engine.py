@@ -531,10 +531,7 @@ class Run:
             result = result.model_copy(update={"cluster": self.sibling.name})
         with self._lock:
             # Serialised once: rewriting results.json after each trial stays cheap.
-            dumped = result.model_dump(mode="json", by_alias=True)
-            if dumped.get("cluster") is None:
-                dumped.pop("cluster", None)  # optional: only a trial on another cluster has it
-            self._dumped[result.key] = dumped
+            self._dumped[result.key] = result.model_dump(mode="json", by_alias=True)
             self.results.trials.append(result)
             order = {(p.experiment.name, p.approach, p.trial): i for i, p in enumerate(self.plans)}
             self.results.trials.sort(key=lambda t: order.get(t.key, len(order)))
