@@ -18,6 +18,7 @@ from compare.run.app import BuiltinApp, TargetApp
 from compare.run.engine import RunRequest, admissible, plan_trials, schedule
 from compare.run.experiments import load_experiments
 from compare.run.sibling import SECRETS_SCOPE, movable, point, splittable
+from compare.run.trial import TrialPlan
 from tests.run.builders import WEBAPP
 
 # The catalogue's `scope: cluster` experiments: the control plane's and the operator's faults.
@@ -30,7 +31,7 @@ WIDE = (
 )
 
 
-def _plans(*names: str) -> list:
+def _plans(*names: str) -> list[TrialPlan]:
     request = RunRequest(
         approaches=("helm", "operator", "flux"),
         experiments=tuple(load_experiments(names)),
