@@ -4,7 +4,8 @@ Real clusters (the test session's and the sibling the run makes), real helm, the
 process, real chaostoolkit. The API server restart is done on the sibling (the run's own
 API server keeps its pid), its trials say where they ran, the ordinary trials ran on the
 run's cluster, and nothing of the sibling is left: no cluster directory, no process, no state
-of the operator started for it - after a normal end and after a SIGTERM in the middle.
+of the operator started for it - after a normal end and after a SIGTERM in the middle. A
+sibling that cannot be made is one line, and the run goes on as without it.
 """
 
 from __future__ import annotations
@@ -19,12 +20,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from compare.approaches import Approach
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import _alive
 from compare.deploy.operator_install import cluster_key, state_dir
+from compare.errors import CompareError
 from compare.paths import cache_dir
-from compare.results import latest_run, load_results
+from compare.results import TrialResult, latest_run, load_results
+from compare.run.app import BuiltinApp
+from compare.run.engine import Run, RunRequest
+from compare.run.experiments import load_experiments
+from compare.run.trial import TrialPlan
+from compare.webapp import DEFAULT_APP, load_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -131,3 +139,59 @@ def test_a_sigterm_during_a_fault_cluster_trial_leaves_no_sibling_behind(
     _gone(sibling.name)
     assert not _siblings(cluster)
     assert not [p for p in pids if _alive(p)]
+
+
+class _RefusedElsewhere(BuiltinApp):
+    """The built-in WebApp, whose shared parts cannot be started on any cluster but the
+    run's: the fault cluster's preparation fails as a real one would (one line)."""
+
+    home: Path = Path()
+
+    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
+        if cluster.kubeconfig != self.home:
+            raise CompareError("the operator did not start (refused for this test)")
+        super().prepare(approach, cluster)
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.lines.append(text)
+
+    def phase(self, plan: TrialPlan, phase: str) -> None:
+        return None
+
+    def finished(self, plan: TrialPlan, result: TrialResult) -> None:
+        return None
+
+
+def test_a_fault_cluster_that_cannot_be_made_is_one_line_and_the_run_goes_on_as_before(
+    cluster: ClusterTarget, tmp_path: Path
+) -> None:
+    app = _RefusedElsewhere(load_webapp(DEFAULT_APP), DEFAULT_APP)
+    app.home = cluster.kubeconfig
+    request = RunRequest(
+        approaches=("helm", "operator"),
+        experiments=tuple(load_experiments(["etcd-restart-drift", "image-change"])),
+        app=app,
+        output_dir=tmp_path,
+    )
+    run = Run(cluster, request)
+    notes = _Notes()
+    results = run.execute(notes)
+    assert results.complete
+    (fell_back,) = [line for line in notes.lines if line.startswith("could not make")]
+    assert "refused for this test" in fell_back and "\n" not in fell_back
+    assert "run on the run's cluster, alone" in fell_back
+    # Every trial ran on the run's cluster, the cluster-wide ones alone, as without it.
+    assert all(t.cluster is None for t in results.trials)
+    verdicts = {(t.experiment, t.approach): t.status for t in results.trials}
+    assert verdicts == {
+        ("etcd-restart-drift", "helm"): "not-healed",
+        ("etcd-restart-drift", "operator"): "healed",
+        ("image-change", "helm"): "not-healed",
+        ("image-change", "operator"): "healed",
+    }, [t.error for t in results.trials]
+    assert not _siblings(cluster)
