@@ -4,7 +4,7 @@ Real clusters (the test session's and the sibling the run makes), real helm, the
 process, real chaostoolkit. The API server restart is done on the sibling (the run's own
 API server keeps its pid), its trials say where they ran, the ordinary trials ran on the
 run's cluster, and nothing of the sibling is left: no cluster directory, no process, no state
-of the operator started for it - after a normal end and after a SIGTERM in the middle. A
+of the operator started for it - after a normal end and after a Ctrl-C or SIGTERM in the middle. A
 sibling that cannot be made is one line, and the run goes on as without it.
 """
 
@@ -100,8 +100,9 @@ def test_the_cluster_wide_trials_run_on_a_sibling_that_is_gone_after_the_run(
     assert not _siblings(cluster)
 
 
-def test_a_sigterm_during_a_fault_cluster_trial_leaves_no_sibling_behind(
-    cluster: ClusterTarget, tmp_path: Path
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_during_a_fault_cluster_trial_leaves_no_sibling_behind(
+    cluster: ClusterTarget, tmp_path: Path, signum: int
 ) -> None:
     out = tmp_path / "reports"
     process = subprocess.Popen(
@@ -113,6 +114,8 @@ def test_a_sigterm_during_a_fault_cluster_trial_leaves_no_sibling_behind(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As in a terminal (a session started in the background ignores SIGINT).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         # Under way on the sibling: its kubeconfig is listed for the run once it is ready,
@@ -129,7 +132,7 @@ def test_a_sigterm_during_a_fault_cluster_trial_leaves_no_sibling_behind(
         time.sleep(8)  # its trial deployed and injected: in the heal window
         pids = [p for c in ("etcd", "kube-apiserver") if (p := sibling.component_pid(c))]
         assert pids
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=180)
     finally:
         if process.poll() is None:
