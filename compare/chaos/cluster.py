@@ -4,16 +4,24 @@ chaosk8s reads the kubeconfig path from the `KUBECONFIG` environment variable an
 from `KUBERNETES_CONTEXT` (in the activity's secrets or the environment). Our activities read
 the same two, so chaosk8s's and ours always act on one cluster. `pointed_at` sets them for an
 in-process run (`compare run`).
+
+A run whose cluster-wide faults go to a sibling embedded cluster (`compare.run.engine`) points
+those trials' activities at it through their secrets (`trial_secrets`): `KUBERNETES_CONTEXT`
+names the sibling's context, which chaosk8s finds in the kubeconfig files `pointed_at` lists
+(the client's own `KUBECONFIG`-style merge), and `KUBECONFIG` in the secrets is the sibling's
+own kubeconfig for our activities (chaosk8s reads that one from the environment only).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes import client
 from kubernetes.config import kube_config
 
@@ -24,8 +32,9 @@ ENV_KUBECONFIG = "KUBECONFIG"
 ENV_CONTEXT = "KUBERNETES_CONTEXT"
 
 
-def kubeconfig_path() -> Path:
-    first = os.environ.get(ENV_KUBECONFIG, "").split(os.pathsep)[0]
+def kubeconfig_path(secrets: Mapping[str, Any] | None = None) -> Path:
+    first = str((secrets or {}).get(ENV_KUBECONFIG) or "") or os.environ.get(ENV_KUBECONFIG, "")
+    first = first.split(os.pathsep)[0]
     return Path(first).expanduser() if first else Path.home() / ".kube" / "config"
 
 
@@ -35,8 +44,49 @@ def kube_context(secrets: Mapping[str, Any] | None = None) -> str | None:
 
 
 def cluster_target(secrets: Mapping[str, Any] | None = None) -> ClusterTarget:
-    """The target the environment names, as `compare` names it (see `recognised`)."""
-    return recognised(ClusterTarget(kubeconfig_path(), kube_context(secrets)))
+    """The target the environment (or the secrets) names, as `compare` names it (see
+    `recognised`); a context that is the kubeconfig's current one is no context at all."""
+    path = kubeconfig_path(secrets)
+    context = kube_context(secrets)
+    if context is not None and context == _current_context(path):
+        context = None
+    return recognised(ClusterTarget(path, context))
+
+
+def trial_secrets(target: ClusterTarget) -> dict[str, str]:
+    """The secrets that point a trial's activities at `target` (see the module's docstring)."""
+    context = target.context or _current_context(target.kubeconfig)
+    return {ENV_KUBECONFIG: str(target.kubeconfig), **({ENV_CONTEXT: context} if context else {})}
+
+
+def listable(kubeconfig: str) -> str:
+    """A kubeconfig's text without its `current-context`, to be listed after the run's own in
+    `pointed_at`: the kubernetes client's merge of several files takes the current context of
+    the last one that has it, which would send every activity without a context (the run's own
+    trials) to the listed cluster."""
+    data = yaml.safe_load(kubeconfig)
+    if not isinstance(data, dict):
+        raise ValueError("not a kubeconfig")
+    data.pop("current-context", None)
+    return str(yaml.safe_dump(data, sort_keys=False))
+
+
+def _current_context(path: Path) -> str | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _read_current_context(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_current_context(path: str, mtime: int, size: int) -> str | None:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    value = data.get("current-context") if isinstance(data, dict) else None
+    return str(value) if value else None
 
 
 def recognised(cluster: ClusterTarget) -> ClusterTarget:
@@ -49,16 +99,21 @@ def recognised(cluster: ClusterTarget) -> ClusterTarget:
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:
     """A client of its own (no global default configuration is touched)."""
-    return new_api_client(kubeconfig_path(), kube_context(secrets))
+    target = cluster_target(secrets)
+    return new_api_client(target.kubeconfig, target.context)
 
 
 @contextmanager
-def pointed_at(cluster: ClusterTarget) -> Iterator[None]:
-    """Point chaosk8s and this extension at `target` while the block runs.
+def pointed_at(cluster: ClusterTarget, *others: Path) -> Iterator[None]:
+    """Point chaosk8s and this extension at `cluster` while the block runs.
 
     The kubernetes client reads `KUBECONFIG` once, when it is imported, into the default path
     `load_kube_config` uses (chaosk8s calls it without a path); setting the variable later is
-    not enough, so that default is set too. Both are process-wide: one run, one cluster.
+    not enough, so that default is set too. Both are process-wide: one run, one cluster by
+    default. `others` (a sibling cluster's kubeconfig) are merged after it into that default,
+    the client's own way (`a:b`), so that a trial's `KUBERNETES_CONTEXT` secret can name theirs;
+    the first file's current context stays the default: the client takes the *last* file's
+    `current-context`, so the others must have none (`listable`).
     """
     saved = {key: os.environ.get(key) for key in (ENV_KUBECONFIG, ENV_CONTEXT)}
     saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
@@ -67,7 +122,9 @@ def pointed_at(cluster: ClusterTarget) -> Iterator[None]:
         os.environ[ENV_CONTEXT] = cluster.context
     else:
         os.environ.pop(ENV_CONTEXT, None)
-    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(cluster.kubeconfig)
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = os.pathsep.join(
+        str(path) for path in (cluster.kubeconfig, *others)
+    )
     try:
         yield
     finally:

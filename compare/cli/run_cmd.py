@@ -181,6 +181,15 @@ def run(
             " operator arm's preflight); past it the trial (the run) is an error.",
         ),
     ] = DEFAULT_TIMEOUT_S,
+    shared_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--shared-cluster",
+            help="Run the cluster-wide faults (control-plane restarts) on the run's own"
+            " embedded cluster, alone, as every other trial waits; by default they run on a"
+            " sibling embedded cluster made for the run and deleted after it.",
+        ),
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -217,6 +226,7 @@ def run(
         keep=keep,
         settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
         deploy_timeout=deploy_timeout,
+        fault_cluster=not shared_cluster,
     )
     plans = plan_trials(request)
     windows = heal_windows(request)

@@ -7,6 +7,7 @@ Running/Ready without containers. kwokctl keeps its state under <cache>/kwok, ne
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -412,6 +413,42 @@ class EmbeddedCluster:
         path.write_text(kwokctl_config(flags))
         return path
 
+    def configured_args(self) -> list[ControlPlaneArg]:
+        """The flags and environment this cluster's components were created with (its
+        kwok.yaml's component patches), but the Service range `up` always gives: the same
+        control-plane configuration for a cluster made like this one (`sibling`)."""
+        args = []
+        for doc in self._kwokctl_documents():
+            for patch in doc.get("componentsPatches") or []:
+                component = str(patch.get("name", ""))
+                if component not in COMPONENTS:
+                    continue
+                for item in patch.get("extraArgs") or []:
+                    if item.get("key") != "service-cluster-ip-range":
+                        args.append(
+                            ControlPlaneArg(component, str(item["key"]), str(item["value"]))
+                        )
+                for item in patch.get("extraEnvs") or []:
+                    flag = f"{ENV_PREFIX}{item['name']}"
+                    args.append(ControlPlaneArg(component, flag, str(item.get("value", ""))))
+        return args
+
+    def sibling(self, suffix: str) -> EmbeddedCluster:
+        """Another cluster named after this one and `suffix` (not created: `up_like`)."""
+        room = 40 - len(suffix) - 1
+        return EmbeddedCluster(f"{self.name[:room].rstrip('-')}-{suffix}")
+
+    def up_like(self, source: EmbeddedCluster) -> ClusterStatus:
+        """Create this cluster with `source`'s binaries (the toolkit's own, as every cluster)
+        and control-plane configuration (its flags replayed over kwokctl's defaults); nothing
+        is left half-created on failure (the error is raised again)."""
+        try:
+            return self.up(tuning="kwokctl", extra_args=source.configured_args())
+        except BaseException:
+            with contextlib.suppress(CompareError):
+                self.down()
+            raise
+
     def component_args(self, component: str) -> tuple[str, ...]:
         """The command-line arguments kwokctl runs the component with (its kwok.yaml)."""
         _check_component(component)
@@ -474,14 +511,19 @@ class EmbeddedCluster:
         return ()
 
     def _kwokctl_components(self) -> list[dict[str, Any]]:
+        for doc in self._kwokctl_documents():
+            return [c for c in doc.get("components") or [] if isinstance(c, dict)]
+        return []
+
+    def _kwokctl_documents(self) -> list[dict[str, Any]]:
+        """The KwokctlConfiguration documents of the cluster's kwok.yaml."""
         try:
             documents = list(yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()))
         except (OSError, yaml.YAMLError):
             return []
-        for doc in documents:
-            if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
-                return [c for c in doc.get("components") or [] if isinstance(c, dict)]
-        return []
+        return [
+            d for d in documents if isinstance(d, dict) and d.get("kind") == "KwokctlConfiguration"
+        ]
 
     def stop_component(self, component: str, *, kill: bool = False) -> int:
         """Stop one component: SIGKILL, or SIGTERM (SIGKILL after STOP_TIMEOUT_S); return its

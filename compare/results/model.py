@@ -255,6 +255,16 @@ class TrialResult(_Model):
     evidence: Evidence = Field(default_factory=Evidence)
     error: str | None = None
     journal: str | None = None
+    # The embedded cluster the trial ran on when not the run's (its fault cluster: the
+    # cluster-wide faults' trials); absent otherwise.
+    cluster: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _cluster_only_elsewhere(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("cluster") is None:
+            data.pop("cluster", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -81,6 +81,9 @@ class App(ABC):
     # names no other object) and the file the probes read to judge a trial.
     name: str
     source: Path
+    # Whether its approaches' shared parts can be started on a second cluster by `prepare`
+    # alone (the run's fault cluster, `compare.run.sibling`); a target's preflight is once.
+    per_cluster = True
 
     @abstractmethod
     def default_approaches(self) -> tuple[str, ...]:
@@ -215,6 +218,7 @@ class TargetApp(App):
     `preflight`; given directly by tests that plan without a cluster)."""
 
     target: Target
+    per_cluster = False
     chart_workload: Workload | None = None
     operator_workload: Workload | None = None
     # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.

@@ -8,7 +8,10 @@ operator is running again before another operator trial starts. The approaches a
 experiment touches go first, so it does not wait at the end on its own. An exclusive experiment
 with `scope: cluster` (it restarts the API server, etcd, the controller manager: every trial
 on the cluster would feel it) runs alone in the whole run: its trials go first and no other
-trial starts until the last of them is over. When its fault can be shared
+trial starts until the last of them is over - unless the run has a fault cluster
+(`compare.run.sibling`: on the embedded cluster, by default): then its groups run there, one at
+a time, beside the other trials, which go on at `parallel` on the run's cluster (if the fault
+cluster cannot be made, the run says so and goes on as above). When its fault can be shared
 (`ExperimentSpec.shares_fault`), the same trial of each approach starts together and they go
 through one injection (`compare.chaos.shared`); otherwise its trials run one at a time. An
 experiment the cluster cannot run (`requires: [embedded-cluster]` on another cluster) is left
@@ -25,7 +28,8 @@ import io
 import logging
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -40,8 +44,9 @@ from compare.approaches import Approach, trial_window
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
+from compare.deploy.operator_install import cluster_key
 from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.kube import poll
@@ -54,8 +59,10 @@ from compare.results import (
     TrialResult,
     save_results_json,
 )
+from compare.run import sibling
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
+from compare.run.sibling import READY_TIMEOUT_S, FaultCluster
 from compare.run.trial import (
     Cancelled,
     Ledger,
@@ -71,9 +78,11 @@ DEFAULT_HEAL_WINDOW_S = 10.0
 LEFTOVER_API_WAIT_S = 60.0
 LEFTOVER_ATTEMPTS = 3
 DEFAULT_RECHECK_S = 2.0
-# 12 at a time: with the three approaches on 2 cores, 24 at once was slower (349 s against 321 s
-# for the default run) and pushed pod-template heals past the 10 s window (bench/run_catalogue.py).
-DEFAULT_PARALLEL = 12
+# 20 at a time: with the cluster-wide faults on the fault cluster, the rest of the default run is
+# the longer part; on 2 cores shared with other jobs (load 7-9) -p 12/16/20/24 took 138/132/
+# 115/111 s, the verdicts of 12, 16 and 20 identical to a -p 12 run without the fault cluster,
+# while 24 pushed a Flux heal past its 15.25 s window (README, *The embedded cluster*).
+DEFAULT_PARALLEL = 20
 # How often the main thread wakes while trials run, so Ctrl-C is handled promptly.
 WAIT_TICK_S = 0.2
 
@@ -99,6 +108,8 @@ class RunRequest:
     settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # How long a deploy into a trial's namespace may take (`--deploy-timeout`).
     deploy_timeout: float = DEFAULT_DEPLOY_TIMEOUT_S
+    # Cluster-wide faults on a sibling embedded cluster (`--shared-cluster` turns it off).
+    fault_cluster: bool = True
 
 
 class RunInterrupted(Exception):
@@ -176,14 +187,27 @@ def schedule(plans: Sequence[TrialPlan]) -> list[TrialPlan]:
     )
 
 
-def admissible(plan: TrialPlan, queue: Sequence[TrialPlan], running: Iterable[TrialPlan]) -> bool:
+def admissible(
+    plan: TrialPlan,
+    queue: Sequence[TrialPlan],
+    running: Iterable[TrialPlan],
+    *,
+    apart: Collection[str] = (),
+) -> bool:
     """Whether `plan` may start now.
 
     A cluster-wide exclusive trial runs alone in the run: it starts when nothing runs, nothing
     starts beside it, and no other trial starts while one is still to run (they go first).
-    An approach-wide exclusive trial runs alone among its approach's trials (none running,
-    none left to run), and nothing of that approach starts beside it."""
+    The experiments named in `apart` run on a cluster of their own (the fault cluster): one
+    of their trials (group) starts when no other of them runs, and the others neither wait
+    for them nor hold them up. An approach-wide exclusive trial runs alone among its
+    approach's trials (none running, none left to run), and nothing of that approach starts
+    beside it."""
     active = list(running)
+    if plan.experiment.name in apart:
+        return not any(p.experiment.name in apart for p in active)
+    active = [p for p in active if p.experiment.name not in apart]
+    queue = [p for p in queue if p.experiment.name not in apart]
     if any(p.experiment.cluster_wide for p in active):
         return False
     if plan.experiment.cluster_wide:
@@ -276,6 +300,20 @@ class Run:
             ]
         self._lock = threading.Lock()
         self._dumped: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self.notes: list[str] = []
+        # The fault cluster, when the run has one (`compare.run.sibling`); made in `execute`.
+        self.sibling: FaultCluster | None = None
+        if (
+            self.request.fault_cluster
+            and self.cluster.embedded
+            and sibling.splittable(self.request.app, list(self.request.experiments))
+        ):
+            self.sibling = FaultCluster(self.cluster, self.run_id)
+        # The experiments whose trials run there (`compare.run.sibling.movable`).
+        self._moved_names: frozenset[str] = frozenset(
+            s.name for s in self.request.experiments if self.sibling and sibling.movable(s)
+        )
+        self._sibling_ctx: TrialContext | None = None
         self.ctx = TrialContext(
             run_id=self.run_id,
             run_dir=self.run_dir,
@@ -306,35 +344,90 @@ class Run:
         if listener is not None:
             self.listener = self.ctx.listener = listener
         probes.cancelled.clear()
-        with pointed_at(self.cluster), _chaostoolkit_log(self.run_dir / "chaostoolkit.log"):
+        fault = self.sibling
+        others = (fault.listed,) if fault is not None else ()
+        with (
+            pointed_at(self.cluster, *others),
+            _chaostoolkit_log(self.run_dir / "chaostoolkit.log"),
+        ):
             try:
+                if fault is not None:
+                    # Made while the run's own cluster is prepared and its trials start.
+                    fault.start(self.request.app, self.approaches)
+                    self._note(f"cluster-wide faults on the fault cluster {fault.name!r}")
                 for approach in self.approaches.values():
                     self.request.app.prepare(approach, self.cluster)
-                with ThreadPoolExecutor(
-                    max_workers=self.request.parallel, thread_name_prefix="trial"
-                ) as pool:
+                # A group on the fault cluster does not take a place of the run's cluster.
+                width = self.request.parallel + (len(self.approaches) if fault else 0)
+                with ThreadPoolExecutor(max_workers=width, thread_name_prefix="trial") as pool:
                     self._run_all(pool, schedule(self.plans), self.request.parallel)
             except KeyboardInterrupt:
                 self._interrupted()
                 raise RunInterrupted(self.results, self.run_dir) from None
             finally:
-                self._remove_leftovers()
+                try:
+                    self._remove_leftovers()
+                finally:
+                    if fault is not None:
+                        self.ctx.cleanup_errors.extend(fault.close())
         with self._lock:
             self.results.complete = True
             self.results.finished_at = datetime.now(UTC)
             self._save()
         return self.results
 
+    def _apart(self) -> bool:
+        """Whether the cluster-wide trials run on the fault cluster: it is being made or
+        ready; once it failed, they run here as without it (said once)."""
+        fault = self.sibling
+        if fault is None:
+            return False
+        if fault.failed is not None:
+            self._note(
+                f"could not make the fault cluster ({fault.failed}): the cluster-wide faults"
+                " run on the run's cluster, alone"
+            )
+            self._moved_names = frozenset()
+            self.sibling = None
+            self.ctx.cleanup_errors.extend(fault.close())
+            return False
+        return True
+
+    def _may_start(
+        self, plan: TrialPlan, queue: Sequence[TrialPlan], running: Sequence[TrialPlan]
+    ) -> bool:
+        apart = self._moved_names if self._apart() else frozenset()
+        if plan.experiment.name in apart:
+            assert self.sibling is not None
+            return self.sibling.ready.is_set() and admissible(plan, queue, running, apart=apart)
+        here = [p for p in running if p.experiment.name not in apart]
+        return len(here) < self.request.parallel and admissible(plan, queue, running, apart=apart)
+
+    def _ctx(self, plan: TrialPlan) -> TrialContext:
+        """The context of the plan's trial: the fault cluster's for a moved one."""
+        if self.sibling is None or plan.experiment.name not in self._moved_names:
+            return self.ctx
+        if self._sibling_ctx is None:
+            self._sibling_ctx = replace(
+                self.ctx,
+                cluster=self.sibling.target,
+                ledger=Ledger(),
+                secrets=self.sibling.secrets(),
+            )
+        return self._sibling_ctx
+
     def _run_all(self, pool: ThreadPoolExecutor, plans: Sequence[TrialPlan], width: int) -> None:
         queue = list(plans)
         running: dict[Future[TrialResult], TrialPlan] = {}
         try:
             while queue or running:
-                while len(running) < width:
-                    plan = next((p for p in queue if admissible(p, queue, running.values())), None)
+                while True:
+                    active = list(running.values())
+                    plan = next((p for p in queue if self._may_start(p, queue, active)), None)
                     if plan is None:
                         break
-                    group = self._group(plan, queue, width)
+                    moved = plan.experiment.name in self._moved_names
+                    group = self._group(plan, queue, len(self.approaches) if moved else width)
                     fault = (
                         SharedFault(
                             [p.slug for p in group],
@@ -346,20 +439,27 @@ class Run:
                     )
                     for member in group:
                         queue.remove(member)
-                        running[pool.submit(run_trial, self.ctx, member, fault)] = member
+                        ctx = self._ctx(member)
+                        running[pool.submit(run_trial, ctx, member, fault)] = member
+                if not running:
+                    # Only the fault cluster's groups are left, and it is not ready yet.
+                    self._wait_sibling()
+                    continue
                 done, _ = wait(running, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
-                wide_over = False
+                wide_over: ClusterTarget | None = None
                 for future in done:
                     plan = running.pop(future)
                     self._record(plan, future)
-                    wide_over = wide_over or plan.experiment.cluster_wide
+                    where = self._ctx(plan).cluster
+                    if plan.experiment.cluster_wide:
+                        wide_over = where
                     if plan.experiment.exclusive:
-                        self._recover(plan.approach)
+                        self._recover(plan.approach, cluster=where)
                 if wide_over and not any(p.experiment.cluster_wide for p in running.values()):
                     # Its rollbacks restart the control plane (and the operator); make sure,
                     # once the last trial of the group is over and before any other starts.
-                    self._restore_cluster()
-                    self._recover()
+                    self._restore_cluster(wide_over)
+                    self._recover(cluster=wide_over)
         except KeyboardInterrupt:
             # Cancel first, then wait: trials under way stop at their next check and clean up
             # their namespaces; one that had already finished measuring is still recorded.
@@ -386,6 +486,26 @@ class Run:
         ]
         return [plan, *others][: max(1, width)]
 
+    def _wait_sibling(self) -> None:
+        """Wait (a tick at a time, so Ctrl-C is prompt) until the fault cluster is ready or
+        failed, within its deadline; past it, it failed."""
+        fault = self.sibling
+        if fault is None or fault.settled():
+            time.sleep(WAIT_TICK_S)  # not expected; never a busy loop
+            return
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not fault.settled():
+            if time.monotonic() > deadline:
+                fault.failed = f"not ready within {READY_TIMEOUT_S:.0f}s"
+                return
+            fault.ready.wait(WAIT_TICK_S)
+
+    def _note(self, text: str) -> None:
+        self.notes.append(text)
+        note = getattr(self.listener, "note", None)  # a listener may show notes, or not
+        if note is not None:
+            note(text)
+
     def _shared_wait(self) -> float:
         """How long a trial of a shared fault waits for the others at one of its actions:
         they may still be deploying, or in their heal window."""
@@ -407,6 +527,8 @@ class Run:
                 heal_window_seconds=self.ctx.window(plan.approach),
                 error=f"{type(exc).__name__}: {exc}",
             )
+        if self._ctx(plan) is not self.ctx and self.sibling is not None:
+            result = result.model_copy(update={"cluster": self.sibling.name})
         with self._lock:
             # Serialised once: rewriting results.json after each trial stays cheap.
             self._dumped[result.key] = result.model_dump(mode="json", by_alias=True)
@@ -425,21 +547,25 @@ class Run:
             self.results.finished_at = None
             self._save()
 
-    def _restore_cluster(self) -> None:
-        """Every component of the embedded cluster running and leading again (a no-op on a
-        healthy cluster); only after an experiment that stops them."""
-        if self.cluster.embedded:
-            control_plane.restore(control_plane.embedded_cluster())
+    def _restore_cluster(self, cluster: ClusterTarget | None = None) -> None:
+        """Every component of the embedded cluster (the run's, or `cluster`) running and
+        leading again (a no-op on a healthy cluster); only after an experiment that stops
+        them."""
+        cluster = cluster or self.cluster
+        if cluster.embedded:
+            control_plane.restore(EmbeddedCluster(cluster_key(cluster)))
 
-    def _recover(self, *names: str) -> None:
+    def _recover(self, *names: str, cluster: ClusterTarget | None = None) -> None:
         """The shared parts of these approaches (all of the run's: none named) running again
-        after a fault that may have stopped them (the operator after operator-down-drift).
-        Only the toolkit's own: a target's operator is the target's business (`App.recover`)."""
+        on the cluster (the run's by default) after a fault that may have stopped them (the
+        operator after operator-down-drift). Only the toolkit's own: a target's operator is
+        the target's business (`App.recover`)."""
         for name in names or tuple(self.approaches):
-            self.request.app.recover(self.approaches[name], self.cluster)
+            self.request.app.recover(self.approaches[name], cluster or self.cluster)
 
     def _remove_leftovers(self) -> None:
-        if any(s.cluster_wide for s in self.request.experiments):
+        moved = self._moved_names
+        if any(s.cluster_wide and s.name not in moved for s in self.request.experiments):
             try:
                 self._restore_cluster()
             except Exception as exc:

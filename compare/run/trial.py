@@ -42,6 +42,7 @@ from compare.run.runner import (
     run_experiment_in_thread,
     write_journal,
 )
+from compare.run.sibling import point
 from compare.run.workload import Workload, app_configuration
 
 MANAGED_BY = "compare-run"
@@ -127,6 +128,9 @@ class TrialContext:
     # registry's, with its defaults.
     approaches: Mapping[str, Approach] = field(default_factory=dict)
     windows: Mapping[str, float] = field(default_factory=dict)
+    # Secrets that point the trials' activities at `cluster` when it is not the one the
+    # process is pointed at (the run's fault cluster, `compare.run.sibling.point`).
+    secrets: Mapping[str, str] | None = None
 
     def approach(self, name: str) -> Approach:
         return self.approaches.get(name) or approaches.get(name)
@@ -375,6 +379,8 @@ def experiment_for(
             **app_configuration(workload, ctx.app.name, namespace),
         }
     )
+    if ctx.secrets:
+        point(document, ctx.secrets)
     return document
 
 

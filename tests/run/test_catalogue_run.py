@@ -32,6 +32,7 @@ from compare.cluster.embedded import COMPONENTS
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.results import RunResults, TrialResult, latest_run, load_results
+from compare.run.engine import DEFAULT_PARALLEL
 from compare.run.experiments import CATALOGUE as EVERY_FAULT
 from compare.run.experiments import load_experiments
 from compare.run.runner import epoch
@@ -139,7 +140,7 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     assert r.settings.experiments == list(CATALOGUE)
     assert r.settings.approaches == ["helm", "operator", "flux"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
-    assert r.settings.parallel == 12 and r.settings.flux_interval_seconds == 5.0
+    assert r.settings.parallel == DEFAULT_PARALLEL and r.settings.flux_interval_seconds == 5.0
     # Flux's trials wait one jittered interval longer (its cadence); the others the window.
     windows = r.settings.heal_windows or {}
     assert {n: w.heal_window_seconds for n, w in windows.items()} == {
@@ -286,13 +287,31 @@ def test_the_control_plane_faults_ran_alone_once_for_all_approaches_and_left_the
         for t in group:
             assert t.injected_at is not None
             assert t.injected_at.timestamp() + HEAL_WINDOW <= restarted + 0.5, t.label
-        # Nothing else ran meanwhile: no trial of another experiment injected inside it.
+        # They ran on the run's fault cluster (a sibling made for it), not on the run's own.
+        assert {t.cluster for t in group} == {fault_cluster(outcome)}, [t.cluster for t in group]
+        # Nothing else ran meanwhile on that cluster: no trial of another experiment there
+        # injected inside it (the other trials went on, on the run's cluster).
         began = min(epoch(f["start"]) for f in faults)
         for other in trials:
-            if other.experiment != name and other.injected_at is not None:
+            if (
+                other.experiment != name
+                and other.cluster == group[0].cluster
+                and other.injected_at is not None
+            ):
                 assert not began <= other.injected_at.timestamp() <= restarted, (name, other.label)
     embedded = EmbeddedCluster(cluster_key(cluster))
     assert all(embedded.component_pid(name) is not None for name in COMPONENTS)
+    # The fault cluster went with the run.
+    assert not EmbeddedCluster(fault_cluster(outcome)).status().exists
+
+
+def fault_cluster(outcome: Outcome) -> str:
+    """The name of the run's fault cluster: the run's cluster's, then its run id."""
+    names = {t.cluster for t in outcome.results.trials if t.cluster is not None}
+    assert len(names) == 1, names
+    (name,) = names
+    assert name.endswith(outcome.results.run_id.lower()), name
+    return name
 
 
 @pytest.mark.parametrize("approach", ["helm", "operator", "flux"])

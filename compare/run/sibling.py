@@ -1,0 +1,153 @@
+"""The fault cluster: a sibling embedded cluster for a run's cluster-wide faults.
+
+A `scope: cluster` experiment restarts the API server, etcd or the controller manager: every
+trial on that cluster would feel it, so on one cluster its trials run alone and the rest of
+the run waits. On the embedded cluster a run can make a second one instead, like the first
+(same binaries, same control-plane flags), named after it and the run: the cluster-wide
+groups run there, one at a time, while every other trial goes on at `--parallel` on the run's
+cluster. Each approach's shared parts (the operator, the Flux and Argo CD controllers) are
+started for it through the app (`App.prepare`); their state is per cluster. Whatever happens,
+`close` stops them and deletes the sibling.
+
+Its trials' activities are pointed at it through their secrets (`point`): only experiments
+whose activities are all Python calls can be (a process or HTTP activity reads the
+environment, which is the run's cluster), and only those move (`movable`). chaosk8s builds
+each client from the kubernetes client's process-wide default configuration (load, then
+copy): a call of a trial here and one of a trial there in the same instant could, in a window
+of a few bytecodes, swap clusters. Each trial acts on a namespace of its own that the other
+cluster does not have, so such a call would find nothing (an error or `no-fault`, never a
+heal); a fault cluster in a process of its own would close that window.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from compare import outputfile
+from compare.approaches import Approach
+from compare.chaos.cluster import listable, trial_secrets
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.deploy.operator_install import cluster_key
+from compare.errors import CompareError, first_line
+from compare.run.app import App
+from compare.run.experiments import ExperimentSpec
+
+# The secrets scope a moved trial's Python activities get (`point`).
+SECRETS_SCOPE = "compare-fault-cluster"
+# Creating it (kwokctl, ~5 s on 2 cores) and starting the approaches' parts on it.
+READY_TIMEOUT_S = 300.0
+# How long `close` waits for a creation still under way before deleting what there is.
+CLOSE_JOIN_S = 120.0
+_SECTIONS = ("method", "rollbacks")
+
+
+def _activities(document: Mapping[str, Any]) -> list[Any]:
+    hypothesis = document.get("steady-state-hypothesis") or {}
+    found = list(hypothesis.get("probes") or [])
+    for key in _SECTIONS:
+        found += list(document.get(key) or [])
+    return found
+
+
+def movable(spec: ExperimentSpec) -> bool:
+    """Whether the experiment's trials can run on the fault cluster: cluster-wide, and every
+    activity a Python call (which takes its cluster from its secrets) or a reference to one."""
+    if not spec.cluster_wide:
+        return False
+    for activity in _activities(spec.document):
+        if not isinstance(activity, Mapping):
+            return False
+        if "ref" in activity and "provider" not in activity:
+            continue
+        if (activity.get("provider") or {}).get("type") != "python":
+            return False
+    return True
+
+
+def point(document: dict[str, Any], secrets: Mapping[str, str]) -> None:
+    """Give every Python activity of the experiment `secrets` (in a scope of their own, read
+    last, so they win over the experiment's own scopes)."""
+    document.setdefault("secrets", {})[SECRETS_SCOPE] = dict(secrets)
+    for activity in _activities(document):
+        provider = activity.get("provider") if isinstance(activity, dict) else None
+        if isinstance(provider, dict) and provider.get("type") == "python":
+            provider["secrets"] = [*(provider.get("secrets") or []), SECRETS_SCOPE]
+
+
+def splittable(app: App, specs: list[ExperimentSpec]) -> bool:
+    """Whether a run of these experiments gains from a fault cluster: some movable ones and
+    some others, and an app whose shared parts can be started per cluster."""
+    moved = [s for s in specs if movable(s)]
+    return app.per_cluster and bool(moved) and len(moved) < len(specs)
+
+
+class FaultCluster:
+    """The sibling of the run's embedded cluster (see the module's docstring)."""
+
+    def __init__(self, main: ClusterTarget, run_id: str) -> None:
+        self.source = EmbeddedCluster(cluster_key(main))
+        self.cluster = self.source.sibling(run_id.lower())
+        self.target = ClusterTarget(self.cluster.kubeconfig, None, embedded=True)
+        self.ready = threading.Event()
+        self.failed: str | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def listed(self) -> Path:
+        """The copy of its kubeconfig the run lists for chaosk8s (`pointed_at`), without its
+        current context (`listable`): written whole once the cluster is ready, so that no
+        activity of the run's own trials ever reads the half-written file of a cluster being
+        made (a missing file is skipped)."""
+        return self.cluster.cluster_dir / "kubeconfig.run.yaml"
+
+    def secrets(self) -> dict[str, str]:
+        return trial_secrets(self.target)
+
+    def start(self, app: App, approaches: Mapping[str, Approach]) -> None:
+        """Create it and start the approaches' parts on it, in the background."""
+
+        def create() -> None:
+            try:
+                self.cluster.up_like(self.source)
+                text = listable(self.cluster.kubeconfig.read_text())
+                outputfile.write_text(self.listed, text, mode=0o600)
+                for approach in approaches.values():
+                    app.prepare(approach, self.target)
+                self.ready.set()
+            except Exception as exc:  # reported as one line; the run falls back
+                self.failed = exc.message if isinstance(exc, CompareError) else first_line(exc)
+            finally:
+                self._done.set()
+
+        self._thread = threading.Thread(target=create, name="fault-cluster", daemon=True)
+        self._thread.start()
+
+    def settled(self) -> bool:
+        """Whether its creation is over (ready, or failed)."""
+        return self._done.is_set()
+
+    def close(self) -> list[str]:
+        """Stop what was started for it, delete it; what could not be, one line each."""
+        if self._thread is not None:
+            self._thread.join(CLOSE_JOIN_S)
+        left: list[str] = []
+        # Deferred: the deploy layer imports the approaches, which import the run's parts.
+        from compare.deploy.forget import forget_cluster
+
+        try:
+            forget_cluster(self.target)
+        except Exception as exc:
+            left.append(f"the fault cluster's processes: {first_line(exc)}")
+        try:
+            self.cluster.down()
+        except CompareError as exc:
+            left.append(f"the fault cluster {self.name!r}: {exc.message}")
+        return left
