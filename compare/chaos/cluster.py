@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Mapping
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,7 @@ def pointed_at(cluster: ClusterTarget, *others: Path) -> Iterator[None]:
     """
     saved = {key: os.environ.get(key) for key in (ENV_KUBECONFIG, ENV_CONTEXT)}
     saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    unlock = _clients_one_at_a_time()
     os.environ[ENV_KUBECONFIG] = str(cluster.kubeconfig)
     if cluster.context:
         os.environ[ENV_CONTEXT] = cluster.context
@@ -128,9 +131,40 @@ def pointed_at(cluster: ClusterTarget, *others: Path) -> Iterator[None]:
     try:
         yield
     finally:
+        unlock()
         kube_config.KUBE_CONFIG_DEFAULT_LOCATION = saved_default
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+# chaosk8s's client factory loads the kubeconfig into the kubernetes client's process-wide
+# default configuration, then builds the client from a copy of it: two trials' activities
+# building clients at once (one pointed at the fault cluster by its secrets, one at the run's
+# cluster) could each get the other's. One at a time, the copy is always of its own load.
+_CLIENT_LOCK = threading.Lock()
+FACTORY = "create_k8s_api_client"
+
+
+def _clients_one_at_a_time() -> Callable[[], None]:
+    """Hold `_CLIENT_LOCK` around chaosk8s's `create_k8s_api_client`, in its package (what an
+    activity module imported from now on gets) and in every chaosk8s module imported already;
+    returns what puts the originals back."""
+    import chaosk8s  # the chaostoolkit extension this one runs beside
+
+    original = chaosk8s.create_k8s_api_client
+
+    @functools.wraps(original)
+    def one_at_a_time(*args: Any, **kwargs: Any) -> client.ApiClient:
+        with _CLIENT_LOCK:
+            return original(*args, **kwargs)
+
+    def swap(old: object, new: object) -> None:
+        for name, module in list(sys.modules.items()):
+            if name.split(".")[0] == "chaosk8s" and getattr(module, FACTORY, None) is old:
+                setattr(module, FACTORY, new)
+
+    swap(original, one_at_a_time)
+    return lambda: swap(one_at_a_time, original)

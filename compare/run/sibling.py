@@ -13,10 +13,9 @@ Its trials' activities are pointed at it through their secrets (`point`): only e
 whose activities are all Python calls can be (a process or HTTP activity reads the
 environment, which is the run's cluster), and only those move (`movable`). chaosk8s builds
 each client from the kubernetes client's process-wide default configuration (load, then
-copy): a call of a trial here and one of a trial there in the same instant could, in a window
-of a few bytecodes, swap clusters. Each trial acts on a namespace of its own that the other
-cluster does not have, so such a call would find nothing (an error or `no-fault`, never a
-heal); a fault cluster in a process of its own would close that window.
+copy): two trials' activities building clients in the same instant, one here and one there,
+could swap clusters, so during a run its factory builds one client at a time
+(`compare.chaos.cluster.pointed_at`).
 """
 
 from __future__ import annotations

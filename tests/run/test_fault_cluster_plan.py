@@ -4,6 +4,8 @@ are pointed at it, when they may start, how the sibling is named and configured.
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -203,3 +205,50 @@ def test_chaosk8s_reaches_the_runs_cluster_by_default_and_the_sibling_by_its_sec
         pointed = create_k8s_api_client(secrets)
         assert pointed.configuration.host == "https://127.0.0.1:2222"
         assert create_k8s_api_client().configuration.host == "https://127.0.0.1:1111"
+
+
+def _clients_from_two_threads(secrets: dict[str, str], rounds: int) -> list[str]:
+    """chaosk8s's client factory called from two threads at once, as a run's activities call
+    it (the module attribute: what an activity module imported from now on gets): one thread
+    for the run's cluster (no secrets), one for the sibling; the hosts each got that were not
+    its own."""
+    import chaosk8s
+
+    wrong: list[str] = []
+    want = {"main": "https://127.0.0.1:1111", "sibling": "https://127.0.0.1:2222"}
+
+    def build(who: str) -> None:
+        for _ in range(rounds):
+            host = chaosk8s.create_k8s_api_client(secrets if who == "sibling" else None)
+            if host.configuration.host != want[who]:
+                wrong.append(f"{who} got {host.configuration.host}")
+
+    threads = [threading.Thread(target=build, args=(who,)) for who in want]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    return wrong
+
+
+def test_chaosk8s_clients_built_at_once_reach_their_own_clusters(tmp_path: Path) -> None:
+    # chaosk8s loads a kubeconfig into the client's process-wide default, then copies it:
+    # built from two threads at once, a client may get the other thread's load. Inside
+    # `pointed_at` the factory is called one at a time; outside, the original is back.
+    import chaosk8s
+
+    original = chaosk8s.create_k8s_api_client
+    main = _kubeconfig(tmp_path, "main", 1111)
+    sibling = _kubeconfig(tmp_path, "main-run", 2222)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(listable(sibling.read_text()))
+    secrets = trial_secrets(ClusterTarget(sibling, None, embedded=True))
+    with pointed_at(ClusterTarget(main, None, embedded=True), listed):
+        assert chaosk8s.create_k8s_api_client is not original
+        assert _clients_from_two_threads(secrets, rounds=300) == []
+    assert chaosk8s.create_k8s_api_client is original
