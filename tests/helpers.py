@@ -11,7 +11,7 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import HelmRelease
-from compare.deploy.target_helm import deploy_target
+from compare.deploy.helm_arm import deploy_target
 from compare.target import builtin_target
 from compare.webapp import WebApp, parse_webapp
 

@@ -14,7 +14,7 @@ Not part of a run without `--approach` (`default = False`): its controllers are 
 part of a run and its ground truth is measured per fault only in docs/argocd.md so far.
 
 A target file's `argocd` key is a chart deployed by the target methods here
-(`compare.deploy.target_argocd`: one Application per trial namespace, under a release name of
+(`compare.deploy.argocd_arm`: one Application per trial namespace, under a release name of
 its own); the built-in WebApp is deployed the same way, as the target it is (`Approach.builtin`).
 """
 
@@ -35,15 +35,15 @@ from compare.deploy.argocd import (
     undeploy_argocd,
 )
 from compare.deploy.argocd_app import THREE_WAY_DIFF
-from compare.deploy.argocd_process import SELF_HEAL_BACKOFF_S, start_argocd
-from compare.deploy.argocd_status import argocd_apps
-from compare.deploy.rows import DeployedApp
-from compare.deploy.target_argocd import (
+from compare.deploy.argocd_arm import (
     argocd_arm,
     deploy_target_argocd,
     target_argocd_app,
     target_argocd_desired,
 )
+from compare.deploy.argocd_process import SELF_HEAL_BACKOFF_S, start_argocd
+from compare.deploy.argocd_status import argocd_apps
+from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.target_helm import render_target
+from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Operator, Target, builtin_target

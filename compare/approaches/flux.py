@@ -21,17 +21,17 @@ from kubernetes import client
 from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
-from compare.deploy.flux_install import ensure_flux_binaries
-from compare.deploy.flux_status import flux_apps
-from compare.deploy.ownership import flux_applied
-from compare.deploy.rows import DeployedApp
-from compare.deploy.target_flux import (
+from compare.deploy.flux_arm import (
     deploy_target_flux,
     flux_arm,
     flux_release_desired,
     target_flux_app,
     undeploy_target_flux,
 )
+from compare.deploy.flux_install import ensure_flux_binaries
+from compare.deploy.flux_status import flux_apps
+from compare.deploy.ownership import flux_applied
+from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 

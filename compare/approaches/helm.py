@@ -17,15 +17,15 @@ from kubernetes import client
 from compare.approaches.base import Approach, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release
-from compare.deploy.ownership import helm_applied
-from compare.deploy.rows import DeployedApp
-from compare.deploy.status import helm_apps, target_app
-from compare.deploy.target_helm import (
+from compare.deploy.helm_arm import (
     deploy_target,
     helm_arm,
     release_desired,
     uninstall_target,
 )
+from compare.deploy.ownership import helm_applied
+from compare.deploy.rows import DeployedApp
+from compare.deploy.status import helm_apps, target_app
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 from compare.webapp import WebApp

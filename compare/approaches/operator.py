@@ -28,10 +28,7 @@ from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, Targ
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy import operator as operator_path
-from compare.deploy.reference import operator_reference
-from compare.deploy.rows import DeployedApp
-from compare.deploy.status import target_operator_app, webapp_apps
-from compare.deploy.target_operator import (
+from compare.deploy.operator_arm import (
     REMOVE_TIMEOUT_S,
     check_served,
     deploy_resources,
@@ -44,6 +41,9 @@ from compare.deploy.target_operator import (
     uninstall,
     webapp_desired,
 )
+from compare.deploy.reference import operator_reference
+from compare.deploy.rows import DeployedApp
+from compare.deploy.status import target_operator_app, webapp_apps
 from compare.judge import DesiredObjects
 from compare.kube import Deadline, check_namespace_name
 from compare.target import Operator as OperatorArm

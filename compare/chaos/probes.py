@@ -22,7 +22,7 @@ from kubernetes import client
 
 from compare import approaches
 from compare.chaos.cluster import api_client, cluster_target
-from compare.deploy.target_helm import is_target_file
+from compare.deploy.helm_arm import is_target_file
 from compare.errors import CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
 from compare.target import load_target

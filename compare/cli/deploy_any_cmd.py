@@ -34,8 +34,8 @@ from compare.cli.target_cmd import (
     undeploy_target_arm,
 )
 from compare.deploy.helm import DEFAULT_NAMESPACE, DEFAULT_TIMEOUT_S
+from compare.deploy.operator_arm import ensure_namespace
 from compare.deploy.rollback import Rollback
-from compare.deploy.target_operator import ensure_namespace
 from compare.kube import check_namespace_name
 from compare.webapp import load_webapp
 

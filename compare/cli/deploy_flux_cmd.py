@@ -41,9 +41,9 @@ from compare.deploy.flux import (
     read_helm_release,
     remove_flux,
 )
+from compare.deploy.flux_arm import source_name
 from compare.deploy.flux_install import ensure_flux_binaries
 from compare.deploy.helm import DEFAULT_NAMESPACE
-from compare.deploy.target_flux import source_name
 from compare.target import builtin_target
 from compare.target.builtin import BUILTIN_CHART
 from compare.webapp import load_webapp

@@ -45,7 +45,7 @@ from compare.deploy.operator import (
     install_operator,
     stop_operator,
 )
-from compare.deploy.target_operator import (
+from compare.deploy.operator_arm import (
     Install,
     install_documents,
     operator_arm,

@@ -23,9 +23,9 @@ from compare.approaches import Approach
 from compare.cli.common import cluster_from, console, print_warning
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
+from compare.deploy.helm_arm import target_namespace
+from compare.deploy.operator_arm import ensure_namespace
 from compare.deploy.rollback import Rollback
-from compare.deploy.target_helm import target_namespace
-from compare.deploy.target_operator import ensure_namespace
 from compare.errors import EXIT_USAGE, CompareError
 from compare.target import Target, load_target
 

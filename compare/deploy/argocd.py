@@ -5,7 +5,7 @@ by the real Argo CD application controller (rendered by its repo-server).
                          (automated sync, selfHeal, prune; the diff strategy asked for), wait
                          until Argo CD reports it Synced and Healthy and the judge finds the
                          chart's rendered manifest closed-world - the one deploy path, for a
-                         target's `argocd` arm (`compare.deploy.target_argocd`), the built-in
+                         target's `argocd` arm (`compare.deploy.argocd_arm`), the built-in
                          WebApp's included (`compare.target.builtin_target`)
     undeploy_argocd      delete the Application (Argo CD's finalizer deletes what it deployed);
                          wait until it and every object its status listed are gone

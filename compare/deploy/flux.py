@@ -8,7 +8,7 @@ source-controller and helm-controller, started per cluster, and the HelmRelease 
     stop_flux      stop the three processes; forget_flux also drops their state (tokens, logs)
 
 Every chart, the built-in WebApp's included, is deployed as a target file's `flux` arm
-(`compare.deploy.target_flux`). One set of processes per cluster, serialised by a file lock.
+(`compare.deploy.flux_arm`). One set of processes per cluster, serialised by a file lock.
 """
 
 from __future__ import annotations

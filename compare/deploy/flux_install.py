@@ -197,7 +197,7 @@ def apply_flux_objects(cluster: ClusterTarget) -> None:
 
 
 # The ClusterRoles (and bindings) a target's chart gets helm-controller granted
-# (`compare.deploy.target_flux`) carry this label.
+# (`compare.deploy.flux_arm`) carry this label.
 CHART_ROLE_LABEL = "compare.example.com/flux-chart-role"
 
 

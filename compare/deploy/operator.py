@@ -8,7 +8,7 @@ processes do not race either). What they do, in kubebuilder's words:
     start_operator     make run: the local process, under the ServiceAccount's identity
     stop_operator      SIGTERM (graceful: releases the Lease) or SIGKILL
     apply_webapp       kubectl apply the WebApp CR (one-line rejection); waiting for it and
-                       removing it is the operator arm's (`compare.deploy.target_operator`)
+                       removing it is the operator arm's (`compare.deploy.operator_arm`)
 
 One operator per cluster, found rather than duplicated: before starting a process, the
 operator Leases of the cluster are read. A holder seen renewing one (a local process started

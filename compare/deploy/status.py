@@ -18,11 +18,11 @@ from pydantic import ValidationError
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy.helm import get_release, list_releases, release_objects
+from compare.deploy.helm_arm import release_desired
 from compare.deploy.operator import WEBAPPS
+from compare.deploy.operator_arm import webapp_desired
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp, judged_app, judged_row
-from compare.deploy.target_helm import release_desired
-from compare.deploy.target_operator import webapp_desired
 from compare.judge import (
     judged_objects,
 )

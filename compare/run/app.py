@@ -33,8 +33,8 @@ from kubernetes import client
 from compare import approaches as registry
 from compare.approaches import Approach, Detector
 from compare.cluster import ClusterTarget
-from compare.deploy.target_helm import render_target
-from compare.deploy.target_operator import Install, uninstall
+from compare.deploy.helm_arm import render_target
+from compare.deploy.operator_arm import Install, uninstall
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere

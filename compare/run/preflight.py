@@ -29,8 +29,8 @@ from compare import kube
 from compare.approaches import Approach
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import chart_crds
-from compare.deploy.target_helm import render_target, target_chart
-from compare.deploy.target_operator import (
+from compare.deploy.helm_arm import render_target, target_chart
+from compare.deploy.operator_arm import (
     Install,
     check_served,
     deploy_resources,

@@ -17,7 +17,7 @@ from chaoslib.configuration import load_configuration
 
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
-from compare.deploy.target_helm import render_target
+from compare.deploy.helm_arm import render_target
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult

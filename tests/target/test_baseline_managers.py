@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client
 
 from compare.deploy import baseline
-from compare.deploy.target_operator import take_baseline
+from compare.deploy.operator_arm import take_baseline
 from compare.errors import CompareError
 from compare.target import load_target
 

@@ -16,7 +16,7 @@ from kubernetes import client
 
 from compare.approaches import desired_objects
 from compare.cluster import ClusterTarget
-from compare.deploy.target_helm import (
+from compare.deploy.helm_arm import (
     install_target,
     release_desired,
     render_target,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compare.deploy.target_helm import helm_arm, render_target
+from compare.deploy.helm_arm import helm_arm, render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
 from compare.target import builtin_target, load_target
 from compare.target.schema import SCHEMA_PATH, main, render, target_schema

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.target_helm import render_target
+from compare.deploy.helm_arm import render_target
 from compare.results import latest_run, load_results
 from compare.run import RunRequest, load_experiments
 from compare.run.app import TargetApp

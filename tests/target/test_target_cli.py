@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import get_release, release_objects
-from compare.deploy.target_helm import uninstall_target
+from compare.deploy.helm_arm import uninstall_target
 from compare.judge.kinds import kind
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.target import load_target

@@ -1,5 +1,5 @@
 """`--target FILE`, Flux arm: a target's chart as a HelmRelease the real helm-controller installs
-and keeps (`compare.deploy.target_flux`).
+and keeps (`compare.deploy.flux_arm`).
 
 Without a cluster: the source object follows the chart's form (a local chart published in the
 toolkit's own repository, a repository URL, an OCI reference as an OCIRepository), helm-
@@ -28,19 +28,19 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import flux_status, read_helm_release
-from compare.deploy.flux_charts import publish_chart
-from compare.deploy.flux_install import CHART_ROLE_LABEL, FLUX_NAMESPACE
-from compare.deploy.flux_process import alive
-from compare.deploy.helm import get_release
-from compare.deploy.install import kubectl
-from compare.deploy.target_flux import (
+from compare.deploy.flux_arm import (
     ChartServer,
     chart_rules,
     resource_of,
     target_flux_objects,
     undeploy_target_flux,
 )
-from compare.deploy.target_helm import render_target
+from compare.deploy.flux_charts import publish_chart
+from compare.deploy.flux_install import CHART_ROLE_LABEL, FLUX_NAMESPACE
+from compare.deploy.flux_process import alive
+from compare.deploy.helm import get_release
+from compare.deploy.helm_arm import render_target
+from compare.deploy.install import kubectl
 from compare.judge.kinds import KINDS
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results

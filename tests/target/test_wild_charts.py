@@ -23,10 +23,10 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
+from compare.deploy.flux_arm import deploy_target_flux, undeploy_target_flux
 from compare.deploy.helm import release_objects
+from compare.deploy.helm_arm import deploy_target, render_target, uninstall_target
 from compare.deploy.ownership import flux_writes, helm_writes
-from compare.deploy.target_flux import deploy_target_flux, undeploy_target_flux
-from compare.deploy.target_helm import deploy_target, render_target, uninstall_target
 from compare.judge import judged_objects, problems, read
 from compare.judge.kinds import kind
 from compare.results import latest_run, load_results

@@ -37,10 +37,10 @@ from compare.deploy.operator import (
     start_operator,
     stop_operator,
 )
+from compare.deploy.operator_arm import remaining
 from compare.deploy.operator_install import cluster_key, state_dir
 from compare.deploy.operator_lease import crd_difference, read_crd
 from compare.deploy.operator_process import is_running, read_process
-from compare.deploy.target_operator import remaining
 from compare.errors import CompareError
 from compare.paths import CHARTS_DIR
 from compare.target.builtin import webapp_named

@@ -160,7 +160,7 @@ def test_a_helm_call_that_never_returns_is_stopped() -> None:
 def test_an_empty_webapp_name_never_reaches_a_delete(tmp_path: Path) -> None:
     from compare.approaches.operator import builtin
     from compare.cluster import ClusterTarget
-    from compare.deploy.target_operator import remove_resources
+    from compare.deploy.operator_arm import remove_resources
     from compare.errors import CompareError
     from compare.target.builtin import webapp_named
 

@@ -1,5 +1,5 @@
 """`--target FILE`, Argo CD arm: a target's own chart as an Application the real Argo CD
-application controller syncs and self-heals (`compare.deploy.target_argocd`).
+application controller syncs and self-heals (`compare.deploy.argocd_arm`).
 
 The chart is tests/fixtures/charts/stateful-app (a StatefulSet, a headless Service, a mounted
 ConfigMap, a Secret, a ServiceAccount with a Role and RoleBinding): nothing like the WebApp.
@@ -29,7 +29,7 @@ from compare.deploy.argocd import TRACKING_ID, chart_applied
 from compare.deploy.argocd_app import instance_name, read_application
 from compare.deploy.argocd_process import argocd_state_dir, start_argocd
 from compare.deploy.flux_charts import publish_chart
-from compare.deploy.target_helm import render_target
+from compare.deploy.helm_arm import render_target
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
 from compare.target import load_target

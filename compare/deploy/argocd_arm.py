@@ -39,8 +39,8 @@ from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
 from compare.deploy.argocd_process import argocd_state_dir
 from compare.deploy.argocd_status import argocd_detail
 from compare.deploy.flux_charts import publish_chart
+from compare.deploy.helm_arm import render_target, target_chart
 from compare.deploy.rows import DeployedApp, judged_row
-from compare.deploy.target_helm import render_target, target_chart
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Target

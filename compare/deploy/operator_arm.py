@@ -32,6 +32,7 @@ from compare import kube
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline, managers
 from compare.deploy.helm import get_release
+from compare.deploy.helm_arm import install_target, render_target, uninstall_target
 from compare.deploy.install import apply_documents, kubectl, run_tool
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.operator import (
@@ -42,7 +43,6 @@ from compare.deploy.operator import (
     start_operator,
 )
 from compare.deploy.reference import operator_reference
-from compare.deploy.target_helm import install_target, render_target, uninstall_target
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
 from compare.judge import DesiredObjects, with_api_defaults

@@ -60,11 +60,11 @@ from compare.deploy.flux_install import (
 )
 from compare.deploy.flux_status import flux_detail
 from compare.deploy.helm import chart_crds, release_objects
+from compare.deploy.helm_arm import desired_of, render_target, target_chart
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp, judged_row
-from compare.deploy.target_helm import desired_of, render_target, target_chart
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
 from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
