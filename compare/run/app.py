@@ -194,9 +194,12 @@ class BuiltinApp(App):
         timeout: float,
         cancel: threading.Event | None = None,
     ) -> Deployed:
-        approach.deploy(cluster, self.webapp, namespace, cancel=cancel)
-        desired = approach.desired_objects(api, self.webapp, namespace)
-        return Deployed(desired, builtin_workload(self.webapp), self.webapp.name)
+        # The built-in target's arm, as a target file's (its shared parts run already: the
+        # run prepared them): the desired state is what that deploy reports.
+        deployed = approach.deploy_target(
+            cluster, approach.builtin(self.webapp), namespace, timeout=timeout, cancel=cancel
+        )
+        return Deployed(deployed.desired, builtin_workload(self.webapp), self.webapp.name)
 
     def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
         approach.cleanup(cluster, self.webapp, namespace)
