@@ -23,6 +23,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_arm import (
     deploy_target_flux,
+    flux_arm,
     flux_release_desired,
     target_flux_app,
     undeploy_target_flux,
@@ -32,7 +33,7 @@ from compare.deploy.flux_status import flux_apps
 from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
-from compare.target import Target
+from compare.target import HelmInstall, Target
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class Flux(Approach):
     def prepare(self, cluster: ClusterTarget) -> None:
         flux_path.start_flux(cluster)
 
+    def chart_arm(self, target: Target) -> HelmInstall:
+        return flux_arm(target)
+
     def applied(
         self, rendered: list[dict[str, Any]], release: str, namespace: str
     ) -> list[dict[str, Any]]:
@@ -88,7 +92,7 @@ class Flux(Approach):
     ) -> TargetDeploy:
         # A HelmRelease per namespace; its release's manifest is the desired state,
         # helm-controller posts its drift Events on the HelmRelease.
-        install = self.chart_arm(target)
+        install = flux_arm(target)
         desired = deploy_target_flux(
             cluster,
             target,
@@ -116,7 +120,7 @@ class Flux(Approach):
         *,
         timeout: float | None = None,
     ) -> bool:
-        install = self.chart_arm(target)
+        install = flux_arm(target)
         return undeploy_target_flux(
             cluster, install, namespace, timeout=timeout or flux_path.DEFAULT_TIMEOUT_S
         )
@@ -129,13 +133,13 @@ class Flux(Approach):
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         # The release of the trial's HelmRelease.
-        install = self.chart_arm(target)
+        install = flux_arm(target)
         return flux_release_desired(cluster, api, target, install, namespace)
 
     def target_what(self, target: Target) -> str:
-        return f"flux HelmRelease {self.chart_arm(target).release}"
+        return f"flux HelmRelease {flux_arm(target).release}"
 
     def target_row(
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
-        return target_flux_app(cluster, target, self.chart_arm(target), namespace)
+        return target_flux_app(cluster, target, flux_arm(target), namespace)

@@ -19,6 +19,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release
 from compare.deploy.helm_arm import (
     deploy_target,
+    helm_arm,
     release_desired,
     uninstall_target,
 )
@@ -26,7 +27,7 @@ from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
 from compare.deploy.status import helm_apps, target_app
 from compare.judge import DesiredObjects
-from compare.target import Target
+from compare.target import HelmInstall, Target
 from compare.webapp import WebApp
 
 
@@ -36,6 +37,9 @@ class Helm(Approach):
     short = "helm"
     label = "helm releases"
     charted = True
+
+    def chart_arm(self, target: Target) -> HelmInstall:
+        return helm_arm(target)
 
     def applied(
         self, rendered: list[dict[str, Any]], release: str, namespace: str
@@ -61,7 +65,7 @@ class Helm(Approach):
         cancel: threading.Event | None = None,
     ) -> TargetDeploy:
         # The release's own manifest is the desired state; the faults act on its parts.
-        install = self.chart_arm(target)
+        install = helm_arm(target)
         deployed, desired = deploy_target(
             cluster, target, install, namespace, timeout=timeout, cancel=cancel
         )
@@ -82,7 +86,7 @@ class Helm(Approach):
         *,
         timeout: float | None = None,
     ) -> bool:
-        install = self.chart_arm(target)
+        install = helm_arm(target)
         if get_release(cluster, namespace, install.release) is None:
             return False
         uninstall_target(cluster, install, namespace, timeout=timeout or DEFAULT_TIMEOUT_S)
@@ -92,13 +96,13 @@ class Helm(Approach):
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str
     ) -> DesiredObjects:
         # The release the trial installed in `namespace`.
-        install = self.chart_arm(target)
+        install = helm_arm(target)
         return release_desired(cluster, api, target, install, namespace)
 
     def target_what(self, target: Target) -> str:
-        return f"helm release {self.chart_arm(target).release}"
+        return f"helm release {helm_arm(target).release}"
 
     def target_row(
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
-        return target_app(cluster, target, self.chart_arm(target), namespace)
+        return target_app(cluster, target, helm_arm(target), namespace)

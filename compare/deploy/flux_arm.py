@@ -92,6 +92,14 @@ def chart_server(cluster: ClusterTarget, handle: FluxHandle) -> ChartServer | No
     return ChartServer(flux_state_dir(cluster) / "repo", handle.repository_url)
 
 
+def flux_arm(target: Target) -> HelmInstall:
+    """The target's `flux` key (a one-line error naming the file when it has none)."""
+    install = target.approach("flux")
+    if not isinstance(install, HelmInstall):
+        raise CompareError(f"{target.source}: flux: not given (this target has no flux key)")
+    return install
+
+
 def source_name(install: HelmInstall) -> str:
     """The HelmRepository / OCIRepository of a release: named after it (one per release)."""
     return f"{install.release}-chart"

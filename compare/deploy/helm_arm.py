@@ -215,6 +215,14 @@ def uninstall_target(
     undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)
 
 
+def helm_arm(target: Target) -> HelmInstall:
+    """The target's `helm` key (a one-line error naming the file when it has none)."""
+    install = target.approach("helm")
+    if not isinstance(install, HelmInstall):
+        raise CompareError(f"{target.source}: helm: not given (this target has no helm key)")
+    return install
+
+
 def is_target_file(path: Path) -> bool:
     """Whether a manifest is a target file (`kind: Target`), not a WebApp."""
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compare.deploy.helm_arm import render_target
+from compare.deploy.helm_arm import helm_arm, render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
 from compare.target import builtin_target, load_target
 from compare.target.schema import SCHEMA_PATH, main, render, target_schema
@@ -85,7 +85,7 @@ def test_the_operator_chart_example_names_the_operator_chart() -> None:
     assert target.namespace == "webapp-system"
     # Runnable by `compare run`: rendered into a trial's namespace, every namespaced object
     # lands in it (a `watchNamespaces` list would put Roles elsewhere, which is refused).
-    rendered = render_target(target, target.helm, "cmp-trial-ns")
+    rendered = render_target(target, helm_arm(target), "cmp-trial-ns")
     kinds = {obj["kind"] for obj in rendered}
     assert {"Deployment", "ServiceAccount", "Secret", "ClusterRole"} <= kinds
     assert {obj["metadata"].get("namespace", "cmp-trial-ns") for obj in rendered} == {
