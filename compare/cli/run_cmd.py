@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,7 +18,6 @@ from rich.progress import (
 )
 
 from compare import approaches as registry
-from compare import outputfile
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -45,15 +43,11 @@ from compare.run import (
     DEFAULT_PARALLEL,
     DEFAULT_RECHECK_S,
     DEFAULT_SETTLE_S,
-    Run,
     RunInterrupted,
-    RunRequest,
     TrialPlan,
-    load_experiments,
-    plan_trials,
 )
 from compare.run.app import App, BuiltinApp, TargetApp
-from compare.run.engine import configured, heal_windows
+from compare.run.launch import checked_request, prepared
 from compare.target import load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
@@ -210,13 +204,12 @@ def run(
         app_path = app or DEFAULT_APP
         the_app = BuiltinApp(load_webapp(app_path), app_path)
     approaches = tuple(dict.fromkeys(str(a) for a in approach or the_app.default_approaches()))
-    the_app.check(approaches)
-    specs = load_experiments(experiment or ())
-    request = RunRequest(
-        approaches=approaches,
-        experiments=tuple(specs),
-        app=the_app,
+    request = checked_request(
+        the_app,
+        approaches,
+        experiment or (),
         output_dir=output,
+        settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
         trials=trials,
         heal_window=heal_window,
         exact_heal_window=exact_heal_window,
@@ -224,48 +217,24 @@ def run(
         settle=settle,
         recheck=recheck,
         keep=keep,
-        settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
         deploy_timeout=deploy_timeout,
         fault_cluster=not shared_cluster,
     )
-    plans = plan_trials(request)
-    windows = heal_windows(request)
-    for name in dict.fromkeys(plan.approach for plan in plans):
-        # Only the approaches with trials: an experiment of yours for helm and operator alone,
-        # or a short window with `-a helm -a operator`, has nothing to do with Flux's interval.
-        # Each is checked against its own trials' window (with its cadence, unless exact).
-        configured(request)[name].check_settings(windows[name].heal_window_seconds)
-    try:
-        outputfile.check_directory(output)  # made once the cluster answers
-    except CompareError as exc:
-        raise CompareError(f"--output {exc.message}") from None
     cluster = cluster_from(ctx, kubeconfig, context)
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CompareError(f"--output {output}: cannot create ({exc.strerror or exc})") from None
-    # Two releases of a chart that would compete for something of the node or the cluster:
-    # its trials run one at a time (never an `error` the toolkit caused).
-    shared = the_app.sharing(approaches)
-    if shared and request.parallel > 1:
-        request = replace(request, parallel=1)
-    try:
-        steps = the_app.preflight(
-            cluster, configured(request), timeout=deploy_timeout, warn=print_warning
-        )
-        for step in steps:
-            with console.status(step.doing):
-                found = step.run()
-            console.print(found)
-        engine = Run(cluster, request)
+    with prepared(
+        cluster, request, say=console.print, doing=console.status, warn=print_warning
+    ) as ready:
+        engine = ready.run
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans
         with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
             for name, reason in engine.skipped.items():
                 listener.note(f"skipped {name}: {reason}")
-            if shared:
-                listener.note("trials run one at a time: " + "; ".join(shared))
-            listener.note(f"run {engine.run_id}: {len(plans)} trials, {request.parallel} at a time")
+            if ready.one_at_a_time:
+                listener.note("trials run one at a time: " + "; ".join(ready.one_at_a_time))
+            listener.note(
+                f"run {engine.run_id}: {len(plans)} trials, {engine.request.parallel} at a time"
+            )
             try:
                 results = engine.execute(listener)
             except RunInterrupted as stop:
@@ -284,10 +253,6 @@ def run(
         if any(t.status == "error" for t in results.trials):
             # The measurements stand; errors are listed in the summary above.
             raise typer.Exit(EXIT_FAILED)
-    finally:
-        # What the preflight installed (a target's operator, its charts' CRDs) goes again.
-        for line in the_app.finish(cluster, keep=request.keep):
-            err_console.print(f"warning: could not remove {line}")
 
 
 def _summary(results: RunResults, run_dir: Path) -> None:

@@ -1,0 +1,100 @@
+"""A whole `compare run` for a front end: the request checked before the cluster is touched
+(`checked_request`), then carried out between its app's preflight and its `finish`
+(`prepared`). The CLI parses the flags, renders the progress and prints what it is told;
+the decisions are here, so that the command stays a thin layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from compare import outputfile
+from compare.cluster import ClusterTarget
+from compare.errors import CompareError
+from compare.run.app import App
+from compare.run.engine import Run, RunRequest, configured, heal_windows, plan_trials
+from compare.run.experiments import load_experiments
+
+
+def checked_request(
+    app: App,
+    approaches: Sequence[str],
+    experiments: Sequence[str],
+    *,
+    output_dir: Path,
+    settings: Mapping[str, Mapping[str, Any]],
+    **options: Any,
+) -> RunRequest:
+    """The run the user asked for, every part of it checked without a cluster: the app for
+    these approaches, the experiments (names or files; none: the catalogue), each approach
+    with trials against its own trials' window, and the output directory."""
+    app.check(approaches)
+    request = RunRequest(
+        approaches=tuple(approaches),
+        experiments=tuple(load_experiments(experiments)),
+        app=app,
+        output_dir=output_dir,
+        settings=settings,
+        **options,
+    )
+    windows = heal_windows(request)
+    for name in dict.fromkeys(plan.approach for plan in plan_trials(request)):
+        # Only the approaches with trials: an experiment of yours for helm and operator alone,
+        # or a short window with `-a helm -a operator`, has nothing to do with Flux's interval.
+        # Each is checked against its own trials' window (with its cadence, unless exact).
+        configured(request)[name].check_settings(windows[name].heal_window_seconds)
+    try:
+        outputfile.check_directory(output_dir)  # made once the cluster answers
+    except CompareError as exc:
+        raise CompareError(f"--output {exc.message}") from None
+    return request
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run ready to execute, and why its trials run one at a time (empty: they do not)."""
+
+    run: Run
+    one_at_a_time: list[str]
+
+
+@contextmanager
+def prepared(
+    cluster: ClusterTarget,
+    request: RunRequest,
+    *,
+    say: Callable[[str], None],
+    doing: Callable[[str], AbstractContextManager[Any]],
+    warn: Callable[[str], None],
+) -> Iterator[Prepared]:
+    """The run directory's parent made, the app's preflight carried out (each step under
+    `doing`, what it found to `say`), the engine built; on the way out, whatever happened,
+    what the preflight installed (a target's operator, its charts' CRDs) removed again, each
+    failure one `warn` line."""
+    try:
+        request.output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompareError(
+            f"--output {request.output_dir}: cannot create ({exc.strerror or exc})"
+        ) from None
+    # Two releases of a chart that would compete for something of the node or the cluster:
+    # its trials run one at a time (never an `error` the toolkit caused).
+    shared = request.app.sharing(request.approaches)
+    if shared and request.parallel > 1:
+        request = replace(request, parallel=1)
+    try:
+        steps = request.app.preflight(
+            cluster, configured(request), timeout=request.deploy_timeout, warn=warn
+        )
+        for step in steps:
+            with doing(step.doing):
+                found = step.run()
+            say(found)
+        yield Prepared(Run(cluster, request), shared)
+    finally:
+        for line in request.app.finish(cluster, keep=request.keep):
+            warn(f"warning: could not remove {line}")
