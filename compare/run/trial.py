@@ -254,30 +254,10 @@ def _carry_out(
         _check(ctx)
 
         run = clock.run
-        if run is None:
-            return recorder.error(
-                f"the injection {spec.injection!r} did not run"
-                f" (experiment ended {_verdict(journal)}{_failure(journal)})"
-            )
-        if run.get("status") is None:
-            # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
-            return recorder.error(
-                f"the injection {spec.injection!r} raised an unexpected error and chaostoolkit"
-                f" aborted the experiment (traceback in {ctx.run_dir / 'chaostoolkit.log'})"
-            )
-        if run.get("status") != "succeeded":
-            return recorder.error(f"the injection {spec.injection!r} failed: {_exception(run)}")
-        exited = _process_failure(run)
-        if exited is not None:
-            # chaoslib records a process that exited non-zero as succeeded: no fault was made.
-            return recorder.error(f"the injection {spec.injection!r} {exited}")
-        setup = _failed_before(journal, spec.injection)
-        if setup is not None:
-            # The fault is not the one the experiment describes (say, the API server was not
-            # restarted): no verdict about it.
-            return recorder.error(
-                f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
-            )
+        problem = _not_injected(spec.injection, journal, run, ctx.run_dir)
+        if problem is not None:
+            return recorder.error(problem)
+        assert run is not None  # `_not_injected` said so
         injection_started, injected_at = epoch(run["start"]), epoch(run["end"])
         recorder.injected_at = injected_at
         if observer.error is not None:
@@ -341,6 +321,35 @@ def _carry_out(
         # However the trial ended: the watch never outlives it.
         if events is not None:
             events.stop()
+
+
+def _not_injected(
+    injection: str, journal: dict[str, Any], run: dict[str, Any] | None, run_dir: Path
+) -> str | None:
+    """Why the journal shows no fault made as the experiment describes it (None: it was):
+    the injection did not run, failed, or its process exited non-zero, or an activity before
+    it failed (say, the API server was not restarted) - no verdict about such a trial."""
+    if run is None:
+        return (
+            f"the injection {injection!r} did not run"
+            f" (experiment ended {_verdict(journal)}{_failure(journal)})"
+        )
+    if run.get("status") is None:
+        # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
+        return (
+            f"the injection {injection!r} raised an unexpected error and chaostoolkit"
+            f" aborted the experiment (traceback in {run_dir / 'chaostoolkit.log'})"
+        )
+    if run.get("status") != "succeeded":
+        return f"the injection {injection!r} failed: {_exception(run)}"
+    exited = _process_failure(run)
+    if exited is not None:
+        # chaoslib records a process that exited non-zero as succeeded: no fault was made.
+        return f"the injection {injection!r} {exited}"
+    setup = _failed_before(journal, injection)
+    if setup is not None:
+        return f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
+    return None
 
 
 def _round(value: float | None) -> float | None:
