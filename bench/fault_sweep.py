@@ -35,7 +35,7 @@ from operator_common import add_cluster_args, bench_target
 
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.deploy.flux import flux_state_dir
-from compare.deploy.flux_process import read_process
+from compare.deploy.processes import read_process
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.results import RESULTS_FILE, load_results

@@ -16,7 +16,7 @@ application controller.
   toolkit only talks to it on 127.0.0.1.
 
 Every process starts in its own session, logs to `<name>.log` and is recorded in `<name>.json`
-in the cluster's state directory under the cache (`compare.deploy.flux_process` does that for
+in the cluster's state directory under the cache (`compare.deploy.processes` does that for
 both approaches); one set per cluster, serialised by a file lock.
 """
 
@@ -26,7 +26,6 @@ import os
 import shutil
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from compare.cluster import ClusterTarget
@@ -41,20 +40,6 @@ from compare.deploy.argocd_install import (
     write_identity_kubeconfig,
 )
 from compare.deploy.flux_charts import package_repository
-from compare.deploy.flux_process import (
-    FluxProcess,
-    alive,
-    chart_server_args,
-    describe_processes,
-    forget,
-    is_ready,
-    last_log_line,
-    read_process,
-    spawn,
-    stop_recorded,
-    terminate,
-    wait_ready,
-)
 from compare.deploy.helm import CHART_DIR
 from compare.deploy.local import (
     claim_for_cluster,
@@ -65,6 +50,20 @@ from compare.deploy.local import (
     state_lock,
 )
 from compare.deploy.operator_install import cluster_key
+from compare.deploy.processes import (
+    LocalProcess,
+    ProcessSet,
+    alive,
+    chart_server_args,
+    forget,
+    is_ready,
+    last_log_line,
+    spawn,
+    starting,
+    stop_recorded,
+    terminate,
+    wait_ready,
+)
 from compare.errors import CompareError
 from compare.paths import cache_dir
 
@@ -131,11 +130,11 @@ def redis_ping(port: int, timeout: float = REDIS_TIMEOUT_S) -> bool:
         return False
 
 
-def _redis_port(info: FluxProcess) -> int:
+def _redis_port(info: LocalProcess) -> int:
     return int(info.ready_url.rsplit(":", 1)[-1])
 
 
-def process_ready(info: FluxProcess) -> bool:
+def process_ready(info: LocalProcess) -> bool:
     if info.name == REDIS:
         return redis_ping(_redis_port(info))
     return is_ready(info)
@@ -144,40 +143,12 @@ def process_ready(info: FluxProcess) -> bool:
 # -- the processes ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ArgocdHandle:
-    state_dir: Path
-    processes: dict[str, FluxProcess]
-    settings: Mapping[str, object]
-
-    @property
-    def running(self) -> bool:
-        return len(self.processes) == len(PROCESSES) and all(
-            alive(p) for p in self.processes.values()
-        )
-
-    @property
-    def repository_url(self) -> str | None:
-        """The chart server's URL (Applications name it)."""
-        port = self.settings.get("chart_port")
-        return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
-
-    @property
-    def redis_address(self) -> str | None:
-        port = self.settings.get("redis_port")
-        return f"127.0.0.1:{port}" if isinstance(port, int) else None
-
-    def describe(self) -> str:
-        return describe_processes(self.processes, PROCESSES, self.state_dir)
+def argocd_status(cluster: ClusterTarget) -> ProcessSet:
+    """What this cluster's Argo CD processes are."""
+    return ProcessSet.read(argocd_state_dir(cluster), PROCESSES)
 
 
-def argocd_status(cluster: ClusterTarget) -> ArgocdHandle:
-    directory = argocd_state_dir(cluster)
-    found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
-    return ArgocdHandle(directory, found, read_settings(directory))
-
-
-def check_running(cluster: ClusterTarget) -> ArgocdHandle:
+def check_running(cluster: ClusterTarget) -> ProcessSet:
     """The handle when every process is alive and answers its health check; otherwise a
     one-line error naming the first one that does not (a controller or Redis down is an
     error, never a verdict)."""
@@ -237,7 +208,7 @@ def start_argocd(
     bin_dir: Path | None = None,
     extra_args: Mapping[str, list[str]] | None = None,
     timeout: float = START_TIMEOUT_S,
-) -> ArgocdHandle:
+) -> ProcessSet:
     """Start what is not running (idempotent). A process started here that does not become
     ready is stopped again, with every other one started by this call, before the error.
     `extra_args` adds flags per controller (the self-heal timing:
@@ -259,8 +230,7 @@ def start_argocd(
         redis = redis_binary()
         binaries = argocd_bin_dir(bin_dir)
         settings = read_settings(directory)
-        started: list[FluxProcess] = []
-        try:
+        with starting(directory) as started:
             apply_argocd_objects(cluster)
             running = {n: p for n, p in handle.processes.items() if alive(p)}
             for name in CONTROLLERS:
@@ -307,11 +277,6 @@ def start_argocd(
                 wait_ready(info, timeout, ready=process_ready)
             settings.update({f"{key}_port": port for key, port in ports.items()})
             settings["extra_args"] = wanted
-        except BaseException:
-            for info in reversed(started):
-                terminate(info)
-                forget(directory, info.name)
-            raise
         save_settings(directory, settings)
         return argocd_status(cluster)
 
@@ -336,7 +301,7 @@ def _spawn(
     env: Mapping[str, str],
     kubeconfig: Path,
     extra: list[str],
-) -> FluxProcess:
+) -> LocalProcess:
     if name == REDIS:
         return spawn(
             directory,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +34,6 @@ from compare.deploy.flux_install import (
     flux_binary,
     write_identity_kubeconfig,
 )
-from compare.deploy.flux_process import (
-    FluxProcess,
-    alive,
-    chart_server_args,
-    describe_processes,
-    forget,
-    is_ready,
-    read_process,
-    spawn,
-    stop_recorded,
-    terminate,
-    wait_ready,
-)
 from compare.deploy.helm import (
     CHART_DIR,
 )
@@ -60,6 +46,16 @@ from compare.deploy.local import (
     state_lock,
 )
 from compare.deploy.operator_install import cluster_key
+from compare.deploy.processes import (
+    ProcessSet,
+    alive,
+    chart_server_args,
+    is_ready,
+    spawn,
+    starting,
+    stop_recorded,
+    wait_ready,
+)
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube import Deadline, wait_for
@@ -92,12 +88,6 @@ def flux_state_dir(target: ClusterTarget) -> Path:
     return cache_dir() / "flux" / "clusters" / cluster_key(target)
 
 
-def _repository_url(settings: Mapping[str, Any]) -> str | None:
-    """The chart server's URL (HelmRepositories name it), from the port it was started on."""
-    port = settings.get("chart_port")
-    return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
-
-
 def format_interval(seconds: float) -> str:
     """A Go duration Flux accepts (whole milliseconds)."""
     millis = max(1, round(seconds * 1000))
@@ -126,26 +116,9 @@ def check_interval(interval: float, heal_window: float) -> None:
 # -- the processes ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FluxHandle:
-    state_dir: Path
-    processes: dict[str, FluxProcess]
-    repository_url: str | None
-
-    @property
-    def running(self) -> bool:
-        return len(self.processes) == len(PROCESSES) and all(
-            alive(p) for p in self.processes.values()
-        )
-
-    def describe(self) -> str:
-        return describe_processes(self.processes, PROCESSES, self.state_dir)
-
-
-def flux_status(target: ClusterTarget) -> FluxHandle:
-    directory = flux_state_dir(target)
-    found = {name: p for name in PROCESSES if (p := read_process(directory, name)) is not None}
-    return FluxHandle(directory, found, _repository_url(read_settings(directory)))
+def flux_status(target: ClusterTarget) -> ProcessSet:
+    """What this cluster's Flux processes are."""
+    return ProcessSet.read(flux_state_dir(target), PROCESSES)
 
 
 def start_flux(
@@ -154,7 +127,7 @@ def start_flux(
     bin_dir: Path | None = None,
     extra_args: Mapping[str, list[str]] | None = None,
     timeout: float = START_TIMEOUT_S,
-) -> FluxHandle:
+) -> ProcessSet:
     """Start what is not running (idempotent). A process started here that does not become
     ready is stopped again, with every other one started by this call, before the error.
     `extra_args` adds flags per controller (e.g. `--concurrent`)."""
@@ -166,8 +139,7 @@ def start_flux(
         check_flux_binaries(bin_dir)
         binaries = {name: flux_binary(name, bin_dir) for name in CONTROLLERS}
         settings = read_settings(directory)
-        started: list[FluxProcess] = []
-        try:
+        with starting(directory) as started:
             apply_flux_objects(target)
             running = {n: p for n, p in handle.processes.items() if alive(p)}
             if CHART_SERVER not in running:
@@ -230,11 +202,6 @@ def start_flux(
                 )
                 started.append(info)
                 wait_ready(info, timeout)
-        except BaseException:
-            for info in reversed(started):
-                terminate(info)
-                forget(directory, info.name)
-            raise
         save_settings(directory, settings)
         return flux_status(target)
 

@@ -44,7 +44,6 @@ from compare.deploy.flux import (
     FIELD_MANAGER,
     HELM_API,
     POLL_S,
-    FluxHandle,
     flux_state_dir,
     format_interval,
     read_helm_release,
@@ -64,6 +63,7 @@ from compare.deploy.helm_arm import desired_of, render_target, target_chart
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
+from compare.deploy.processes import ProcessSet
 from compare.deploy.rows import DeployedApp, judged_row
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
@@ -86,7 +86,7 @@ class ChartServer:
     url: str
 
 
-def chart_server(cluster: ClusterTarget, handle: FluxHandle) -> ChartServer | None:
+def chart_server(cluster: ClusterTarget, handle: ProcessSet) -> ChartServer | None:
     if handle.repository_url is None:
         return None
     return ChartServer(flux_state_dir(cluster) / "repo", handle.repository_url)

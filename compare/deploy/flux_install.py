@@ -3,7 +3,7 @@
 source-controller and helm-controller are built from their Go modules by tools/flux/build.sh
 (called by tools/build.sh, with a stamp of its own); their CRDs are copied at build time from
 the same module versions (`config/crd/bases` in the Go module cache) into the cache's
-`flux/crds/`. Both controllers run as local processes (compare.deploy.flux_process), each under
+`flux/crds/`. Both controllers run as local processes (compare.deploy.processes), each under
 the token of its own ServiceAccount in the `compare-flux` namespace, bound to a ClusterRole
 that grants only what it does here:
 

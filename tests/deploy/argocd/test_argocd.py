@@ -22,7 +22,6 @@ from compare.deploy.argocd_install import APPLICATION_CONTROLLER, REPO_SERVER
 from compare.deploy.argocd_process import (
     PROCESSES,
     REDIS,
-    ArgocdHandle,
     argocd_status,
     check_running,
     forget_argocd,
@@ -31,7 +30,7 @@ from compare.deploy.argocd_process import (
     start_argocd,
     stop_argocd,
 )
-from compare.deploy.flux_process import alive, terminate
+from compare.deploy.processes import ProcessSet, alive, terminate
 from compare.errors import CompareError
 from tests.deploy.argocd.helpers import argocd_application
 from tests.helpers import make_webapp
@@ -52,13 +51,13 @@ def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
 
 
 @pytest.fixture
-def argocd(cluster: ClusterTarget) -> ArgocdHandle:
+def argocd(cluster: ClusterTarget) -> ProcessSet:
     return start_argocd(cluster, timeout=120)
 
 
 @pytest.fixture
 def application(
-    cluster: ClusterTarget, api: client.ApiClient, namespace: str, argocd: ArgocdHandle
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, argocd: ProcessSet
 ) -> Iterator[str]:
     """An Application of charts/webapp in the test's namespace, Synced and Healthy; its name."""
     assert argocd.repository_url is not None
@@ -83,7 +82,8 @@ def test_processes_start_healthy_on_loopback_and_stop(cluster: ClusterTarget) ->
     assert handle.running
     assert set(handle.processes) == set(PROCESSES)
     assert all(process_ready(p) for p in handle.processes.values())
-    assert handle.redis_address is not None and handle.redis_address.startswith("127.0.0.1:")
+    # Redis listens on the loopback port the set records.
+    assert redis_ping(handle.settings["redis_port"])
     # Starting again is idempotent: the same processes.
     again = start_argocd(cluster, timeout=120)
     assert {n: p.pid for n, p in again.processes.items()} == {
@@ -98,7 +98,7 @@ def test_processes_start_healthy_on_loopback_and_stop(cluster: ClusterTarget) ->
     forget_argocd(cluster)
     assert not any(alive(p) for p in again.processes.values())
     assert not again.state_dir.exists()
-    assert not redis_ping(int(str(again.redis_address).rsplit(":", 1)[1]))
+    assert not redis_ping(again.settings["redis_port"])
 
 
 def test_synced_healthy_and_a_drift_is_healed_by_argocds_self_heal(

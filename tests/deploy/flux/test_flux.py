@@ -25,9 +25,9 @@ from compare.deploy.flux import (
     start_flux,
     stop_flux,
 )
-from compare.deploy.flux_process import alive
 from compare.deploy.live import current_problems
 from compare.deploy.local import CLUSTER_UID_KEY
+from compare.deploy.processes import alive
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.target import builtin_target

@@ -1,18 +1,13 @@
-"""The local Flux processes of one cluster: the chart repository server and the two controllers.
-
-- **The chart source** is a real Helm repository: charts/webapp packaged by `helm package`,
-  indexed by `helm repo index` and served over HTTP on 127.0.0.1 by a separate process (Python's
-  `http.server`), as a team serves charts from any static web server. source-controller fetches
-  its index.yaml and the chart archive exactly as from any other repository; an OCI registry
-  would need a registry binary we do not build, and a GitRepository a git server.
-- **source-controller** and **helm-controller** run from the cache's bin/ with the cluster in
-  `KUBECONFIG` (their only way to be given one), a token kubeconfig of their own ServiceAccount,
-  and every listener (metrics, health, artifact storage) on a free 127.0.0.1 port. Leader
-  election is off: one process of each per cluster, recorded here.
+"""A cluster's local processes, for every approach that runs controllers beside the cluster
+(Flux: `compare.deploy.flux`; Argo CD: `compare.deploy.argocd_process`).
 
 Each process starts in its own session (`compare.deploy.local`), writes its output to
 `<name>.log` in the cluster's state directory under the cache, and is recorded in
 `<name>.json`; only a pid whose command line still names its binary counts as alive.
+`ProcessSet` is what a state directory records, `starting` stops again what a start that
+fails had started. The chart server is the same for both approaches: a real Helm repository
+(`compare.deploy.flux_charts`) served over HTTP on 127.0.0.1 by Python's `http.server`, as a
+team serves charts from any static web server.
 """
 
 from __future__ import annotations
@@ -22,14 +17,17 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compare.deploy.local import (
     caller_env,
     pid_alive,
     read_record,
+    read_settings,
     start_session,
     stop_session,
     write_record,
@@ -42,8 +40,8 @@ STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True)
-class FluxProcess:
-    name: str  # "chart-server", "source-controller", "helm-controller"
+class LocalProcess:
+    name: str  # "chart-server", "source-controller", "redis", ...
     pid: int
     marker: str  # a string its /proc/<pid>/cmdline contains
     log: str
@@ -55,7 +53,7 @@ class FluxProcess:
         return Path(self.log)
 
 
-def alive(info: FluxProcess) -> bool:
+def alive(info: LocalProcess) -> bool:
     return pid_alive(info.pid, info.marker.encode())
 
 
@@ -63,11 +61,11 @@ def _state_file(directory: Path, name: str) -> Path:
     return directory / f"{name}.json"
 
 
-def read_process(directory: Path, name: str) -> FluxProcess | None:
-    return read_record(_state_file(directory, name), FluxProcess)
+def read_process(directory: Path, name: str) -> LocalProcess | None:
+    return read_record(_state_file(directory, name), LocalProcess)
 
 
-def is_ready(info: FluxProcess) -> bool:
+def is_ready(info: LocalProcess) -> bool:
     try:
         with urllib.request.urlopen(info.ready_url, timeout=1.0) as response:
             return bool(response.status == 200)
@@ -83,20 +81,20 @@ def spawn(
     marker: str,
     ready_url: str,
     env: dict[str, str] | None = None,
-) -> FluxProcess:
+) -> LocalProcess:
     """Start one process in its own session, its output appended to `<name>.log`."""
     directory.mkdir(parents=True, exist_ok=True)
     log = directory / f"{name}.log"
     environment = caller_env()
     environment.update(env or {})
     pid = start_session(args, log, environment, cwd=directory)
-    info = FluxProcess(name, pid, marker, str(log), ready_url, time.time())
+    info = LocalProcess(name, pid, marker, str(log), ready_url, time.time())
     write_record(_state_file(directory, name), info)
     return info
 
 
 def wait_ready(
-    info: FluxProcess, timeout: float, ready: Callable[[FluxProcess], bool] | None = None
+    info: LocalProcess, timeout: float, ready: Callable[[LocalProcess], bool] | None = None
 ) -> None:
     """Until it is ready (default: its ready URL answers 200); a one-line error (its last log
     line) when it exits or does not get ready in time."""
@@ -123,7 +121,7 @@ def wait_ready(
     )
 
 
-def terminate(info: FluxProcess, timeout: float = STOP_TIMEOUT_S) -> None:
+def terminate(info: LocalProcess, timeout: float = STOP_TIMEOUT_S) -> None:
     """SIGTERM the process, SIGKILL its session when it is still there after the timeout; wait
     until gone."""
     stop_session(
@@ -136,7 +134,7 @@ def forget(directory: Path, name: str) -> None:
 
 
 def describe_processes(
-    processes: Mapping[str, FluxProcess], names: Sequence[str], state_dir: Path
+    processes: Mapping[str, LocalProcess], names: Sequence[str], state_dir: Path
 ) -> str:
     """Each recorded process by name, running (its pid) or stopped, and where the logs are."""
     parts = []
@@ -145,6 +143,53 @@ def describe_processes(
         state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
         parts.append(f"{name} {state}")
     return ", ".join(parts) + f"; logs in {state_dir}"
+
+
+@dataclass(frozen=True)
+class ProcessSet:
+    """The processes recorded in a cluster's state directory (those of `names` found there)
+    and the settings they were started with (ports, flags)."""
+
+    state_dir: Path
+    names: tuple[str, ...]
+    processes: dict[str, LocalProcess]
+    settings: Mapping[str, Any]
+
+    @classmethod
+    def read(cls, directory: Path, names: Sequence[str]) -> ProcessSet:
+        found = {name: p for name in names if (p := read_process(directory, name)) is not None}
+        return cls(directory, tuple(names), found, read_settings(directory))
+
+    @property
+    def running(self) -> bool:
+        """Every process of the set is alive."""
+        return len(self.processes) == len(self.names) and all(
+            alive(p) for p in self.processes.values()
+        )
+
+    @property
+    def repository_url(self) -> str | None:
+        """The chart server's URL (the HelmRepositories and Applications name it), from the
+        port it was started on."""
+        port = self.settings.get("chart_port")
+        return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
+
+    def describe(self) -> str:
+        return describe_processes(self.processes, self.names, self.state_dir)
+
+
+@contextmanager
+def starting(directory: Path) -> Iterator[list[LocalProcess]]:
+    """The list a start appends each process it spawns to: when the start fails (or is
+    interrupted), every one of them is stopped and forgotten again, last first."""
+    started: list[LocalProcess] = []
+    try:
+        yield started
+    except BaseException:
+        for info in reversed(started):
+            terminate(info)
+            forget(directory, info.name)
+        raise
 
 
 def stop_recorded(directory: Path, names: Sequence[str]) -> list[str]:
