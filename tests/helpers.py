@@ -1,10 +1,12 @@
 """Shared by the test packages: WebApps to deploy (and deploying one with Helm), reading their
-pods, polling with a deadline."""
+pods and live objects, polling with a deadline."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kubernetes import client
@@ -12,6 +14,8 @@ from kubernetes import client
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import HelmRelease
 from compare.deploy.helm_arm import deploy_target
+from compare.errors import CompareError
+from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read
 from compare.target import builtin_target
 from compare.webapp import WebApp, parse_webapp
 
@@ -71,3 +75,48 @@ def deploy_webapp(
     assert target.helm is not None
     deployed, _ = deploy_target(cluster, target, target.helm, namespace, timeout=timeout)
     return deployed
+
+
+# -- reading the live state (the tests' own; the toolkit reads through the judge) ------
+
+
+def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:
+    """One namespaced object as the API server's JSON (no model round trip); None on 404.
+    Other API errors propagate, so pollers can record them and go on."""
+    try:
+        response = call(name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    result: dict[str, Any] = json.loads(response.data)
+    return result
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """A WebApp's live Deployment and Service as API JSON (camelCase dicts); None when absent."""
+
+    deployment: dict[str, Any] | None
+    service: dict[str, Any] | None
+
+
+def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    try:
+        return LiveState(
+            deployment=read_object(apps.read_namespaced_deployment, name, namespace),
+            service=read_object(core.read_namespaced_service, name, namespace),
+        )
+    except client.ApiException as exc:
+        raise CompareError(f"reading {namespace}/{name} failed: {exc.status} {exc.reason}") from exc
+
+
+def current_problems(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> list[str]:
+    """What keeps the desired state from holding right now (empty: it holds)."""
+    try:
+        return problems(desired, read(api, namespace, desired.kinds))
+    except client.ApiException as exc:
+        raise CompareError(
+            f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
+        ) from exc

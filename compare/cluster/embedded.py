@@ -449,14 +449,6 @@ class EmbeddedCluster:
                 self.down()
             raise
 
-    def component_args(self, component: str) -> tuple[str, ...]:
-        """The command-line arguments kwokctl runs the component with (its kwok.yaml)."""
-        _check_component(component)
-        for item in self._kwokctl_components():
-            if item.get("name") == component:
-                return tuple(str(a) for a in item.get("args") or [])
-        return ()
-
     def scale_nodes(self, nodes: int) -> None:
         """Exactly `nodes` kwok nodes, each holding NODE_MAX_PODS pods (kept: existing ones)."""
         check_nodes(nodes)

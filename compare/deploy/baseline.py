@@ -132,13 +132,6 @@ def unallocated(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "spec": spec}
 
 
-def snapshot(
-    api: client.ApiClient, namespace: str, owners: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """The baseline objects of these owners (live custom resources), cleaned, in kind order."""
-    return [cleaned(obj) for obj in owned_objects(api, namespace, owners)]
-
-
 def desired_of(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
     """The judge's desired objects of a baseline: the snapshot is what the API server stored,
     so it is its own defaulted form; allocated fields are left out of the raw one."""

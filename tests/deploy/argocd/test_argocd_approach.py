@@ -15,12 +15,11 @@ from compare.cluster import ClusterTarget
 from compare.deploy.argocd import DIFF_STRATEGIES, last_self_heal, undeploy_argocd
 from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
 from compare.deploy.argocd_status import argocd_apps
-from compare.deploy.live import current_problems
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.target import builtin_target
 from compare.webapp import WebApp
-from tests.helpers import make_webapp
+from tests.helpers import current_problems, make_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("argocd_cleanup")]
 

@@ -25,14 +25,13 @@ from compare.deploy.flux import (
     start_flux,
     stop_flux,
 )
-from compare.deploy.live import current_problems
 from compare.deploy.local import CLUSTER_UID_KEY
 from compare.deploy.processes import alive
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.target import builtin_target
 from compare.webapp import WebApp
-from tests.helpers import make_webapp
+from tests.helpers import current_problems, make_webapp
 
 pytestmark = pytest.mark.cluster
 

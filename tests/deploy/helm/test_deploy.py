@@ -16,11 +16,10 @@ from compare.deploy.helm import (
     undeploy_helm,
     webapp_manifest,
 )
-from compare.deploy.live import current_problems, read_live
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.webapp import WebApp, load_webapp, to_helm_values
-from tests.helpers import deploy_webapp, is_ready, make_webapp, pods_of
+from tests.helpers import current_problems, deploy_webapp, is_ready, make_webapp, pods_of, read_live
 
 pytestmark = pytest.mark.cluster
 
