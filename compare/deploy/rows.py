@@ -62,16 +62,7 @@ def judged_row(
     """The row of an app whose desired state is `desired` (defaulted), judged closed-world."""
     replicas, image = summary(desired)
     ready, state = judged_state(api, namespace, desired)
-    return DeployedApp(
-        approach=approach,
-        name=name,
-        namespace=namespace,
-        detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready,
-        image=image,
-        state=state,
-    )
+    return DeployedApp(approach, name, namespace, detail, replicas, ready, image, state)
 
 
 def unjudged(
