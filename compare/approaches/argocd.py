@@ -42,10 +42,11 @@ from compare.deploy.argocd_arm import (
     target_argocd_desired,
 )
 from compare.deploy.argocd_process import SELF_HEAL_BACKOFF_S, start_argocd
-from compare.deploy.argocd_status import argocd_apps
+from compare.deploy.argocd_status import list_applications
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
+from compare.target.builtin import builtin_release
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,17 @@ class Argocd(Approach):
         # writes its tracking annotation on every object.
         return chart_applied(rendered, namespace, release)
 
-    def status(
+    def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
-    ) -> list[DeployedApp]:
-        return argocd_apps(api, namespace)
+    ) -> list[tuple[Target, str]]:
+        # Every Application of the built-in chart (named after its release, in the namespace
+        # it deploys to), with its values: what it applies is their rendering.
+        found = []
+        for app in list_applications(api, namespace):
+            meta, source = app["metadata"], (app.get("spec") or {}).get("source") or {}
+            ns, values = str(meta["namespace"]), (source.get("helm") or {}).get("valuesObject")
+            found.append((builtin_release("argocd", str(meta["name"]), ns, values), ns))
+        return found
 
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"Application": ("OperationStarted",)})

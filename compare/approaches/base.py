@@ -197,12 +197,6 @@ class Approach(ABC):
         """`desired` with the API's defaults, ready for the judge."""
         return with_api_defaults(api, namespace, self.desired(webapp, namespace, release=release))
 
-    @abstractmethod
-    def status(
-        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
-    ) -> list[DeployedApp]:
-        """Every app deployed through this approach in `namespace` (all when None), judged."""
-
     def undeploy(
         self,
         cluster: ClusterTarget,
@@ -306,3 +300,25 @@ class Approach(ABC):
         """`compare status --target`: the arm's row, judged against its desired state (None:
         not deployed in `namespace`)."""
         return None
+
+    # --- what is deployed (`compare status`) ----------------------------------------------
+    # One path with `--target`: every app found is the arm of a target, its row `target_row`.
+    @abstractmethod
+    def discover(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[tuple[Target, str]]:
+        """Every app deployed through this approach in `namespace` (all when None): the
+        target whose arm it is (a release of the built-in chart: `builtin_release`; a WebApp:
+        the built-in target with it) and the namespace it is deployed in."""
+
+    def status(
+        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+    ) -> list[DeployedApp]:
+        """Every app deployed through this approach in `namespace` (all when None), judged:
+        each found one's `target_row`, by namespace and name."""
+        found = [
+            self.target_row(cluster, t, ns) for t, ns in self.discover(cluster, api, namespace)
+        ]
+        return sorted(
+            (row for row in found if row is not None), key=lambda r: (r.namespace, r.name)
+        )

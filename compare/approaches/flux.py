@@ -29,11 +29,11 @@ from compare.deploy.flux_arm import (
     undeploy_target_flux,
 )
 from compare.deploy.flux_install import ensure_flux_binaries
-from compare.deploy.flux_status import flux_apps
 from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
+from compare.target.builtin import builtin_release
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,17 @@ class Flux(Approach):
         # writes its origin labels on every object.
         return flux_applied(rendered, release=release, namespace=namespace)
 
-    def status(
+    def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
-    ) -> list[DeployedApp]:
-        return flux_apps(api, namespace)
+    ) -> list[tuple[Target, str]]:
+        # Every HelmRelease of the built-in chart (named after its release), with its values;
+        # its release's applied manifest is its desired state.
+        found = []
+        for obj in flux_path.list_helm_releases(api, namespace):
+            meta, spec = obj["metadata"], obj.get("spec") or {}
+            ns, values = str(meta["namespace"]), spec.get("values")
+            found.append((builtin_release("flux", str(meta["name"]), ns, values), ns))
+        return found
 
     def detector(self, app_target: Target | None = None) -> Detector:
         return Detector({"HelmRelease": ("DriftDetected",)})

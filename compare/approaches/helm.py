@@ -16,7 +16,7 @@ from kubernetes import client
 
 from compare.approaches.base import Approach, TargetDeploy
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release
+from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release, list_releases
 from compare.deploy.helm_arm import (
     deploy_target,
     helm_arm,
@@ -25,9 +25,10 @@ from compare.deploy.helm_arm import (
 )
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
-from compare.deploy.status import helm_apps, target_app
+from compare.deploy.status import target_app
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
+from compare.target.builtin import builtin_release
 from compare.webapp import WebApp
 
 
@@ -47,10 +48,15 @@ class Helm(Approach):
         # Helm's own ownership metadata: exactly what `helm upgrade --install` applies.
         return helm_applied(rendered, release=release, namespace=namespace)
 
-    def status(
+    def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
-    ) -> list[DeployedApp]:
-        return helm_apps(cluster, api, namespace)
+    ) -> list[tuple[Target, str]]:
+        # Every release of the built-in chart, whatever its name and values: its applied
+        # manifest is its desired state.
+        return [
+            (builtin_release("helm", r.release, r.namespace), r.namespace)
+            for r in list_releases(cluster, namespace)
+        ]
 
     def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
         return None  # the release and its record go with the namespace

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client
+from pydantic import ValidationError
 
 from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
 from compare.cluster import ClusterTarget
@@ -43,12 +44,13 @@ from compare.deploy.operator_arm import (
 )
 from compare.deploy.reference import operator_reference
 from compare.deploy.rows import DeployedApp
-from compare.deploy.status import target_operator_app, webapp_apps
+from compare.deploy.status import target_operator_app
 from compare.judge import DesiredObjects
 from compare.kube import Deadline, check_namespace_name
+from compare.kube import served as custom
 from compare.target import Operator as OperatorArm
 from compare.target import Target
-from compare.target.builtin import builtin_target
+from compare.target.builtin import builtin_target, webapp_named
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
@@ -107,11 +109,22 @@ class Operator(Approach):
         # reference, never the operator's own builders (compare.deploy.reference).
         return operator_reference(webapp, namespace)
 
-    def status(
+    def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
-    ) -> list[DeployedApp]:
-        # Every WebApp, as the built-in target's row.
-        return webapp_apps(cluster, namespace)
+    ) -> list[tuple[Target, str]]:
+        # Every WebApp as the built-in target's operator arm: the live spec is its desired
+        # state; one whose spec does not validate is named by name alone (its row says so).
+        found = []
+        for cr in custom.listed(api, operator_path.WEBAPPS, namespace):
+            meta = cr["metadata"]
+            try:
+                arm: WebApp | OperatorArm = WebApp.model_validate(
+                    {k: cr.get(k) for k in ("apiVersion", "kind", "metadata", "spec")}
+                )
+            except ValidationError:
+                arm = webapp_named(str(meta["name"]))
+            found.append((builtin(arm), str(meta["namespace"])))
+        return found
 
     def undeploy(
         self,

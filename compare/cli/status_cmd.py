@@ -1,4 +1,5 @@
-"""`compare status`: every WebApp deployed through Helm or the operator, and whether it holds."""
+"""`compare status`: every WebApp deployed through a registered approach (or a target file's
+arms), and whether it holds: each row the approach's `target_row`, with or without `--target`."""
 
 from __future__ import annotations
 
@@ -52,15 +53,19 @@ def status(
     context: ContextOpt = None,
     target_file: TargetOpt = None,
 ) -> None:
-    """List the WebApps deployed per approach: Helm releases of charts/webapp and WebApp CRs.
+    """List the WebApps deployed per approach: Helm releases, Flux HelmReleases and Argo CD
+    Applications of charts/webapp, and WebApp CRs.
 
     READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
-    status, or the CR's status.phase; STATE compares the live Deployment and Service with what
-    the approach asked for (the release's applied manifest, or the CR's spec).
+    status, the HelmRelease's Ready condition and last drift, the Application's sync and
+    health, or the CR's status.phase; STATE compares the live objects with what the approach
+    asked for (the release's applied manifest, what the Application applies, or the built-in
+    chart's rendering of the CR's spec).
 
-    With --target FILE: a row per arm of the target - its Helm release and its Flux
-    HelmRelease, judged closed-world on every object of the release's manifest, and its
-    operator's custom resource, judged on the baseline of owned objects its deploy took.
+    With --target FILE: the same row for each arm of the target - its Helm release and its
+    Flux HelmRelease, judged closed-world on every object of the release's manifest, its Argo
+    CD Application on the chart's rendering, and its operator's custom resource on the
+    baseline of owned objects its deploy took.
     """
     if target_file is not None:
         if all_namespaces:

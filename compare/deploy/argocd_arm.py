@@ -40,7 +40,7 @@ from compare.deploy.argocd_process import argocd_state_dir
 from compare.deploy.argocd_status import argocd_detail
 from compare.deploy.flux_charts import publish_chart
 from compare.deploy.helm_arm import render_target, target_chart
-from compare.deploy.rows import DeployedApp, judged_row
+from compare.deploy.rows import DeployedApp, judged_row, unjudged
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Target
@@ -133,20 +133,28 @@ def target_argocd_desired(
 def target_argocd_app(
     cluster: ClusterTarget, target: Target, install: HelmInstall, namespace: str
 ) -> DeployedApp | None:
-    """The `compare status` row of a target's Application (None: there is none): its sync and
-    health and last self-heal, judged closed-world against what it applies."""
+    """The `compare status` row of an Application (None: there is none; the toolkit names it
+    after its release): its sync and health and last self-heal, judged closed-world against
+    what it applies (a chart that does not render with its values: a row saying so)."""
     api = cluster.api_client()
     try:
         app = read_application(api, namespace, install.release)
         if app is None:
             return None
+        detail = argocd_detail(api, app)
+        try:
+            rendered = render_target(target, install, namespace)
+        except CompareError as exc:
+            state = f"values do not render: {exc.message}"
+            return unjudged(APPROACH, install.release, namespace, detail, state)
+        applied = chart_applied(rendered, namespace, install.release)
         return judged_row(
             api,
             approach=APPROACH,
             name=install.release,
             namespace=namespace,
-            detail=argocd_detail(api, app),
-            desired=target_argocd_desired(api, target, install, namespace),
+            detail=detail,
+            desired=with_api_defaults(api, namespace, applied),
         )
     finally:
         api.close()

@@ -36,6 +36,7 @@ from compare.deploy.flux_install import (
 )
 from compare.deploy.helm import (
     CHART_DIR,
+    CHART_NAME,
 )
 from compare.deploy.local import (
     claim_for_cluster,
@@ -58,11 +59,13 @@ from compare.deploy.processes import (
 )
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
-from compare.kube import Deadline, wait_for
+from compare.kube import Deadline, served, wait_for
 from compare.kube.apierror import if_found
+from compare.kube.served import Served
 from compare.paths import cache_dir
 
 HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
+HELM_RELEASES = Served(f"{HELM_API[0]}/{HELM_API[1]}", "HelmRelease", HELM_API[2], namespaced=True)
 CHART_SERVER = "chart-server"
 PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare"
@@ -323,17 +326,14 @@ def wait_helm_release_ready(
 
 
 def list_helm_releases(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:
-    custom = client.CustomObjectsApi(api)
-    what = "listing HelmReleases failed"
-    if namespace is None:
-        found = if_found(what, custom.list_cluster_custom_object, *HELM_API)
-    else:
-        found = if_found(
-            what, custom.list_namespaced_custom_object, *HELM_API[:2], namespace, HELM_API[2]
-        )
-    # None: the Flux CRDs are not installed.
-    items: list[dict[str, Any]] = (found or {}).get("items") or []
-    return items
+    """HelmReleases of charts/webapp, in one namespace or all; none when the Flux CRDs are
+    not installed."""
+    return [
+        obj
+        for obj in served.listed(api, HELM_RELEASES, namespace)
+        if (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
+        == CHART_NAME
+    ]
 
 
 def last_drift_event(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:

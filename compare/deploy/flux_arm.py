@@ -64,7 +64,7 @@ from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
 from compare.deploy.processes import ProcessSet
-from compare.deploy.rows import DeployedApp, judged_row
+from compare.deploy.rows import DeployedApp, judged_row, unjudged
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
 from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
@@ -439,8 +439,9 @@ def undeploy_target_flux(
 def target_flux_app(
     cluster: ClusterTarget, target: Target, install: HelmInstall, namespace: str
 ) -> DeployedApp | None:
-    """The `compare status` row of a target's HelmRelease (None: there is none): its Ready
-    condition and last drift Event, judged closed-world against its release's manifest."""
+    """The `compare status` row of a HelmRelease (None: there is none; the toolkit names it
+    after its release): its Ready condition and last drift Event, judged closed-world against
+    its release's manifest."""
     api = cluster.api_client()
     try:
         obj = read_helm_release(api, namespace, install.release)
@@ -448,16 +449,8 @@ def target_flux_app(
             return None
         detail = flux_detail(api, obj)
         if release_objects(cluster, namespace, install.release) is None:
-            return DeployedApp(
-                approach="flux",
-                name=install.release,
-                namespace=namespace,
-                detail=detail,
-                desired_replicas=None,
-                ready_replicas=None,
-                image=None,
-                state="not installed by helm-controller yet",
-            )
+            state = "not installed by helm-controller yet"
+            return unjudged("flux", install.release, namespace, detail, state)
         return judged_row(
             api,
             approach="flux",

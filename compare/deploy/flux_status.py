@@ -1,6 +1,6 @@
-"""`compare status` rows for WebApps deployed through Flux: each HelmRelease with its Ready
-condition and helm-controller's last drift Event, judged against the chart's rendered manifest
-for the HelmRelease's values (the helm approach's desired state)."""
+"""What `compare status` says of a HelmRelease in its STATUS column: its Ready condition and
+helm-controller's last drift Event (`flux_detail`); the row is the flux arm's
+(`compare.deploy.flux_arm.target_flux_app`)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.deploy.flux import (
-    condition,
-    last_drift_event,
-    list_helm_releases,
-)
-from compare.deploy.helm import render
-from compare.deploy.ownership import flux_applied
-from compare.deploy.rows import DeployedApp, judged_app
-from compare.errors import CompareError
-from compare.judge import judged_objects
+from compare.deploy.flux import condition, last_drift_event
 
 
 def _ready_text(obj: dict[str, Any]) -> str:
@@ -48,34 +39,3 @@ def flux_detail(api: client.ApiClient, obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     name, ns = str(meta.get("name")), str(meta.get("namespace"))
     return f"{_ready_text(obj)}; {_drift_text(api, ns, name)}"
-
-
-def flux_apps(api: client.ApiClient, namespace: str | None) -> list[DeployedApp]:
-    apps = []
-    for obj in list_helm_releases(api, namespace):
-        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-        name, ns = str(meta.get("name")), str(meta.get("namespace"))
-        release = str(spec.get("releaseName") or name)
-        detail = flux_detail(api, obj)
-        try:
-            rendered = render(spec.get("values") or {}, release=release, namespace=ns)
-            objects = flux_applied(
-                judged_objects(rendered), release=release, namespace=ns, helmrelease=name
-            )
-        except CompareError as exc:
-            app = DeployedApp(
-                approach="flux",
-                name=name,
-                namespace=ns,
-                detail=detail,
-                desired_replicas=None,
-                ready_replicas=None,
-                image=None,
-                state=f"values do not render: {exc.message}",
-            )
-        else:
-            app = judged_app(
-                api, approach="flux", name=name, namespace=ns, detail=detail, objects=objects
-            )
-        apps.append(app)
-    return sorted(apps, key=lambda a: (a.namespace, a.name))

@@ -1,10 +1,10 @@
 """One row of `compare status`: a deployed app and whether its desired state holds, judged
-closed-world. Every approach's status builds its rows here (`status`, `flux_status`)."""
+closed-world. Every approach's `target_row` builds its row here (`judged_row`, or `unjudged`
+when there is nothing to judge by)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kubernetes import client
 
@@ -12,7 +12,6 @@ from compare.judge import (
     DesiredObjects,
     problems,
     read,
-    with_api_defaults,
     workload,
 )
 from compare.judge.verdict import current_ready
@@ -22,10 +21,10 @@ from compare.judge.verdict import current_ready
 class DeployedApp:
     """One deployed WebApp, as one approach manages it."""
 
-    approach: str  # "helm" or "operator"
-    name: str  # the release or the custom resource
+    approach: str  # the approach's name
+    name: str  # the release, the HelmRelease, the Application or the custom resource
     namespace: str
-    detail: str  # release revision and status, or the CR's status.phase
+    detail: str  # the approach's own view: a release's revision, a CR's phase, ...
     desired_replicas: int | None
     ready_replicas: int | None
     image: str | None
@@ -51,22 +50,6 @@ def judged_state(api: client.ApiClient, namespace: str, desired: DesiredObjects)
     return len(ready), "holds" if not found else f"drifted: {found[0]}"
 
 
-def judged_app(
-    api: client.ApiClient,
-    *,
-    approach: str,
-    name: str,
-    namespace: str,
-    detail: str,
-    objects: list[dict[str, Any]],
-) -> DeployedApp:
-    """The row of a WebApp whose desired state is `objects`, judged closed-world."""
-    desired = with_api_defaults(api, namespace, objects)
-    return judged_row(
-        api, approach=approach, name=name, namespace=namespace, detail=detail, desired=desired
-    )
-
-
 def judged_row(
     api: client.ApiClient,
     *,
@@ -79,13 +62,18 @@ def judged_row(
     """The row of an app whose desired state is `desired` (defaulted), judged closed-world."""
     replicas, image = summary(desired)
     ready, state = judged_state(api, namespace, desired)
-    return DeployedApp(
-        approach=approach,
-        name=name,
-        namespace=namespace,
-        detail=detail,
-        desired_replicas=replicas,
-        ready_replicas=ready,
-        image=image,
-        state=state,
-    )
+    return DeployedApp(approach, name, namespace, detail, replicas, ready, image, state)
+
+
+def unjudged(
+    approach: str,
+    name: str,
+    namespace: str,
+    detail: str,
+    state: str,
+    *,
+    replicas: int | None = None,
+    image: str | None = None,
+) -> DeployedApp:
+    """The row of an app with nothing to judge it by: `state` says why."""
+    return DeployedApp(approach, name, namespace, detail, replicas, None, image, state)

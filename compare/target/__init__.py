@@ -9,7 +9,8 @@ operator is installed and which custom resources to apply (and how to tell they 
   load     reading one: paths resolved against the file, values merged, resources read,
            every problem one CompareError line naming the file and the field
   schema   docs/target.schema.json, generated from the model (`--check` for CI)
-  builtin  the built-in WebApp as a target (`builtin_target`): what runs without a target file
+  builtin  the built-in WebApp as a target (`builtin_target`): what runs without a target file;
+           a release of its chart found deployed, as that target (`builtin_release`)
 
 Deploying and judging live elsewhere (`compare.deploy`, `compare.judge`); nothing here talks
 to a cluster. Without a target file every command uses the built-in WebApp, as a target.

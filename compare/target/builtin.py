@@ -59,6 +59,18 @@ def builtin_target(
     )
 
 
+def builtin_release(
+    approach: str, release: str, namespace: str, values: Mapping[str, Any] | None = None
+) -> Target:
+    """A release of the built-in chart found deployed (`compare status`) as the built-in
+    target it is: its one arm `approach` (`helm`, `flux`, `argocd`) the built-in chart under
+    `release` with the `values` it was deployed with (a Helm release's are not read: its
+    applied manifest, not a rendering, is its desired state)."""
+    arm = HelmInstall(approach, Chart("path", path=BUILTIN_CHART), release, dict(values or {}))
+    arms: dict[str, Any] = {approach: arm}
+    return Target(source=BUILTIN_CHART, name=release, namespace=namespace, own_chart=True, **arms)
+
+
 def builtin_operator(webapp: WebApp) -> Operator:
     """The operator arm of the built-in target: `webapp` for the toolkit's own operator."""
     return Operator(

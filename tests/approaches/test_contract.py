@@ -6,6 +6,8 @@ fits by passing these. One namespace per test; nothing is mocked.
 - round trip: `deploy` reaches the state `desired` describes (the closed-world judge finds
   no difference), `status` reports the app as holding, `undeploy` removes every object of it
   (what it leaves to the garbage collector, owned children, goes on its own);
+- status of a charted approach: a release under a name and with values of its own is found
+  and held to them;
 - cleanup: after `cleanup` no object in the namespace carries a finalizer (none waits for a
   controller), and deleting the namespace leaves nothing.
 """
@@ -23,6 +25,7 @@ from kubernetes.dynamic.resource import ResourceList
 from compare.approaches import REGISTRY, Approach, deployed_apps, names
 from compare.cluster import ClusterTarget
 from compare.judge import DesiredObjects, problems, read
+from compare.target import builtin_target
 from tests.helpers import eventually, make_webapp
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -119,6 +122,33 @@ def test_cleanup_then_the_namespace_goes_and_leaves_nothing(
         return False
 
     eventually(gone, timeout=NAMESPACE_GONE_S)
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize(
+    "approach", [a for a in REGISTRY if a.charted], ids=[a.name for a in REGISTRY if a.charted]
+)
+def test_status_judges_a_release_by_its_own_name_and_values(
+    approach: Approach, cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    # What `compare deploy NAME --release R --values F` makes: `compare status` finds it and
+    # holds it to that release and those values, not to the built-in defaults (a rendering
+    # without the annotation or under the WebApp's name would find the live objects drifted).
+    target = builtin_target(
+        make_webapp("shop", replicas=1),
+        release="by-hand",
+        extra_values={"podAnnotations": {"deployed": "by-hand"}},
+    )
+    approach.prepare(cluster)
+    approach.deploy_target(cluster, target, namespace, timeout=120)
+    try:
+        rows = [a for a in approach.status(cluster, api, namespace) if a.namespace == namespace]
+        assert [(r.approach, r.name, r.state) for r in rows] == [
+            (approach.name, "by-hand", "holds")
+        ]
+    finally:
+        approach.undeploy_target(cluster, target, namespace)
+    assert approach.status(cluster, api, namespace) == []
 
 
 @BY_NAME

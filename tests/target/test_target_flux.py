@@ -37,10 +37,10 @@ from compare.deploy.flux_arm import (
 )
 from compare.deploy.flux_charts import publish_chart
 from compare.deploy.flux_install import CHART_ROLE_LABEL, FLUX_NAMESPACE
-from compare.deploy.processes import alive
 from compare.deploy.helm import get_release
 from compare.deploy.helm_arm import render_target
 from compare.deploy.install import kubectl
+from compare.deploy.processes import alive
 from compare.judge.kinds import KINDS
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results

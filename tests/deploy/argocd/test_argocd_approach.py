@@ -14,7 +14,6 @@ from compare.approaches import get
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import DIFF_STRATEGIES, last_self_heal, undeploy_argocd
 from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
-from compare.deploy.argocd_status import argocd_apps
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
 from compare.target import builtin_target
@@ -64,12 +63,12 @@ def test_deploy_holds_closed_world_and_undeploy_removes_it(
     # The rendered chart plus Argo CD's tracking annotation, closed-world.
     assert problems(api, namespace, webapp) == []
     # The status row: Argo CD's own view, and the judge's.
-    (row,) = argocd_apps(api, namespace)
+    (row,) = get("argocd").status(cluster, api, namespace)
     assert (row.approach, row.name, row.namespace) == ("argocd", "argod", namespace)
     assert row.state == "holds" and (row.desired_replicas, row.ready_replicas) == (2, 2)
     assert row.detail.startswith("sync Synced, health Healthy; ")
     assert undeploy_argocd(cluster, namespace, release="argod", timeout=60) is True
-    assert argocd_apps(api, namespace) == []
+    assert get("argocd").status(cluster, api, namespace) == []
     assert read_application(api, namespace, "argod") is None
     assert client.AppsV1Api(api).list_namespaced_deployment(namespace).items == []
     assert client.CoreV1Api(api).list_namespaced_service(namespace).items == []

@@ -9,10 +9,13 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import get
+from compare.approaches.operator import builtin
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import list_releases
 from compare.deploy.operator import install_operator
+from compare.target.builtin import webapp_named
 from compare.webapp import API_GROUP, API_VERSION, DEFAULT_APP, PLURAL, to_cr
 from tests.helpers import make_webapp
 
@@ -210,3 +213,29 @@ def test_status_lists_webapp_resources(
         assert "helm releases: none" in result.output
     finally:
         custom.delete_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, "shop-cr")
+
+
+@pytest.mark.usefixtures("webapp_crd")
+def test_a_webapp_named_by_name_alone_is_shown_not_judged(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    # How `compare status` shows a WebApp whose spec does not validate (the admission webhook
+    # keeps such a spec out; one stored before a model change can still be there): its row
+    # names it and its live spec, and says why there is nothing to judge it by.
+    webapp = make_webapp("shop-named", replicas=2, image="shop:v4")
+    custom = client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object(
+        API_GROUP, API_VERSION, namespace, PLURAL, to_cr(webapp, namespace)
+    )
+    try:
+        row = get("operator").target_row(cluster, builtin(webapp_named("shop-named")), namespace)
+        assert row is not None
+        assert (row.approach, row.name, row.namespace) == ("operator", "shop-named", namespace)
+        assert (row.desired_replicas, row.ready_replicas, row.image) == (2, None, "shop:v4")
+        assert row.state == "invalid spec" and row.detail.startswith("phase ")
+        absent = get("operator").target_row(cluster, builtin(webapp_named("other")), namespace)
+        assert absent is None
+    finally:
+        custom.delete_namespaced_custom_object(
+            API_GROUP, API_VERSION, namespace, PLURAL, "shop-named"
+        )
