@@ -12,6 +12,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from kubernetes import client
@@ -88,6 +89,41 @@ class TargetDeploy:
     # What the deploy found worth a warning but not a stop (an operator's baseline keeping
     # another field manager's label).
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommandOption:
+    """An option of an approach's `compare deploy NAME` or `compare undeploy NAME` beyond the
+    ones every approach's takes (`--app`, `-n`, `--timeout`, `--target`, ...): the CLI makes a
+    flag of it (`compare.cli.deploy_cmd`) and hands its value to the approach's command hooks
+    under `name` (and to `configured`: an option named after a setting sets it)."""
+
+    name: str
+    flags: tuple[str, ...]
+    # str, float, bool (a flag) or Path (a file); a str or Path option's default is None.
+    kind: type
+    default: Any = None
+    help: str = ""
+    # A float's range, refused as the command line is parsed.
+    bounds: tuple[float, float] | None = None
+    # Also taken with --target (else naming both is a usage error).
+    with_target: bool = False
+    # On an undeploy: when given, it names what to remove (the --app file is not read).
+    names_app: bool = False
+
+
+def webapp_notes(target: Target) -> tuple[str, ...]:
+    """What the built-in target's WebApp runs, for `compare deploy NAME`'s summary (none for a
+    target file: its objects are counted by kind)."""
+    operator = target.operator
+    lines: list[str] = []
+    for webapp in operator.webapps if target.own_chart and operator is not None else ():
+        name, spec = webapp.name, webapp.spec
+        lines.append(f"Deployment {name}: {spec.replicas}/{spec.replicas} ready, {spec.image}")
+        lines.append(f"Service    {name}: ClusterIP, port {spec.port} -> http")
+        if spec.env:
+            lines.append("env:       " + ", ".join(f"{v.name}={v.value}" for v in spec.env))
+    return tuple(lines)
 
 
 @dataclass(frozen=True)
@@ -306,3 +342,55 @@ class Approach(ABC):
         """`compare status --target`: the arm's row, judged against its desired state (None:
         not deployed in `namespace`)."""
         return None
+
+    # --- `compare deploy NAME` and `compare undeploy NAME` --------------------------------
+    # One command each for every approach (`compare.cli.deploy_cmd`), the built-in WebApp and
+    # a target file's arm alike deployed by `deploy_arm` and removed by `undeploy_arm`
+    # (`compare.cli.target_cmd`); what is particular to an approach's commands is here.
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = ()
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = ()
+    # `--timeout`'s default, seconds.
+    deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = UNDEPLOY_TIMEOUT_S
+    # The commands' help (its first sentence is their line in `compare deploy --help`); empty:
+    # a generic one.
+    deploy_help: ClassVar[str] = ""
+    undeploy_help: ClassVar[str] = ""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The command's own options checked alone, before anything is read (one line naming
+        the flag): options that contradict each other, a malformed value."""
+        return None
+
+    def command_target(
+        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
+    ) -> Target:
+        """The built-in target a command deploys or removes: `webapp` (read from `source`),
+        or, on an undeploy, the app an option names (`names_app`; `webapp` is None then),
+        shaped by the options; what of them can be checked without a cluster is checked (one
+        line naming the flag or file)."""
+        if webapp is None:
+            raise CompareError(f"{self.name}: no option names an app to remove")
+        return builtin_target(webapp, source)
+
+    def command_install(
+        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        """What `compare deploy NAME` starts or installs before the arm (`deploy_arm`), and
+        the lines that say so: by default `prepare`, said by nothing."""
+        self.prepare(cluster)
+        return ()
+
+    def after_undeploy(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        options: Mapping[str, Any],
+        *,
+        builtin: bool,
+    ) -> tuple[str, ...]:
+        """What `compare undeploy NAME` does once the arm is gone (`builtin`: the built-in
+        WebApp's, else a target file's), as the options ask: stop what no app needs any more;
+        the lines that say so."""
+        return ()

@@ -1,5 +1,5 @@
 """An approach with no command module of its own still gets `compare deploy NAME` and
-`compare undeploy NAME` (`compare.cli.deploy_any_cmd`), through its interface alone: shown
+`compare undeploy NAME` (`compare.cli.deploy_cmd`), through its interface alone: shown
 with a fourth approach made in this test (plain Helm under another name), on the real cluster."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from compare.approaches.helm import Helm
 from compare.cli.common import ErrorBoundaryGroup
-from compare.cli.deploy_any_cmd import attach
+from compare.cli.deploy_cmd import attach
 from compare.cluster import ClusterTarget
 from compare.judge import problems, read
 from compare.webapp import load_webapp
