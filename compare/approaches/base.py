@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
+from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Operator, Target, builtin_target
-from compare.webapp import WebApp
+from compare.webapp import WebApp, load_webapp
 
 if TYPE_CHECKING:
     from compare.deploy.rows import DeployedApp
@@ -110,6 +112,40 @@ class CommandOption:
     with_target: bool = False
     # On an undeploy: when given, it names what to remove (the --app file is not read).
     names_app: bool = False
+
+
+# The chart options a charted approach's commands may declare; the default `command_target`
+# reads them. Chart values are a few KiB: a bigger file is a mistake (a wrong path).
+MAX_VALUES_BYTES = 1024 * 1024
+RELEASE = CommandOption(
+    "release", ("--release",), str, help="Helm release name (default: the WebApp's metadata.name)."
+)
+VALUES = CommandOption(
+    "values",
+    ("--values", "-f"),
+    Path,
+    help="Extra chart values (YAML): probes, security contexts, ... not the WebApp's own.",
+)
+# On an undeploy, a release named removes it whatever --app says.
+RELEASE_TO_REMOVE = CommandOption(
+    "release",
+    ("--release",),
+    str,
+    help="Helm release name (default: metadata.name of --app).",
+    names_app=True,
+)
+
+
+def load_values(path: Path | None) -> dict[str, Any] | None:
+    """A `--values` file: a mapping of chart values (None: no file)."""
+    if path is None:
+        return None
+    data = load_yaml(path, limit=MAX_VALUES_BYTES)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CompareError(f"{path}: expected a mapping of chart values, got {type(data).__name__}")
+    return data
 
 
 def webapp_notes(target: Target) -> tuple[str, ...]:
@@ -368,10 +404,27 @@ class Approach(ABC):
         """The built-in target a command deploys or removes: `webapp` (read from `source`),
         or, on an undeploy, the app an option names (`names_app`; `webapp` is None then),
         shaped by the options; what of them can be checked without a cluster is checked (one
-        line naming the flag or file)."""
-        if webapp is None:
+        line naming the flag or file). By default: released as `--release` (`RELEASE`) with
+        the extra values of `--values` (`VALUES`) when the approach takes them, checked by
+        `helm template` (a bad value is a line naming the values file); a release named on an
+        undeploy is removed whatever the WebApp (examples/webapp.yaml stands in for it)."""
+        release, values = options.get("release"), options.get("values")
+        if release is not None:
+            check_release_name(release)
+        elif webapp is None:
             raise CompareError(f"{self.name}: no option names an app to remove")
-        return builtin_target(webapp, source)
+        extra = load_values(values)
+        try:
+            target = builtin_target(
+                webapp or load_webapp(None), source, release=release, extra_values=extra
+            )
+            if values is not None:
+                render_target(target, self.chart_arm(target), DEFAULT_NAMESPACE)
+        except CompareError as exc:
+            if values is None or not exc.message.startswith("values: "):
+                raise
+            raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+        return target
 
     def command_install(
         self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]

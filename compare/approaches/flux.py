@@ -9,7 +9,7 @@ it corrects it: the Event that times detection (whole seconds only). The interva
 this approach's setting (`compare run --flux-interval`), carried by the instance. The built-in
 WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
 
-`compare deploy flux` takes Helm's `--release` and `--values` for the built-in WebApp and
+`compare deploy flux` takes `--release` and `--values` for the built-in WebApp, as Helm's does, and
 `--flux-interval` (the setting) for any; `compare undeploy flux --stop-flux` stops the
 controllers after.
 """
@@ -19,12 +19,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from kubernetes import client
 
 from compare.approaches.base import (
+    RELEASE,
+    RELEASE_TO_REMOVE,
+    VALUES,
     Approach,
     Cadence,
     CommandOption,
@@ -32,7 +34,6 @@ from compare.approaches.base import (
     TargetDeploy,
     webapp_notes,
 )
-from compare.approaches.helm import RELEASE, RELEASE_TO_REMOVE, VALUES, chart_target
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_arm import (
@@ -48,7 +49,6 @@ from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
-from compare.webapp import WebApp
 
 INTERVAL = CommandOption(
     "interval",
@@ -190,11 +190,6 @@ class Flux(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_flux_app(cluster, target, flux_arm(target), namespace)
-
-    def command_target(
-        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
-    ) -> Target:
-        return chart_target(self, webapp, source, options)
 
     def command_install(
         self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]

@@ -6,99 +6,43 @@ removes it, so `cleanup` has nothing to do before a trial's namespace goes. The 
 WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
 
 `compare deploy helm` takes `--release` and `--values` for the built-in WebApp (the release
-name and extra chart values of its target, `chart_target`); Flux's command takes them too.
+name and extra chart values of its target: `base.RELEASE`, `base.VALUES`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import Approach, CommandOption, TargetDeploy, webapp_notes
+from compare.approaches.base import (
+    RELEASE,
+    RELEASE_TO_REMOVE,
+    VALUES,
+    Approach,
+    CommandOption,
+    TargetDeploy,
+    webapp_notes,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import (
-    DEFAULT_NAMESPACE,
     DEFAULT_TIMEOUT_S,
-    check_release_name,
     get_release,
 )
 from compare.deploy.helm_arm import (
     deploy_target,
     helm_arm,
     release_desired,
-    render_target,
     uninstall_target,
 )
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
 from compare.deploy.status import helm_apps, target_app
-from compare.errors import CompareError
-from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects
-from compare.target import HelmInstall, Target, builtin_target
-from compare.webapp import WebApp, load_webapp
-
-# Chart values are a few KiB; a bigger file is a mistake (a wrong path), not values.
-MAX_VALUES_BYTES = 1024 * 1024
-
-RELEASE = CommandOption(
-    "release", ("--release",), str, help="Helm release name (default: the WebApp's metadata.name)."
-)
-VALUES = CommandOption(
-    "values",
-    ("--values", "-f"),
-    Path,
-    help="Extra chart values (YAML): probes, security contexts, ... not the WebApp's own.",
-)
-# On an undeploy, a release named removes it whatever --app says.
-RELEASE_TO_REMOVE = CommandOption(
-    "release",
-    ("--release",),
-    str,
-    help="Helm release name (default: metadata.name of --app).",
-    names_app=True,
-)
-
-
-def load_values(path: Path | None) -> dict[str, Any] | None:
-    """A `--values` file: a mapping of chart values (None: no file)."""
-    if path is None:
-        return None
-    data = load_yaml(path, limit=MAX_VALUES_BYTES)
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise CompareError(f"{path}: expected a mapping of chart values, got {type(data).__name__}")
-    return data
-
-
-def chart_target(
-    approach: Approach, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
-) -> Target:
-    """The built-in target of a charted approach's command, released as `--release` with the
-    extra values of `--values`, checked without a cluster (`helm template`: the chart's schema
-    and templates accept them; a bad value is a line naming the values file). On an undeploy
-    that names its release, the WebApp is only the release's shell (examples/webapp.yaml)."""
-    release, values = options.get("release"), options.get("values")
-    if release is not None:
-        check_release_name(release)
-    extra = load_values(values)
-    try:
-        target = builtin_target(
-            webapp or load_webapp(None), source, release=release, extra_values=extra
-        )
-        if values is not None:
-            render_target(target, approach.chart_arm(target), DEFAULT_NAMESPACE)
-    except CompareError as exc:
-        if values is None or not exc.message.startswith("values: "):
-            raise
-        raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
-    return target
+from compare.target import HelmInstall, Target
+from compare.webapp import WebApp
 
 
 @dataclass(frozen=True)
@@ -188,8 +132,3 @@ class Helm(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_app(cluster, target, helm_arm(target), namespace)
-
-    def command_target(
-        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
-    ) -> Target:
-        return chart_target(self, webapp, source, options)

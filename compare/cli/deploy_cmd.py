@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,6 +43,7 @@ from compare.cli.target_cmd import (
     refuse_with_target,
     undeploy_arm,
 )
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.kube import check_namespace_name
 from compare.target import Target
@@ -111,58 +113,48 @@ def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.
     undeploy_group.command(approach.name)(undeploy)
 
 
-def _deploy(
-    approach: Approach,
-    ctx: typer.Context,
-    own: tuple[CommandOption, ...],
-    options: dict[str, Any],
-    *,
-    app: Path | None,
-    namespace: str | None,
-    timeout: float,
-    target_file: Path | None,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """The built-in WebApp (or a target file's arm) deployed through `approach` and waited
-    for until its desired state holds; every input checked before the cluster is touched."""
-    approach.check_options(options)
-    approach = approach.configured(**options)
-    target, namespace = _what(approach, ctx, own, options, app, namespace, target_file)
-    approach.check_target(target, namespace)
-    cluster = cluster_from(ctx, kubeconfig, context)
+@dataclass(frozen=True)
+class Request:
+    """What a command acts on, every input checked, and how it reaches the cluster (only
+    then)."""
+
+    approach: Approach
+    target: Target
+    namespace: str
+    options: Mapping[str, Any]
+    timeout: float
+    # The built-in WebApp's target (`--app`), not a target file's (`--target`).
+    builtin: bool
+    connect: Callable[[], ClusterTarget]
+
+
+def _deploy(request: Request) -> None:
+    """The arm deployed and waited for until its desired state holds."""
+    approach, target = request.approach, request.target
+    approach.check_target(target, request.namespace)
+    cluster = request.connect()
     started = time.monotonic()
     with console.status(f"preparing {approach.name} ..."):
-        said = approach.command_install(cluster, target, options)
+        said = approach.command_install(cluster, target, request.options)
     for line in said:
         console.print(line)
-    deploy_arm(approach, cluster, target, namespace, timeout=timeout, started=started)
+    deploy_arm(
+        approach, cluster, target, request.namespace, timeout=request.timeout, started=started
+    )
     console.print(f"  from:      {target.source}")
     console.print(f"  on:        {cluster.describe()}")
 
 
-def _undeploy(
-    approach: Approach,
-    ctx: typer.Context,
-    own: tuple[CommandOption, ...],
-    options: dict[str, Any],
-    *,
-    app: Path | None,
-    namespace: str | None,
-    timeout: float,
-    target_file: Path | None,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """What `compare deploy NAME` made removed and waited for until it is gone; then what the
-    approach does after (`after_undeploy`)."""
-    approach.check_options(options)
-    approach = approach.configured(**options)
-    target, namespace = _what(approach, ctx, own, options, app, namespace, target_file)
-    cluster = cluster_from(ctx, kubeconfig, context)
-    undeploy_arm(approach, cluster, target, namespace, timeout)
-    builtin = target_file is None
-    for line in approach.after_undeploy(cluster, target, namespace, options, builtin=builtin):
+def _undeploy(request: Request) -> None:
+    """What the arm deployed removed and waited for until it is gone; then what the approach
+    does after (`after_undeploy`)."""
+    approach, target, namespace = request.approach, request.target, request.namespace
+    cluster = request.connect()
+    undeploy_arm(approach, cluster, target, namespace, request.timeout)
+    after = approach.after_undeploy(
+        cluster, target, namespace, request.options, builtin=request.builtin
+    )
+    for line in after:
         console.print(line)
 
 
@@ -207,7 +199,7 @@ def _command(
     approach: Approach,
     own: tuple[CommandOption, ...],
     timeout: float,
-    run: Callable[..., None],
+    run: Callable[[Request], None],
     waits_for: str,
 ) -> Callable[..., None]:
     """A command of the shared options and the approach's own (`own`), for Typer: its
@@ -215,7 +207,23 @@ def _command(
 
     def command(ctx: typer.Context, **given: Any) -> None:
         shared = {name: given.pop(name) for name in SHARED}
-        run(approach, ctx, own, given, **shared)
+        approach.check_options(given)
+        configured = approach.configured(**given)
+        target_file = shared["target_file"]
+        target, namespace = _what(
+            configured, ctx, own, given, shared["app"], shared["namespace"], target_file
+        )
+        run(
+            Request(
+                configured,
+                target,
+                namespace,
+                given,
+                shared["timeout"],
+                builtin=target_file is None,
+                connect=lambda: cluster_from(ctx, shared["kubeconfig"], shared["context"]),
+            )
+        )
 
     timeout_opt = Annotated[
         float,
