@@ -15,7 +15,14 @@ from typing import Any
 from kubernetes import client
 
 from compare.approaches.argocd import Argocd
-from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy, trial_window
+from compare.approaches.base import (
+    Approach,
+    Cadence,
+    CommandOption,
+    Detector,
+    TargetDeploy,
+    trial_window,
+)
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
@@ -29,6 +36,7 @@ __all__ = [
     "REGISTRY",
     "Approach",
     "Cadence",
+    "CommandOption",
     "Detector",
     "TargetDeploy",
     "default_names",

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy
+from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy, webapp_notes
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import (
     DEFAULT_TIMEOUT_S,
@@ -129,7 +129,7 @@ class Argocd(Approach):
             headline=f"Application {namespace}/{install.release} (chart"
             f" {install.chart.describe()}, automated sync with selfHeal and prune): Synced,"
             " Healthy, desired state holds",
-            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
         )
 
     def undeploy_target(

@@ -12,16 +12,19 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
+from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import HelmInstall, Operator, Target, builtin_target
-from compare.webapp import WebApp
+from compare.webapp import WebApp, load_webapp
 
 if TYPE_CHECKING:
     from compare.deploy.rows import DeployedApp
@@ -88,6 +91,75 @@ class TargetDeploy:
     # What the deploy found worth a warning but not a stop (an operator's baseline keeping
     # another field manager's label).
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommandOption:
+    """An option of an approach's `compare deploy NAME` or `compare undeploy NAME` beyond the
+    ones every approach's takes (`--app`, `-n`, `--timeout`, `--target`, ...): the CLI makes a
+    flag of it (`compare.cli.deploy_cmd`) and hands its value to the approach's command hooks
+    under `name` (and to `configured`: an option named after a setting sets it)."""
+
+    name: str
+    flags: tuple[str, ...]
+    # str, float, bool (a flag) or Path (a file); a str or Path option's default is None.
+    kind: type
+    default: Any = None
+    help: str = ""
+    # A float's range, refused as the command line is parsed.
+    bounds: tuple[float, float] | None = None
+    # Also taken with --target (else naming both is a usage error).
+    with_target: bool = False
+    # On an undeploy: when given, it names what to remove (the --app file is not read).
+    names_app: bool = False
+
+
+# The chart options a charted approach's commands may declare; the default `command_target`
+# reads them. Chart values are a few KiB: a bigger file is a mistake (a wrong path).
+MAX_VALUES_BYTES = 1024 * 1024
+RELEASE = CommandOption(
+    "release", ("--release",), str, help="Helm release name (default: the WebApp's metadata.name)."
+)
+VALUES = CommandOption(
+    "values",
+    ("--values", "-f"),
+    Path,
+    help="Extra chart values (YAML): probes, security contexts, ... not the WebApp's own.",
+)
+# On an undeploy, a release named removes it whatever --app says.
+RELEASE_TO_REMOVE = CommandOption(
+    "release",
+    ("--release",),
+    str,
+    help="Helm release name (default: metadata.name of --app).",
+    names_app=True,
+)
+
+
+def load_values(path: Path | None) -> dict[str, Any] | None:
+    """A `--values` file: a mapping of chart values (None: no file)."""
+    if path is None:
+        return None
+    data = load_yaml(path, limit=MAX_VALUES_BYTES)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CompareError(f"{path}: expected a mapping of chart values, got {type(data).__name__}")
+    return data
+
+
+def webapp_notes(target: Target) -> tuple[str, ...]:
+    """What the built-in target's WebApp runs, for `compare deploy NAME`'s summary (none for a
+    target file: its objects are counted by kind)."""
+    operator = target.operator
+    lines: list[str] = []
+    for webapp in operator.webapps if target.own_chart and operator is not None else ():
+        name, spec = webapp.name, webapp.spec
+        lines.append(f"Deployment {name}: {spec.replicas}/{spec.replicas} ready, {spec.image}")
+        lines.append(f"Service    {name}: ClusterIP, port {spec.port} -> http")
+        if spec.env:
+            lines.append("env:       " + ", ".join(f"{v.name}={v.value}" for v in spec.env))
+    return tuple(lines)
 
 
 @dataclass(frozen=True)
@@ -322,3 +394,72 @@ class Approach(ABC):
         return sorted(
             (row for row in found if row is not None), key=lambda r: (r.namespace, r.name)
         )
+
+    # --- `compare deploy NAME` and `compare undeploy NAME` --------------------------------
+    # One command each for every approach (`compare.cli.deploy_cmd`), the built-in WebApp and
+    # a target file's arm alike deployed by `deploy_arm` and removed by `undeploy_arm`
+    # (`compare.cli.target_cmd`); what is particular to an approach's commands is here.
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = ()
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = ()
+    # `--timeout`'s default, seconds.
+    deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = UNDEPLOY_TIMEOUT_S
+    # The commands' help (its first sentence is their line in `compare deploy --help`); empty:
+    # a generic one.
+    deploy_help: ClassVar[str] = ""
+    undeploy_help: ClassVar[str] = ""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The command's own options checked alone, before anything is read (one line naming
+        the flag): options that contradict each other, a malformed value."""
+        return None
+
+    def command_target(
+        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
+    ) -> Target:
+        """The built-in target a command deploys or removes: `webapp` (read from `source`),
+        or, on an undeploy, the app an option names (`names_app`; `webapp` is None then),
+        shaped by the options; what of them can be checked without a cluster is checked (one
+        line naming the flag or file). By default: released as `--release` (`RELEASE`) with
+        the extra values of `--values` (`VALUES`) when the approach takes them, checked by
+        `helm template` (a bad value is a line naming the values file); a release named on an
+        undeploy is removed whatever the WebApp (examples/webapp.yaml stands in for it)."""
+        release, values = options.get("release"), options.get("values")
+        if release is not None:
+            check_release_name(release)
+        elif webapp is None:
+            raise CompareError(f"{self.name}: no option names an app to remove")
+        extra = load_values(values)
+        try:
+            target = builtin_target(
+                webapp or load_webapp(None), source, release=release, extra_values=extra
+            )
+            if values is not None:
+                render_target(target, self.chart_arm(target), DEFAULT_NAMESPACE)
+        except CompareError as exc:
+            if values is None or not exc.message.startswith("values: "):
+                raise
+            raise CompareError(f"{values}: {exc.message.removeprefix('values: ')}") from exc
+        return target
+
+    def command_install(
+        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        """What `compare deploy NAME` starts or installs before the arm (`deploy_arm`), and
+        the lines that say so: by default `prepare`, said by nothing."""
+        self.prepare(cluster)
+        return ()
+
+    def after_undeploy(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        options: Mapping[str, Any],
+        *,
+        builtin: bool,
+    ) -> tuple[str, ...]:
+        """What `compare undeploy NAME` does once the arm is gone (`builtin`: the built-in
+        WebApp's, else a target file's), as the options ask: stop what no app needs any more;
+        the lines that say so."""
+        return ()

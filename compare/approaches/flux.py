@@ -8,17 +8,32 @@ clear, so `cleanup` deletes them before a trial's namespace goes. helm-controlle
 it corrects it: the Event that times detection (whole seconds only). The interval is
 this approach's setting (`compare run --flux-interval`), carried by the instance. The built-in
 WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
+
+`compare deploy flux` takes `--release` and `--values` for the built-in WebApp, as Helm's does, and
+`--flux-interval` (the setting) for any; `compare undeploy flux --stop-flux` stops the
+controllers after.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy
+from compare.approaches.base import (
+    RELEASE,
+    RELEASE_TO_REMOVE,
+    VALUES,
+    Approach,
+    Cadence,
+    CommandOption,
+    Detector,
+    TargetDeploy,
+    webapp_notes,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_arm import (
@@ -35,6 +50,26 @@ from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 from compare.target.builtin import builtin_release
 
+INTERVAL = CommandOption(
+    "interval",
+    ("--flux-interval",),
+    float,
+    default=flux_path.DEFAULT_INTERVAL_S,
+    help="The HelmRelease's reconcile interval in seconds: helm-controller checks for drift"
+    " and corrects it once per interval.",
+    bounds=(0.5, 3600),
+    with_target=True,
+)
+STOP_FLUX = CommandOption(
+    "stop_flux",
+    ("--stop-flux",),
+    bool,
+    default=False,
+    help="Also stop the Flux controllers and the chart server and delete their ServiceAccounts"
+    " and roles (the CRDs stay).",
+    with_target=True,
+)
+
 
 @dataclass(frozen=True)
 class Flux(Approach):
@@ -42,6 +77,18 @@ class Flux(Approach):
     short = "flux"
     label = "Flux HelmReleases"
     charted = True
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
+    deploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
+    deploy_help: ClassVar[str] = (
+        "Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm"
+        " repository, starting source-controller and helm-controller when needed."
+    )
+    undeploy_help: ClassVar[str] = (
+        "Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait"
+        " until the release's objects are gone."
+    )
 
     # Seconds between helm-controller's reconciles of a HelmRelease (it corrects drift at
     # the next one).
@@ -116,7 +163,7 @@ class Flux(Approach):
             headline=f"HelmRelease {namespace}/{install.release} (chart"
             f" {install.chart.describe()}, interval {flux_path.format_interval(self.interval)},"
             " drift detection enabled): Ready, desired state holds",
-            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
         )
 
     def undeploy_target(
@@ -150,3 +197,22 @@ class Flux(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_flux_app(cluster, target, flux_arm(target), namespace)
+
+    def command_install(
+        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        return (f"flux:      {flux_path.start_flux(cluster).describe()}",)
+
+    def after_undeploy(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        options: Mapping[str, Any],
+        *,
+        builtin: bool,
+    ) -> tuple[str, ...]:
+        if not options.get("stop_flux"):
+            return ()
+        flux_path.remove_flux(cluster)
+        return ("Flux controllers and chart server stopped; their identities deleted",)

@@ -4,17 +4,28 @@ Nothing is shared between releases (no controller to start), Helm posts no Event
 is not observable), and a trial's release lives in its namespace: deleting the namespace
 removes it, so `cleanup` has nothing to do before a trial's namespace goes. The built-in
 WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
+
+`compare deploy helm` takes `--release` and `--values` for the built-in WebApp (the release
+name and extra chart values of its target: `base.RELEASE`, `base.VALUES`).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import Approach, TargetDeploy
+from compare.approaches.base import (
+    RELEASE,
+    RELEASE_TO_REMOVE,
+    VALUES,
+    Approach,
+    CommandOption,
+    TargetDeploy,
+    webapp_notes,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release, list_releases
 from compare.deploy.helm_arm import (
@@ -38,6 +49,18 @@ class Helm(Approach):
     short = "helm"
     label = "helm releases"
     charted = True
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
+    deploy_timeout: ClassVar[float] = DEFAULT_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = DEFAULT_TIMEOUT_S
+    deploy_help: ClassVar[str] = (
+        "Install or upgrade the WebApp (or a --target file's chart) as a Helm release and wait"
+        " until its desired state holds."
+    )
+    undeploy_help: ClassVar[str] = (
+        "Uninstall the Helm release (or a --target file's) and wait until its objects and pods"
+        " are gone."
+    )
 
     def chart_arm(self, target: Target) -> HelmInstall:
         return helm_arm(target)
@@ -81,7 +104,7 @@ class Helm(Approach):
             headline=f"helm release {deployed.release} revision {deployed.revision} (chart"
             f" {install.chart.describe()}, version {deployed.chart_version}) in namespace"
             f" {deployed.namespace}: desired state holds",
-            notes=(f"{len(desired.items)} objects: {', '.join(kinds)}",),
+            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
         )
 
     def undeploy_target(

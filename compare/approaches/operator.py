@@ -12,25 +12,40 @@ of the WebApp (`compare.deploy.reference`), and its operator posts `DriftCorrect
 `Created` on the WebApp for every correction: the Events that time detection. Any other
 operator's desired state is the objects its custom resources own once ready (a baseline),
 and any Event it posts on one of them times detection.
+
+`compare deploy operator` installs the toolkit's operator for a target whose install form is
+`toolkit` (the built-in WebApp's: `--webhook-host`), saying what it found or installed;
+`compare undeploy operator` then stops it once no WebApp is left in the cluster (or when asked:
+`--stop-operator`): while WebApps remain, they need it - for their reconciles, their finalizers,
+and the webhook (failurePolicy Fail) that admits their writes. After a target file's resources,
+it removes the operator's install once no resource of its kinds is left (never an
+`alreadyInstalled` one, nor the toolkit's own). `--keep-operator` leaves either as it is.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from kubernetes import client
 from pydantic import ValidationError
 
-from compare.approaches.base import UNDEPLOY_TIMEOUT_S, Approach, Detector, TargetDeploy
+from compare.approaches.base import (
+    UNDEPLOY_TIMEOUT_S,
+    Approach,
+    CommandOption,
+    Detector,
+    TargetDeploy,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
 from compare.deploy import operator as operator_path
 from compare.deploy.operator_arm import (
     REMOVE_TIMEOUT_S,
+    Install,
     check_served,
     deploy_resources,
     ensure_namespace,
@@ -38,6 +53,7 @@ from compare.deploy.operator_arm import (
     install_documents,
     operator_arm,
     plan_install,
+    remaining,
     remove_resources,
     uninstall,
     webapp_desired,
@@ -45,6 +61,7 @@ from compare.deploy.operator_arm import (
 from compare.deploy.reference import operator_reference
 from compare.deploy.rows import DeployedApp
 from compare.deploy.status import target_operator_app
+from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.kube import Deadline, check_namespace_name
 from compare.kube import served as custom
@@ -58,6 +75,39 @@ from compare.webapp import KIND, WebApp
 REASONS = ("DriftCorrected", "Created")
 # A built-in deploy, the toolkit's operator's install included.
 DEPLOY_TIMEOUT_S = 120.0
+# `compare undeploy operator`'s default wait.
+COMMAND_UNDEPLOY_TIMEOUT_S = 60.0
+
+WEBHOOK_HOST = CommandOption(
+    "webhook_host",
+    ("--webhook-host",),
+    str,
+    help="Address the API server can reach this machine at; without it the webhook is"
+    " registered on the embedded cluster only.",
+)
+NAME = CommandOption(
+    "name",
+    ("--name",),
+    str,
+    help="WebApp to delete (default: the name in --app).",
+    names_app=True,
+)
+STOP = CommandOption(
+    "stop",
+    ("--stop-operator",),
+    bool,
+    default=False,
+    help="Stop the local operator even though WebApps remain in the cluster (they are then"
+    " neither reconciled nor admitted: the webhook rejects their writes).",
+)
+KEEP = CommandOption(
+    "keep_operator",
+    ("--keep-operator",),
+    bool,
+    default=False,
+    help="Leave the operator running even when no WebApp is left.",
+    with_target=True,
+)
 
 
 def builtin(arm: WebApp | OperatorArm) -> Target:
@@ -74,6 +124,17 @@ class Operator(Approach):
     name = "operator"
     short = "op"
     label = "WebApp resources"
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
+    deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = COMMAND_UNDEPLOY_TIMEOUT_S
+    deploy_help: ClassVar[str] = (
+        "Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."
+    )
+    undeploy_help: ClassVar[str] = (
+        "Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is"
+        " left in the cluster, or with --stop-operator."
+    )
 
     def prepare(self, cluster: ClusterTarget) -> None:
         operator_path.install_operator(cluster)
@@ -250,3 +311,94 @@ class Operator(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_operator_app(cluster, target, operator_arm(target), namespace)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        if options.get("stop") and options.get("keep_operator"):
+            raise CompareError(
+                "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
+            )
+        operator_path.check_webhook_host(options.get("webhook_host"))
+
+    def command_target(
+        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
+    ) -> Target:
+        if webapp is None:
+            # `--name`: the toolkit operator's arm naming that WebApp, all its removal needs.
+            return builtin(webapp_named(str(options["name"])))
+        return builtin_target(webapp, source)
+
+    def command_install(
+        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        # The toolkit's operator (the built-in WebApp's) is found or installed here, where the
+        # webhook's host can be given and what happened is said; any other `install_target`
+        # installs with the arm (and removes it again when the deploy fails).
+        if not operator_arm(target).toolkit:
+            return ()
+        handle = operator_path.install_operator(cluster, webhook_host=options.get("webhook_host"))
+        where = cluster.describe()
+        if handle.found:
+            return (f"operator found on {where}: nothing installed", f"  {handle.describe()}")
+        webhook = handle.webhook_url or "not registered (no --webhook-host for this cluster)"
+        return (
+            f"operator installed on {where}",
+            "  CRD webapps.example.com, RBAC (ServiceAccount webapp-system/webapp-operator)",
+            f"  validating webhook: {webhook}",
+            f"  {handle.describe()}",
+        )
+
+    def after_undeploy(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        options: Mapping[str, Any],
+        *,
+        builtin: bool,
+    ) -> tuple[str, ...]:
+        if options.get("keep_operator"):
+            return ()
+        if builtin:
+            return _stop_when_unused(cluster, operator_arm(target), stop=bool(options.get("stop")))
+        return _remove_install(cluster, target, namespace)
+
+
+def _stop_when_unused(cluster: ClusterTarget, arm: OperatorArm, *, stop: bool) -> tuple[str, ...]:
+    """The toolkit's local operator stopped once no WebApp is left in the cluster, or when
+    asked (`stop`)."""
+    left = remaining(cluster, arm)
+    if left and not stop:
+        return (
+            f"operator left running: {left} WebApp(s) remain in the cluster"
+            " (--stop-operator stops it anyway)",
+        )
+    stopped = operator_path.stop_operator(cluster)
+    if stopped is None:
+        return ("no local operator serves this cluster: nothing stopped",) if stop else ()
+    lines = [f"operator stopped (pid {stopped.pid}, log {stopped.log_path})"]
+    if left:
+        lines.append(
+            f"warning: {left} WebApp(s) remain without an operator; the webhook rejects their"
+            " writes until `compare deploy operator` runs again"
+        )
+    return tuple(lines)
+
+
+def _remove_install(cluster: ClusterTarget, target: Target, namespace: str) -> tuple[str, ...]:
+    """After a target's custom resources are gone: the operator's install removed when no
+    resource of its kinds is left in the cluster (never an `alreadyInstalled` one, nor the
+    toolkit's own, which every WebApp shares)."""
+    operator = operator_arm(target)
+    if operator.install.form == "alreadyInstalled":
+        return ("operator left as it is (alreadyInstalled: never installed or removed here)",)
+    if operator.install.form == "toolkit":
+        return ("operator left as it is (the toolkit's own: shared, never removed here)",)
+    left = remaining(cluster, operator)
+    if left:
+        return (f"operator left installed: {left} resource(s) of its kinds remain",)
+    chart = operator.install.chart
+    documents = install_documents(target, operator, namespace)
+    where = (chart.namespace if chart is not None else None) or namespace
+    done = Install(operator.install.form, where, documents)
+    uninstall(cluster, target, operator, done, created_only=False)
+    return ("operator removed (no resource of its kinds was left)",)

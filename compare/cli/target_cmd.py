@@ -1,5 +1,6 @@
-"""`--target FILE`: your own chart or operator instead of the built-in WebApp, for `compare
-deploy NAME` and `compare undeploy NAME` of every approach, through its interface alone.
+"""A target's arm deployed and removed, for `compare deploy NAME` and `compare undeploy NAME`
+of every approach (`compare.cli.deploy_cmd`), through its interface alone: a target file's
+(`--target FILE`: your own chart or operator) and the built-in WebApp's alike.
 
 Everything that can be checked without a cluster - the target file, its namespace, the arm
 (`Approach.check_target`: `helm template` of a chart, the kustomize build of an operator's
@@ -20,7 +21,7 @@ import typer
 from typer._click.core import ParameterSource
 
 from compare.approaches import Approach
-from compare.cli.common import cluster_from, console, print_warning
+from compare.cli.common import console, print_warning
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.helm_arm import target_namespace
@@ -61,32 +62,13 @@ def target_namespace_of(target: Target, ctx: typer.Context, namespace: str | Non
     return target_namespace(target, chosen)
 
 
-def _arm(approach: Approach, path: Path) -> Target:
-    """The loaded target, checked to have the approach's arm."""
+def load_arm(
+    approach: Approach, ctx: typer.Context, path: Path, namespace: str | None
+) -> tuple[Target, str]:
+    """The target file, checked to have the approach's arm, and the namespace it goes to."""
     target = load_target(path)
     target.approach(approach.name)  # one line naming the key when the file has none
-    return target
-
-
-def deploy_target_arm(
-    approach: Approach,
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    timeout: float,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """`compare deploy NAME --target FILE`: the arm deployed into the namespace and waited for
-    until its desired state holds."""
-    target = _arm(approach, path)
-    namespace = target_namespace_of(target, ctx, namespace)
-    approach.check_target(target, namespace)
-    cluster = cluster_from(ctx, kubeconfig, context)
-    deploy_arm(approach, cluster, target, namespace, timeout=timeout, started=time.monotonic())
-    console.print(f"  target:    {path}")
-    console.print(f"  on:        {cluster.describe()}")
+    return target, target_namespace_of(target, ctx, namespace)
 
 
 def deploy_arm(
@@ -130,25 +112,6 @@ def deploy_arm(
     console.print(f"{headline} after {time.monotonic() - started:.1f}s")
     for note in deployed.notes:
         console.print(f"  {note}")
-
-
-def undeploy_target_arm(
-    approach: Approach,
-    ctx: typer.Context,
-    path: Path,
-    namespace: str | None,
-    *,
-    timeout: float,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> tuple[Target, str]:
-    """`compare undeploy NAME --target FILE`: what the arm deployed removed and waited for
-    until it is gone; the target and the namespace (for what an approach's command does
-    after: an operator's install, Flux's controllers)."""
-    target = _arm(approach, path)
-    namespace = target_namespace_of(target, ctx, namespace)
-    undeploy_arm(approach, cluster_from(ctx, kubeconfig, context), target, namespace, timeout)
-    return target, namespace
 
 
 def undeploy_arm(

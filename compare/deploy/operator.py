@@ -20,6 +20,8 @@ stopped again before the error is raised.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -325,6 +327,24 @@ def _start_locked(
     return _await_ready(
         target, directory, info, timeout=timeout or START_TIMEOUT_S + options.lease_duration
     )
+
+
+_HOST_LABEL = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$")
+
+
+def check_webhook_host(value: str | None) -> None:
+    """`--webhook-host`: a DNS name or an IP address (the host part of the URL the API server
+    calls); a one-line error otherwise."""
+    if value is None:
+        return
+    try:
+        ipaddress.ip_address(value)
+        return
+    except ValueError:
+        pass
+    labels = value.split(".")
+    if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        raise CompareError(f"--webhook-host {value!r}: not a host name or an IP address")
 
 
 def install_operator(

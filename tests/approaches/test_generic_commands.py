@@ -1,22 +1,28 @@
-"""An approach with no command module of its own still gets `compare deploy NAME` and
-`compare undeploy NAME` (`compare.cli.deploy_any_cmd`), through its interface alone: shown
-with a fourth approach made in this test (plain Helm under another name), on the real cluster."""
+"""Every approach gets `compare deploy NAME` and `compare undeploy NAME`
+(`compare.cli.deploy_cmd`) from its interface alone, its own options included: shown with
+approaches made in this test (plain Helm under another name, on the real cluster; one that
+declares an option of its own)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 import typer
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import CommandOption
 from compare.approaches.helm import Helm
 from compare.cli.common import ErrorBoundaryGroup
-from compare.cli.deploy_any_cmd import attach
+from compare.cli.deploy_cmd import attach
 from compare.cluster import ClusterTarget
+from compare.errors import CompareError
 from compare.judge import problems, read
+from compare.target.builtin import BUILTIN_CHART
 from compare.webapp import load_webapp
 
 APP = """\
@@ -38,11 +44,27 @@ class OtherHelm(Helm):
     label = "other helm releases"  # type: ignore[misc]
 
 
+SHADES = CommandOption("shade", ("--shade",), str, help="A colour.")
+
+
+@dataclass(frozen=True)
+class ShadedHelm(OtherHelm):
+    """An approach with an option of its own, which it refuses before anything is read."""
+
+    name = "shaded"  # type: ignore[misc]
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = (SHADES,)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        if options["shade"] == "mauve":
+            raise CompareError("--shade 'mauve': not a shade this approach knows")
+
+
 def _app() -> typer.Typer:
     root = typer.Typer(cls=ErrorBoundaryGroup)
     deploy = typer.Typer(cls=ErrorBoundaryGroup)
     undeploy = typer.Typer(cls=ErrorBoundaryGroup)
     attach(OtherHelm(), deploy, undeploy)
+    attach(ShadedHelm(), deploy, undeploy)
     root.add_typer(deploy, name="deploy")
     root.add_typer(undeploy, name="undeploy")
     return root
@@ -63,7 +85,12 @@ def test_deploy_and_undeploy_through_the_interface_alone(
         app, ["deploy", "other-helm", "--app", str(app_file), "-n", namespace, *kube]
     )
     assert result.exit_code == 0, result.output
-    assert f"other-helm: shop in namespace {namespace}: desired state holds" in result.output
+    # The arm's headline and notes, as for a target file, with what the WebApp runs.
+    assert (
+        f"helm release shop revision 1 (chart {BUILTIN_CHART}, version 0.1.0) in namespace"
+        f" {namespace}: desired state holds after"
+    ) in result.output
+    assert "  Deployment shop: 1/1 ready, shop:v1" in result.output
     desired = approach.desired_objects(api, load_webapp(app_file), namespace)
     assert problems(desired, read(api, namespace, desired.kinds)) == []
 
@@ -80,3 +107,22 @@ def test_a_bad_app_file_is_one_line_and_touches_no_cluster(tmp_path: Path) -> No
     result = CliRunner().invoke(_app(), ["deploy", "other-helm", "--app", str(bad)])
     assert result.exit_code == 2, result.output
     assert str(bad) in result.output and "Traceback" not in result.output
+
+
+def test_an_approach_s_own_options_are_flags_of_its_commands(tmp_path: Path) -> None:
+    runner = CliRunner()
+    refused = runner.invoke(_app(), ["deploy", "shaded", "--shade", "mauve"])
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.strip() == "error: --shade 'mauve': not a shade this approach knows"
+    # Not declared with_target: a usage error beside --target, before the file is read.
+    beside = runner.invoke(
+        _app(), ["deploy", "shaded", "--shade", "teal", "--target", str(tmp_path / "none.yaml")]
+    )
+    assert beside.exit_code == 2, beside.output
+    assert "--target and --shade are mutually exclusive" in beside.output
+    # Another approach's option is not this one's; its inherited ones are.
+    other = runner.invoke(_app(), ["deploy", "other-helm", "--shade", "teal"])
+    assert other.exit_code == 2 and "No such option: --shade" in other.output
+    release = runner.invoke(_app(), ["deploy", "other-helm", "--release", "Bad_Name"])
+    assert release.exit_code == 2
+    assert "release 'Bad_Name': must be a lower-case DNS name" in release.output

@@ -519,6 +519,25 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
             valid_app,
             "release 'Bad_Release'",
         ),
+        # Flux's command takes the chart options as Helm's does, and its own interval.
+        Case(
+            "flags/flux-release-bad",
+            ["deploy", "flux", *app_arg, "--release", "Bad_Release", *NO_CLUSTER],
+            valid_app,
+            "release 'Bad_Release'",
+        ),
+        Case(
+            "flags/flux-interval-zero",
+            ["deploy", "flux", *app_arg, "--flux-interval", "0", *NO_CLUSTER],
+            valid_app,
+            "--flux-interval: 0 is not in the range 0.5 to 3600",
+        ),
+        Case(
+            "flags/undeploy-flux-namespace",
+            ["undeploy", "flux", "--release", "shop", "-n", "Bad_NS", *NO_CLUSTER],
+            {},
+            "namespace 'Bad_NS'",
+        ),
         Case(
             "flags/operator-webhook-host-space",
             [*operator, "--webhook-host", "bad host!", *NO_CLUSTER],

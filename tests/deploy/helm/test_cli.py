@@ -15,7 +15,7 @@ from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import list_releases
 from compare.deploy.operator import install_operator
-from compare.target.builtin import webapp_named
+from compare.target.builtin import BUILTIN_CHART, webapp_named
 from compare.webapp import API_GROUP, API_VERSION, DEFAULT_APP, PLURAL, to_cr
 from tests.helpers import make_webapp
 
@@ -130,9 +130,10 @@ def test_deploy_status_drift_and_undeploy(
         app, [*kube, "deploy", "helm", "-n", namespace, "--app", str(DEFAULT_APP), "-f", str(extra)]
     )
     assert deployed.exit_code == 0, deployed.output
-    assert f"helm release webapp-demo revision 1 (chart webapp-0.1.0) in namespace {namespace}" in (
-        deployed.output
-    )
+    assert (
+        f"helm release webapp-demo revision 1 (chart {BUILTIN_CHART}, version 0.1.0) in namespace"
+        f" {namespace}: desired state holds after"
+    ) in deployed.output
     assert "Deployment webapp-demo: 3/3 ready, myapp:v1" in deployed.output
     assert "LOG_LEVEL=info" in deployed.output
 
