@@ -57,7 +57,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "status": LazyCommand(
         "compare.cli.status_cmd:status",
-        "List the WebApps deployed per approach: Helm releases of charts/webapp and WebApp CRs.",
+        "List the WebApps deployed per approach: Helm releases, Flux HelmReleases and Argo CD"
+        " Applications of charts/webapp, and WebApp CRs.",
     ),
     "run": LazyCommand(
         "compare.cli.run_cmd:run",
