@@ -57,8 +57,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "status": LazyCommand(
         "compare.cli.status_cmd:status",
-        "List the WebApps deployed per approach: Helm releases, Flux HelmReleases and Argo CD"
-        " Applications of charts/webapp, and WebApp CRs.",
+        "List the WebApps deployed through each approach, and whether each one holds.",
     ),
     "run": LazyCommand(
         "compare.cli.run_cmd:run",

@@ -53,8 +53,9 @@ def status(
     context: ContextOpt = None,
     target_file: TargetOpt = None,
 ) -> None:
-    """List the WebApps deployed per approach: Helm releases, Flux HelmReleases and Argo CD
-    Applications of charts/webapp, and WebApp CRs.
+    """List the WebApps deployed through each approach, and whether each one holds.
+
+    Helm releases, Flux HelmReleases and Argo CD Applications of charts/webapp, and WebApp CRs.
 
     READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
     status, the HelmRelease's Ready condition and last drift, the Application's sync and
