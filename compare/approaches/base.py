@@ -215,11 +215,11 @@ class Approach(ABC):
         to the garbage collector: they go on their own)."""
         self.undeploy_target(cluster, self.builtin(webapp), namespace, timeout=timeout)
 
-    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
+    def cleanup(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
         """Remove what must go before `namespace` is deleted (objects with finalizers only a
-        running controller clears), so that deleting the namespace leaves nothing; by
-        default the whole undeploy."""
-        self.undeploy(cluster, webapp, namespace)
+        running controller clears, cluster-scoped objects), so that deleting the namespace
+        leaves nothing; by default the whole `undeploy_target`."""
+        self.undeploy_target(cluster, target, namespace)
 
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:

@@ -52,9 +52,9 @@ from compare.run import (
     load_experiments,
     plan_trials,
 )
-from compare.run.app import App, BuiltinApp, TargetApp
+from compare.run.app import App
 from compare.run.engine import configured, heal_windows
-from compare.target import load_target
+from compare.target import builtin_target, load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 # Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
@@ -202,13 +202,13 @@ def run(
             " their own)",
             exit_code=EXIT_USAGE,
         )
-    the_app: App
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        the_app = TargetApp(load_target(target_file))
+        the_app = App(load_target(target_file))
     else:
+        # `--app FILE`: the built-in target with that WebApp.
         app_path = app or DEFAULT_APP
-        the_app = BuiltinApp(load_webapp(app_path), app_path)
+        the_app = App(builtin_target(load_webapp(app_path), app_path))
     approaches = tuple(dict.fromkeys(str(a) for a in approach or the_app.default_approaches()))
     the_app.check(approaches)
     specs = load_experiments(experiment or ())

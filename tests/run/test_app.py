@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from compare.deploy.helm import webapp_manifest
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import EXAMPLES_DIR
 from compare.run import RunRequest, load_experiments
-from compare.run.app import BuiltinApp, TargetApp
+from compare.run.app import App
 from compare.run.engine import runnable
-from compare.run.workload import Workload, builtin_workload, workload_of
-from compare.target import load_target
+from compare.run.workload import Workload, workload_of
+from compare.target import builtin_target, load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 
@@ -37,9 +38,13 @@ def _stateful() -> Workload:
 
 def test_the_builtin_app_is_the_webapp_with_the_default_approaches() -> None:
     webapp = load_webapp()
-    app = BuiltinApp(webapp, DEFAULT_APP)
-    assert app.default_approaches() == ("helm", "operator", "flux")
-    assert app.workloads(("helm",)) == [builtin_workload(webapp)]
+    app = App(builtin_target(webapp, DEFAULT_APP))
+    assert app.default_approaches() == ("helm", "operator", "flux")  # argocd is not default
+    assert app.per_cluster  # no preflight: its shared parts start on any cluster
+    app.check(("helm", "operator", "argocd"))
+    rendered = workload_of(webapp_manifest(webapp)).configuration()
+    assert [w.configuration() for w in app.workloads(("helm",))] == [rendered]
+    assert [w.configuration() for w in app.workloads(("operator",))] == [rendered]
     assert app.own_operator(("operator",))
     assert app.target_info() is None
     assert (app.name, app.info().name) == (webapp.name, webapp.name)
@@ -47,9 +52,9 @@ def test_the_builtin_app_is_the_webapp_with_the_default_approaches() -> None:
 
 
 def test_a_target_defaults_to_the_arms_its_file_has() -> None:
-    flux_only = TargetApp(load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml"))
+    flux_only = App(load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml"))
     assert flux_only.default_approaches() == ("flux",)
-    both = TargetApp(load_target(EXAMPLES_DIR / "target-shop.yaml"))
+    both = App(load_target(EXAMPLES_DIR / "target-shop.yaml"))
     assert both.default_approaches() == ("helm", "operator")
     info = both.target_info()
     assert info is not None and info.file.endswith("target-shop.yaml")
@@ -63,7 +68,7 @@ def test_a_flux_only_target_is_planned_by_its_chart_not_by_the_builtin_webapp(
     # Deployment is left out for a chart whose workload is a StatefulSet. Before, a target
     # without the helm arm fell back to the built-in WebApp's Deployment and ran it.
     target = load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml")
-    app = TargetApp(target, chart_workload=_stateful())
+    app = App(target, chart_workload=_stateful())
     assert app.workloads(("flux",)) == [app.chart_workload]
     request = RunRequest(
         approaches=("flux",),
@@ -77,7 +82,7 @@ def test_a_flux_only_target_is_planned_by_its_chart_not_by_the_builtin_webapp(
 
 
 def test_an_operator_arm_is_the_targets_own_operator() -> None:
-    app = TargetApp(load_target(EXAMPLES_DIR / "target-shop.yaml"))
+    app = App(load_target(EXAMPLES_DIR / "target-shop.yaml"))
     assert not app.own_operator(("helm", "operator"))
     # Without its operator arm in the run, an operator fault has no operator of the target's.
     assert app.own_operator(("helm",))
@@ -86,7 +91,7 @@ def test_an_operator_arm_is_the_targets_own_operator() -> None:
 
 
 def test_an_arm_the_file_lacks_is_one_line_naming_it() -> None:
-    app = TargetApp(load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml"))
+    app = App(load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml"))
     with pytest.raises(CompareError) as caught:
         app.check(("argocd",))
     assert caught.value.exit_code == EXIT_USAGE

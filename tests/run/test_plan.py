@@ -12,7 +12,7 @@ import pytest
 
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
-from compare.run.app import BuiltinApp
+from compare.run.app import App
 from compare.run.engine import (
     Run,
     RunRequest,
@@ -25,6 +25,7 @@ from compare.run.engine import (
 from compare.run.experiments import load_experiments, load_spec
 from compare.run.runner import epoch, inline_refs
 from compare.run.trial import TrialPlan, namespace_for
+from compare.target import builtin_target
 from tests.run.builders import WEBAPP
 
 
@@ -34,7 +35,7 @@ def _request(
     return RunRequest(
         approaches=approaches,
         experiments=tuple(load_experiments(names)),
-        app=BuiltinApp(WEBAPP, Path("app.yaml")),
+        app=App(builtin_target(WEBAPP, Path("app.yaml"))),
         output_dir=Path("out"),
         trials=trials,
     )
