@@ -9,10 +9,10 @@ pods, a label selector), `webapp_container` (the container a pod-template fault 
 `webapp_configmap`, `webapp_secret`, `webapp_rbac_binding` and `webapp_rbac_binding_kind`.
 They are derived from the app's manifest (the built-in WebApp's: its chart rendered, which
 gives the names the experiments always used; a target file's: its chart's, or, operator arm,
-the objects its custom resources own: the baseline), in its order: the first Deployment (else the first
-StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and first container,
-the first Service and its first port (by name, else by index), the first ConfigMap, Secret and
-RoleBinding (else ClusterRoleBinding).
+the objects its custom resources own: the baseline), in its order: the first Deployment
+(else the first StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and
+first container, the first Service and its first port (by name, else by index), the first
+ConfigMap, Secret and RoleBinding (else ClusterRoleBinding).
 
 An experiment needs the parts whose variables its activities use, and applies to the kinds its
 `compare` block lists (`kinds`; without it, a Deployment for the workload, as the WebApp's).
