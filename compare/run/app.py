@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 
@@ -145,27 +146,17 @@ class App:
                     f"{self.target.source}: {name}: not given (this target has no {name} key)",
                     exit_code=EXIT_USAGE,
                 )
-        rendered = [
-            render_target(self.target, registry.get(a).chart_arm(self.target), TRIAL_NAMESPACE)
-            for a in approaches
-            if registry.get(a).charted
-        ]
+        rendered = [self._rendered(a) for a in approaches if registry.get(a).charted]
         if rendered and self.chart_workload is None:
-            # The app's parts are its own: an object it renders into another namespace is
-            # judged, never acted on by a fault.
-            self.chart_workload = workload_of(
-                [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
-            )
+            self.chart_workload = _own_parts(rendered[0])
         for name in approaches:
             approach = registry.get(name)
             if not approach.charted:
                 approach.check_target(self.target, self.target.namespace or INSTALL_NAMESPACE)
-        operator = self.target.operator
-        if operator is not None and operator.webapps and self._operator_arms(approaches):
-            # The toolkit's operator keeps the built-in chart's rendering of its WebApp.
-            self.operator_workload = self.operator_workload or workload_of(
-                operator_reference(operator.webapps[0], TRIAL_NAMESPACE)
-            )
+
+    def _rendered(self, approach: str) -> list[dict[str, Any]]:
+        arm = registry.get(approach).chart_arm(self.target)
+        return render_target(self.target, arm, TRIAL_NAMESPACE)
 
     def sharing(self, approaches: Sequence[str]) -> list[str]:
         """Why two trials of this app cannot run side by side (empty: they can)."""
@@ -239,12 +230,23 @@ class App:
         return left + remove_crds(cluster, crds)
 
     def workloads(self, approaches: Sequence[str]) -> list[Workload]:
-        """The app's parts as the approaches deploy it: what decides which faults apply."""
+        """The app's parts as the approaches deploy it: what decides which faults apply. A
+        chart's are its rendering's (the first chart arm's), an operator's what its custom
+        resources own: known once its preflight deployed them, or, the toolkit's operator,
+        the built-in chart's rendering of its WebApp."""
         found = []
-        if self.chart_workload is not None and any(registry.get(a).charted for a in approaches):
+        charted = [a for a in approaches if registry.get(a).charted]
+        if charted and self.chart_workload is None:
+            self.chart_workload = _own_parts(self._rendered(charted[0]))
+        if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
-        if self.operator_workload is not None and self._operator_arms(approaches):
-            found.append(self.operator_workload)
+        operator = self.target.operator
+        if self._operator_arms(approaches):
+            if self.operator_workload is None and operator is not None and operator.webapps:
+                reference = operator_reference(operator.webapps[0], TRIAL_NAMESPACE)
+                self.operator_workload = workload_of(reference)
+            if self.operator_workload is not None:
+                found.append(self.operator_workload)
         return found
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
@@ -290,3 +292,9 @@ class App:
         if not self.target.from_file:
             return None
         return TargetInfo(name=self.target.name, file=str(self.target.source))
+
+
+def _own_parts(rendered: list[dict[str, Any]]) -> Workload:
+    """The parts of a chart's rendering the faults act on: its own (an object it renders into
+    another namespace is judged, never acted on by a fault)."""
+    return workload_of([o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None])

@@ -86,8 +86,11 @@ def test_an_operator_arm_is_the_targets_own_operator() -> None:
     assert not app.own_operator(("helm", "operator"))
     # Without its operator arm in the run, an operator fault has no operator of the target's.
     assert app.own_operator(("helm",))
-    # No parts known yet (nothing rendered, no preflight): nothing is left out for them.
-    assert app.workloads(("helm", "operator")) == []
+    # Its chart's parts are its rendering's; its operator's are not known before its
+    # preflight deployed it: nothing is left out for them yet.
+    (chart,) = app.workloads(("helm", "operator"))
+    assert chart.source == "the app's manifest" and chart.name is not None
+    assert app.workloads(("operator",)) == []
 
 
 def test_an_arm_the_file_lacks_is_one_line_naming_it() -> None:
