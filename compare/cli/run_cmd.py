@@ -210,8 +210,8 @@ def run(
         app_path = app or DEFAULT_APP
         the_app = App(builtin_target(load_webapp(app_path), app_path))
     approaches = tuple(dict.fromkeys(str(a) for a in approach or the_app.default_approaches()))
-    the_app.check(approaches)
     specs = load_experiments(experiment or ())
+    the_app.check(approaches)  # its charts rendered (helm): after the files' own checks
     request = RunRequest(
         approaches=approaches,
         experiments=tuple(specs),
