@@ -111,10 +111,11 @@ class App:
         return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
 
     def _shared(self, approach: Approach) -> bool:
-        """Whether the approach's shared parts are the run's to start and restart: all but an
-        operator the target installs itself (its preflight's, never restarted)."""
+        """Whether the approach's shared parts are the run's to start and restart: those of
+        every arm the target has but an operator it installs itself (its preflight's, never
+        restarted)."""
         arm = approach.arm(self.target)
-        return not isinstance(arm, Operator) or arm.toolkit
+        return arm is not None and (not isinstance(arm, Operator) or arm.toolkit)
 
     def default_approaches(self) -> tuple[str, ...]:
         """The approaches a run without `--approach` uses: the arms it has (of the default

@@ -5,10 +5,15 @@ toolkit's own, and how results.json names it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from compare import approaches
+from compare.approaches import Approach
+from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import EXAMPLES_DIR
@@ -17,6 +22,7 @@ from compare.run.app import App
 from compare.run.engine import runnable
 from compare.run.workload import Workload, workload_of
 from compare.target import builtin_target, load_target
+from compare.target.builtin import builtin_operator
 from compare.webapp import DEFAULT_APP, load_webapp
 
 
@@ -99,3 +105,69 @@ def test_an_arm_the_file_lacks_is_one_line_naming_it() -> None:
         app.check(("argocd",))
     assert caught.value.exit_code == EXIT_USAGE
     assert caught.value.message.endswith("argocd: not given (this target has no argocd key)")
+
+
+def _recording() -> tuple[list[Approach], list[str]]:
+    """Every registered approach, whose `prepare` and `recover` only say they were asked."""
+    asked: list[str] = []
+    found = []
+    for approach in approaches.REGISTRY:
+
+        class Recording(type(approach)):  # type: ignore[misc]
+            def prepare(self, cluster: ClusterTarget) -> None:
+                asked.append(f"prepare {self.name}")
+
+            def recover(self, cluster: ClusterTarget) -> None:
+                asked.append(f"recover {self.name}")
+
+        found.append(cast(Approach, Recording()))
+    return found, asked
+
+
+def test_the_run_starts_every_shared_part_but_an_operator_the_target_installs(
+    tmp_path: Path,
+) -> None:
+    cluster = ClusterTarget(tmp_path / "kubeconfig")  # never read: nothing is started here
+    recording, asked = _recording()
+    webapp = load_webapp()
+    own = load_target(EXAMPLES_DIR / "target-webapp.yaml")  # every arm, its operator kustomized
+    every = ["helm", "operator", "flux", "argocd"]
+    for target, started in [
+        # The built-in target: every approach's controllers and the toolkit's operator.
+        (builtin_target(webapp, DEFAULT_APP), every),
+        # A file's own operator: its preflight installs it, nobody restarts it; the Flux and
+        # Argo CD controllers its chart arms need are the run's to start, as the built-in's.
+        (own, ["helm", "flux", "argocd"]),
+        # A file whose operator arm is the toolkit's: shared, started by the run too.
+        (replace(own, operator=builtin_operator(webapp)), every),
+        # Only the arms it has.
+        (load_target(EXAMPLES_DIR / "target-shop.yaml"), ["helm"]),
+    ]:
+        asked.clear()
+        app = App(target)
+        for approach in recording:
+            app.prepare(approach, cluster)
+            app.recover(approach, cluster)
+        expected = [f"{verb} {name}" for name in started for verb in ("prepare", "recover")]
+        assert asked == expected, target.source
+        assert app.own_operator(("operator",)) == ("operator" in started)
+
+
+def test_the_builtin_target_needs_no_preflight_and_keeps_its_names(tmp_path: Path) -> None:
+    webapp = load_webapp()
+    target = builtin_target(webapp, DEFAULT_APP)
+    app = App(target)
+    # Its chart and operator are the toolkit's own: nothing is deployed once before the
+    # trials, nothing installed that a fault cluster would lack.
+    assert app.preflight(ClusterTarget(tmp_path / "kubeconfig"), {}, timeout=1.0) == []
+    assert app.per_cluster
+    # A trial's release keeps the WebApp's name (its chart makes nothing cluster-scoped),
+    # and two trials share nothing.
+    assert target.for_trial("cmp-helm-image-change-1-ab12") is target
+    assert app.sharing(("helm", "flux", "argocd")) == []
+    # A target file's releases are the trial's own.
+    shop = load_target(EXAMPLES_DIR / "target-shop.yaml")
+    assert shop.helm is not None
+    trial = shop.for_trial("cmp-helm-image-change-1-ab12").helm
+    assert trial is not None and trial.release != shop.helm.release
+    assert not App(shop).per_cluster
