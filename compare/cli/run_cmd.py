@@ -35,7 +35,7 @@ from compare.deploy.argocd import check_diff_strategy
 from compare.deploy.argocd_app import THREE_WAY_DIFF
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
-from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -177,8 +177,8 @@ def run(
         typer.Option(
             "--deploy-timeout",
             callback=finite(1.0, MAX_HEAL_WINDOW_S),
-            help="Seconds a --target deploy may take to be ready (each trial's, and the"
-            " operator arm's preflight); past it the trial (the run) is an error.",
+            help="Seconds a deploy may take to be ready (each trial's, and a --target's"
+            " preflight); past it the trial (the run) is an error.",
         ),
     ] = DEFAULT_TIMEOUT_S,
     shared_cluster: Annotated[
@@ -196,12 +196,6 @@ def run(
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched.
     check_diff_strategy(argocd_diff)
-    if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
-        raise CompareError(
-            "--deploy-timeout applies only with --target (the built-in WebApp's deploys have"
-            " their own)",
-            exit_code=EXIT_USAGE,
-        )
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
         the_app = App(load_target(target_file))
