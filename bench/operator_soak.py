@@ -54,11 +54,12 @@ from operator_common import (
 
 from compare.approaches import desired_objects
 from compare.chaos.cluster import pointed_at
+from compare.deploy.helm import webapp_manifest
 from compare.deploy.operator_process import ProcessInfo, health
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems
 from compare.run.experiments import configuration_defaults, load_experiments
-from compare.run.workload import app_configuration, builtin_workload
+from compare.run.workload import app_configuration, workload_of
 from compare.webapp import WebApp
 
 REPLICAS = 2
@@ -93,7 +94,7 @@ class Fault:
         substituted by chaoslib itself."""
         configuration = {
             **self.defaults,
-            **app_configuration(builtin_workload(webapp), webapp.name, namespace),
+            **app_configuration(workload_of(webapp_manifest(webapp)), webapp.name, namespace),
         }
         args = substitute(self.arguments, configuration, {})
         left = UNRESOLVED.search(json.dumps(args))
@@ -124,7 +125,7 @@ def catalogue() -> list[Fault]:
     """The catalogue's single-action experiments for the operator that a WebApp meets (as a
     run selects them: `ExperimentSpec.unmet`), without operator stop/start."""
     faults = []
-    parts = builtin_workload(make_webapp("probe", replicas=REPLICAS, image="web:v0"))
+    parts = workload_of(webapp_manifest(make_webapp("probe", replicas=REPLICAS, image="web:v0")))
     for spec in load_experiments():
         actions = [m for m in spec.document["method"] if m["type"] == "action"]
         if "operator" not in spec.approaches or len(actions) != 1:

@@ -27,9 +27,10 @@ from operator_common import add_cluster_args, bench_target
 
 from compare.approaches import default_names
 from compare.run import DEFAULT_HEAL_WINDOW_S, DEFAULT_PARALLEL, RunRequest
-from compare.run.app import BuiltinApp
+from compare.run.app import App
 from compare.run.engine import Run, heal_windows
 from compare.run.experiments import load_experiments
+from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 BENCH_CLUSTER = "bench-stability"
@@ -63,7 +64,7 @@ def main() -> None:
             request = RunRequest(
                 approaches=default_names(),
                 experiments=tuple(load_experiments(())),
-                app=BuiltinApp(load_webapp(DEFAULT_APP), DEFAULT_APP),
+                app=App(builtin_target(load_webapp(DEFAULT_APP), DEFAULT_APP)),
                 output_dir=Path(tmp),
                 heal_window=args.heal_window,
                 exact_heal_window=args.exact_heal_window,

@@ -281,12 +281,6 @@ class Approach(ABC):
         to the garbage collector: they go on their own)."""
         self.undeploy_target(cluster, self.builtin(webapp), namespace, timeout=timeout)
 
-    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-        """Remove what must go before `namespace` is deleted (objects with finalizers only a
-        running controller clears), so that deleting the namespace leaves nothing; by
-        default the whole undeploy."""
-        self.undeploy(cluster, webapp, namespace)
-
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:
         """The Events that announce a correction (None: detection is not observable)."""
@@ -336,6 +330,12 @@ class Approach(ABC):
     ) -> bool:
         """Remove what `deploy_target` made in `namespace` (and its cluster-scoped objects),
         within `timeout` (None: the approach's own default); whether there was any."""
+
+    def cleanup(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
+        """Remove what must go before `namespace` is deleted (objects with finalizers only a
+        running controller clears, cluster-scoped objects), so that deleting the namespace
+        leaves nothing; by default the whole `undeploy_target`."""
+        self.undeploy_target(cluster, target, namespace)
 
     @abstractmethod
     def target_desired(

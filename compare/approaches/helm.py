@@ -40,7 +40,6 @@ from compare.deploy.status import target_app
 from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 from compare.target.builtin import builtin_release
-from compare.webapp import WebApp
 
 
 @dataclass(frozen=True)
@@ -81,8 +80,11 @@ class Helm(Approach):
             for r in list_releases(cluster, namespace)
         ]
 
-    def cleanup(self, cluster: ClusterTarget, webapp: WebApp, namespace: str) -> None:
-        return None  # the release and its record go with the namespace
+    def cleanup(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
+        # The toolkit's own chart makes nothing outside the namespace: the release and its
+        # record go with it. Any other chart's cluster-scoped objects do not.
+        if not target.own_chart:
+            self.undeploy_target(cluster, target, namespace)
 
     def deploy_target(
         self,

@@ -195,8 +195,8 @@ class Operator(Approach):
         *,
         timeout: float = UNDEPLOY_TIMEOUT_S,
     ) -> None:
-        # Also the cleanup before a trial's namespace goes: after operator-down-drift the
-        # operator may be stopped, and the removal starts it (only it clears the finalizer).
+        # After operator-down-drift the operator may be stopped: the removal starts it (only
+        # it clears the finalizer), as a trial's cleanup does (`undeploy_target`).
         self.undeploy_target(cluster, builtin(webapp), namespace, timeout=timeout)
 
     def detector(self, app_target: Target | None = None) -> Detector:

@@ -33,7 +33,7 @@ from compare.deploy.argocd import check_diff_strategy
 from compare.deploy.argocd_app import THREE_WAY_DIFF
 from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
-from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.errors import EXIT_FAILED
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -46,9 +46,9 @@ from compare.run import (
     RunInterrupted,
     TrialPlan,
 )
-from compare.run.app import App, BuiltinApp, TargetApp
+from compare.run.app import App
 from compare.run.launch import checked_request, prepared
-from compare.target import load_target
+from compare.target import builtin_target, load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 # Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
@@ -171,8 +171,8 @@ def run(
         typer.Option(
             "--deploy-timeout",
             callback=finite(1.0, MAX_HEAL_WINDOW_S),
-            help="Seconds a --target deploy may take to be ready (each trial's, and the"
-            " operator arm's preflight); past it the trial (the run) is an error.",
+            help="Seconds a deploy may take to be ready (each trial's, and a --target's"
+            " preflight); past it the trial (the run) is an error.",
         ),
     ] = DEFAULT_TIMEOUT_S,
     shared_cluster: Annotated[
@@ -190,19 +190,13 @@ def run(
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched.
     check_diff_strategy(argocd_diff)
-    if target_file is None and deploy_timeout != DEFAULT_TIMEOUT_S:
-        raise CompareError(
-            "--deploy-timeout applies only with --target (the built-in WebApp's deploys have"
-            " their own)",
-            exit_code=EXIT_USAGE,
-        )
-    the_app: App
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
-        the_app = TargetApp(load_target(target_file))
+        the_app = App(load_target(target_file))
     else:
+        # `--app FILE`: the built-in target with that WebApp.
         app_path = app or DEFAULT_APP
-        the_app = BuiltinApp(load_webapp(app_path), app_path)
+        the_app = App(builtin_target(load_webapp(app_path), app_path))
     approaches = tuple(dict.fromkeys(str(a) for a in approach or the_app.default_approaches()))
     request = checked_request(
         the_app,

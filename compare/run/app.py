@@ -1,32 +1,33 @@
-"""The app under test in a run: the built-in WebApp or a target file's app, behind one interface.
+"""The app under test in a run: a target (`compare.target`), behind one interface.
 
 The run, its trials, its planning and its cleanup know the app only through `App`: which
 approaches it has, what must happen once before the trials (`preflight`) and after them
 (`finish`), how an approach deploys it into a trial's namespace (what the judge then holds it
 to, and the parts the faults act on), what goes before that namespace is deleted, which Events
-time a correction, and how results.json names it. There is no other branch on the kind of app.
+time a correction, and how results.json names it. Every app is a target: a target file's
+(`--target FILE`) or the built-in one (`--app FILE`, `compare.target.builtin_target`); what
+differs is data of the target, never a branch here.
 
-- `BuiltinApp`: the toolkit's own WebApp (`--app FILE`). Each approach's shared parts (the
-  operator, the Flux and Argo CD controllers) are started by the run and restarted after a
-  fault that stops them; the parts the faults act on are the WebApp's Deployment and Service.
-  A charted approach deploys it as the target it is (`Approach.builtin`), by its target path,
-  with no preflight: its chart is the toolkit's own.
-- `TargetApp`: a target file's app (`--target FILE`). Its arms are checked without a cluster
-  when it is loaded, deployed once by `preflight` (a chart that cannot reach its desired state,
-  an operator that never gets ready, stop the run there), and its parts are what its manifest
-  renders and what its operator's resources own. Its operator is its own: the run installs it
-  (or checks it) in `preflight` and removes what it installed in `finish`, never restarts it
-  - unless it is the toolkit's (install form `toolkit`): that one is the built-in app's,
-  shared, started and restarted by the run as the built-in app's is.
+- Its arms are checked without a cluster (`check`: every chart renders, the first one's
+  parts deciding which faults apply). A target that asks for it (`Target.preflight`: a file's)
+  has its arms deployed once before the trials: a chart that cannot reach its desired state,
+  an operator that never gets ready, stop the run there, and what the operator's resources
+  own is learned; the built-in target's are the toolkit's own and need none.
+- The approaches' shared parts (the Flux and Argo CD controllers, the toolkit's operator) are
+  started by the run and restarted after a fault that stops them; an operator the target
+  installs itself (any install form but `toolkit`) is installed (or checked) by `preflight`,
+  removed by `finish`, never restarted.
+- Its parts are what its charts render and what its operator's resources own (the toolkit's
+  operator: the built-in chart's rendering of its WebApps).
 """
 
 from __future__ import annotations
 
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 
@@ -35,6 +36,7 @@ from compare.approaches import Approach, Detector
 from compare.cluster import ClusterTarget
 from compare.deploy.helm_arm import render_target
 from compare.deploy.operator_arm import Install, uninstall
+from compare.deploy.reference import operator_reference
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
@@ -47,9 +49,8 @@ from compare.run.preflight import (
     preflight_operator,
     remove_crds,
 )
-from compare.run.workload import OWNED, Workload, builtin_workload, workload_of
+from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Operator, Target
-from compare.webapp import WebApp
 
 # The namespace a target's chart arms are rendered into before any trial: like a trial's.
 TRIAL_NAMESPACE = "cmp-helm-target"
@@ -74,24 +75,93 @@ class Step:
     run: Callable[[], str]
 
 
-class App(ABC):
-    """The app under test (see the module's docstring)."""
+@dataclass
+class App:
+    """The app under test (see the module's docstring). `chart_workload` and
+    `operator_workload` are its parts as its chart arms render them and as its operator's
+    resources own them (set by `check` and `preflight`; given directly by tests that plan
+    without a cluster)."""
 
-    # Its name (results.json, the experiments' `${webapp_name}`, Events when the approach
-    # names no other object) and the file the probes read to judge a trial.
-    name: str
-    source: Path
-    # Whether its approaches' shared parts can be started on a second cluster by `prepare`
-    # alone (the run's fault cluster, `compare.run.sibling`); a target's preflight is once.
-    per_cluster = True
+    target: Target
+    chart_workload: Workload | None = None
+    operator_workload: Workload | None = None
+    # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.
+    _installed: Install | None = None
+    _crds: list[str] = field(default_factory=list)
 
-    @abstractmethod
+    @property
+    def name(self) -> str:
+        """Its name (results.json, the experiments' `${webapp_name}`, Events when the
+        approach names no other object)."""
+        return self.target.name
+
+    @property
+    def source(self) -> Path:
+        """The file the probes read to judge a trial."""
+        return self.target.source
+
+    @property
+    def per_cluster(self) -> bool:
+        """Whether its approaches' shared parts can be started on a second cluster by
+        `prepare` alone (the run's fault cluster, `compare.run.sibling`): nothing is
+        installed once by a preflight."""
+        return not self.target.preflight
+
+    def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
+        return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
+
+    def _shared(self, approach: Approach) -> bool:
+        """Whether the approach's shared parts are the run's to start and restart: those of
+        every arm the target has but an operator it installs itself (its preflight's, never
+        restarted)."""
+        arm = approach.arm(self.target)
+        return arm is not None and (not isinstance(arm, Operator) or arm.toolkit)
+
     def default_approaches(self) -> tuple[str, ...]:
-        """The approaches a run without `--approach` uses."""
+        """The approaches a run without `--approach` uses: the arms it has (of the default
+        approaches only, with `registry_defaults`)."""
+        return tuple(
+            a.name
+            for a in registry.REGISTRY
+            if a.arm(self.target) is not None and (a.default or not self.target.registry_defaults)
+        )
+
+    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
+        """Before the trials: the approach's shared parts running."""
+        if self._shared(approach):
+            approach.prepare(cluster)
+
+    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
+        """After a fault that may have stopped the approach's shared parts: running again."""
+        if self._shared(approach):
+            approach.recover(cluster)
 
     def check(self, approaches: Sequence[str]) -> None:
         """Everything that can be checked without a cluster, for these approaches."""
-        return None
+        # Every arm asked for is there; every chart arm renders (`helm template`) into a
+        # namespace like a trial's, the first one's parts deciding which faults apply; every
+        # other arm passes its approach's own check (an operator's install builds).
+        for name in approaches:
+            if registry.get(name).arm(self.target) is None:
+                raise CompareError(
+                    f"{self.target.source}: {name}: not given (this target has no {name} key)",
+                    exit_code=EXIT_USAGE,
+                )
+        rendered = [self._rendered(a) for a in approaches if registry.get(a).charted]
+        if rendered and self.chart_workload is None:
+            self.chart_workload = _own_parts(rendered[0])
+        for name in approaches:
+            approach = registry.get(name)
+            if not approach.charted:
+                approach.check_target(self.target, self.target.namespace or INSTALL_NAMESPACE)
+
+    def _rendered(self, approach: str) -> list[dict[str, Any]]:
+        arm = registry.get(approach).chart_arm(self.target)
+        return render_target(self.target, arm, TRIAL_NAMESPACE)
+
+    def sharing(self, approaches: Sequence[str]) -> list[str]:
+        """Why two trials of this app cannot run side by side (empty: they can)."""
+        return chart_sharing(self.target, approaches)
 
     def preflight(
         self,
@@ -103,196 +173,8 @@ class App(ABC):
     ) -> list[Step]:
         """What must happen once before the trials (each step run in order by the caller;
         `warn` gets what a step finds worth a warning but not a stop)."""
-        return []
-
-    def sharing(self, approaches: Sequence[str]) -> list[str]:
-        """Why two trials of this app cannot run side by side (empty: they can)."""
-        return []
-
-    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
-        """Before the trials: the approach's shared parts running."""
-        return None
-
-    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
-        """After a fault that may have stopped the approach's shared parts: running again."""
-        return None
-
-    def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
-        """After the run (whatever happened): remove what `preflight` installed; what could
-        not be removed, one line each."""
-        return []
-
-    @abstractmethod
-    def workloads(self, approaches: Sequence[str]) -> list[Workload]:
-        """The app's parts as the approaches deploy it: what decides which faults apply."""
-
-    def own_operator(self, approaches: Sequence[str]) -> bool:
-        """Whether an operator among the approaches is the toolkit's own (faults that stop it
-        apply only then)."""
-        return True
-
-    @abstractmethod
-    def deploy(
-        self,
-        approach: Approach,
-        cluster: ClusterTarget,
-        api: client.ApiClient,
-        namespace: str,
-        *,
-        timeout: float,
-        cancel: threading.Event | None = None,
-    ) -> Deployed:
-        """Deploy into a trial's namespace and wait until the desired state holds."""
-
-    @abstractmethod
-    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
-        """What must go before the trial's namespace is deleted."""
-
-    @abstractmethod
-    def detector(self, approach: Approach) -> Detector | None:
-        """The Events that announce the approach's corrections of this app."""
-
-    @abstractmethod
-    def info(self) -> AppInfo:
-        """How results.json names the app."""
-
-    def target_info(self) -> TargetInfo | None:
-        """The target file results.json names (None: the built-in WebApp)."""
-        return None
-
-
-@dataclass
-class BuiltinApp(App):
-    """The toolkit's own WebApp."""
-
-    webapp: WebApp
-    source: Path
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.webapp.name
-
-    def default_approaches(self) -> tuple[str, ...]:
-        return registry.default_names()
-
-    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
-        approach.prepare(cluster)
-
-    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
-        approach.recover(cluster)
-
-    def workloads(self, approaches: Sequence[str]) -> list[Workload]:
-        return [builtin_workload(self.webapp)]
-
-    def deploy(
-        self,
-        approach: Approach,
-        cluster: ClusterTarget,
-        api: client.ApiClient,
-        namespace: str,
-        *,
-        timeout: float,
-        cancel: threading.Event | None = None,
-    ) -> Deployed:
-        # The built-in target's arm, as a target file's (its shared parts run already: the
-        # run prepared them): the desired state is what that deploy reports.
-        deployed = approach.deploy_target(
-            cluster, approach.builtin(self.webapp), namespace, timeout=timeout, cancel=cancel
-        )
-        return Deployed(deployed.desired, builtin_workload(self.webapp), self.webapp.name)
-
-    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
-        approach.cleanup(cluster, self.webapp, namespace)
-
-    def detector(self, approach: Approach) -> Detector | None:
-        return approach.detector()
-
-    def info(self) -> AppInfo:
-        return AppInfo(
-            name=self.webapp.name,
-            spec=self.webapp.spec.model_dump(mode="json", exclude_none=True),
-        )
-
-
-@dataclass
-class TargetApp(App):
-    """A target file's app. `chart_workload` and `operator_workload` are its parts as its
-    chart arms render them and as its operator's resources own them (set by `check` and
-    `preflight`; given directly by tests that plan without a cluster)."""
-
-    target: Target
-    per_cluster = False
-    chart_workload: Workload | None = None
-    operator_workload: Workload | None = None
-    # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.
-    _installed: Install | None = None
-    _crds: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.target.name
-
-    @property
-    def source(self) -> Path:  # type: ignore[override]
-        return self.target.source
-
-    def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
-        return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
-
-    def _toolkit(self, approach: Approach) -> bool:
-        """Whether the approach's arm is the toolkit's own operator (shared, restarted)."""
-        arm = approach.arm(self.target)
-        return isinstance(arm, Operator) and arm.toolkit
-
-    def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
-        if self._toolkit(approach):
-            approach.prepare(cluster)
-
-    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
-        if self._toolkit(approach):
-            approach.recover(cluster)
-
-    def default_approaches(self) -> tuple[str, ...]:
-        # The arms the target file names.
-        return tuple(a.name for a in registry.REGISTRY if a.arm(self.target) is not None)
-
-    def check(self, approaches: Sequence[str]) -> None:
-        # Every arm asked for is in the file; every chart arm renders (`helm template`) into a
-        # namespace like a trial's, the first one's parts deciding which faults apply; every
-        # other arm passes its approach's own check (an operator's install builds).
-        rendered = [
-            render_target(self.target, registry.get(a).chart_arm(self.target), TRIAL_NAMESPACE)
-            for a in approaches
-            if registry.get(a).charted
-        ]
-        if rendered and self.chart_workload is None:
-            # The app's parts are its own: an object it renders into another namespace is
-            # judged, never acted on by a fault.
-            self.chart_workload = workload_of(
-                [o for o in rendered[0] if elsewhere(o, TRIAL_NAMESPACE) is None]
-            )
-        for name in approaches:
-            approach = registry.get(name)
-            if not approach.charted and approach.arm(self.target) is not None:
-                approach.check_target(self.target, self.target.namespace or INSTALL_NAMESPACE)
-        for name in approaches:
-            if registry.get(name).arm(self.target) is None:
-                raise CompareError(
-                    f"{self.target.source}: {name}: not given (this target has no {name} key)",
-                    exit_code=EXIT_USAGE,
-                )
-
-    def sharing(self, approaches: Sequence[str]) -> list[str]:
-        return chart_sharing(self.target, approaches)
-
-    def preflight(
-        self,
-        cluster: ClusterTarget,
-        approaches: Mapping[str, Approach],
-        *,
-        timeout: float,
-        warn: Callable[[str], None] | None = None,
-    ) -> list[Step]:
+        if not self.target.preflight:
+            return []
         # A chart's crds/ are installed by Helm once and never removed: the run removes the
         # ones it installed (`finish`), whatever happens.
         self._crds = new_chart_crds(cluster, self.target, tuple(approaches))
@@ -336,6 +218,8 @@ class TargetApp(App):
         )
 
     def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
+        """After the run (whatever happened): remove what `preflight` installed; what could
+        not be removed, one line each."""
         left: list[str] = []
         done, self._installed = self._installed, None
         if done is not None and self.target.operator is not None and not keep:
@@ -347,15 +231,29 @@ class TargetApp(App):
         return left + remove_crds(cluster, crds)
 
     def workloads(self, approaches: Sequence[str]) -> list[Workload]:
+        """The app's parts as the approaches deploy it: what decides which faults apply. A
+        chart's are its rendering's (the first chart arm's), an operator's what its custom
+        resources own: known once its preflight deployed them, or, the toolkit's operator,
+        the built-in chart's rendering of its WebApp."""
         found = []
-        if self.chart_workload is not None and any(registry.get(a).charted for a in approaches):
+        charted = [a for a in approaches if registry.get(a).charted]
+        if charted and self.chart_workload is None:
+            self.chart_workload = _own_parts(self._rendered(charted[0]))
+        if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
-        if self.operator_workload is not None and self._operator_arms(approaches):
-            found.append(self.operator_workload)
+        operator = self.target.operator
+        if self._operator_arms(approaches):
+            if self.operator_workload is None and operator is not None and operator.webapps:
+                reference = operator_reference(operator.webapps[0], TRIAL_NAMESPACE)
+                self.operator_workload = workload_of(reference)
+            if self.operator_workload is not None:
+                found.append(self.operator_workload)
         return found
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
-        return all(self._toolkit(registry.get(a)) for a in self._operator_arms(approaches))
+        """Whether every operator among the approaches is the toolkit's own (faults that stop
+        it apply only then)."""
+        return all(self._shared(registry.get(a)) for a in self._operator_arms(approaches))
 
     def deploy(
         self,
@@ -367,6 +265,7 @@ class TargetApp(App):
         timeout: float,
         cancel: threading.Event | None = None,
     ) -> Deployed:
+        """Deploy into a trial's namespace and wait until the desired state holds."""
         # What its deploy reports is the desired state (a release's manifest, or an
         # operator's baseline of owned objects) and the faults act on its parts.
         deployed = approach.deploy_target(
@@ -377,16 +276,26 @@ class TargetApp(App):
         return Deployed(deployed.desired, workload, deployed.events_on or self.target.name)
 
     def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
-        # Its release's cluster-scoped objects are not in the namespace; an operator's
-        # custom resources have finalizers.
-        approach.undeploy_target(cluster, self.target.for_trial(namespace), namespace)
+        """What must go before the trial's namespace is deleted (a release's cluster-scoped
+        objects, an operator's custom resources with their finalizers)."""
+        approach.cleanup(cluster, self.target.for_trial(namespace), namespace)
 
     def detector(self, approach: Approach) -> Detector | None:
+        """The Events that announce the approach's corrections of this app."""
         return approach.detector(self.target)
 
     def info(self) -> AppInfo:
-        # Its values stay in the target file: they may hold credentials.
-        return AppInfo(name=self.target.name, spec={})
+        """How results.json names the app."""
+        return AppInfo(name=self.target.name, spec=dict(self.target.app_spec))
 
     def target_info(self) -> TargetInfo | None:
+        """The target file results.json names (None: the built-in target has none)."""
+        if not self.target.from_file:
+            return None
         return TargetInfo(name=self.target.name, file=str(self.target.source))
+
+
+def _own_parts(rendered: list[dict[str, Any]]) -> Workload:
+    """The parts of a chart's rendering the faults act on: its own (an object it renders into
+    another namespace is judged, never acted on by a fault)."""
+    return workload_of([o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None])

@@ -169,7 +169,7 @@ class ExperimentSpec:
             **workload.configuration(),
         }
         if unmet is None and self.requires_field and workload.objects:
-            # Only a target's parts carry its objects; the WebApp has every field it changes.
+            # A field the app's manifest lacks (a WebApp with its probes off) has nothing to change.
             path = str(_substituted(self.requires_field, values))
             if read_path(path, dict(workload.objects)) is None:
                 return f"needs {path} ({workload.source} has none to change)"

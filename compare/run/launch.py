@@ -32,10 +32,11 @@ def checked_request(
     """The run the user asked for, every part of it checked without a cluster: the app for
     these approaches, the experiments (names or files; none: the catalogue), each approach
     with trials against its own trials' window, and the output directory."""
-    app.check(approaches)
+    specs = load_experiments(experiments)
+    app.check(approaches)  # its charts rendered (helm): after the files' own checks
     request = RunRequest(
         approaches=tuple(approaches),
-        experiments=tuple(load_experiments(experiments)),
+        experiments=tuple(specs),
         app=app,
         output_dir=output_dir,
         settings=settings,

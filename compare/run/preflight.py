@@ -121,7 +121,10 @@ SHARE_PROBES = ("cmp-share-a", "cmp-share-b")
 
 def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
     """Why the target's chart arms cannot run two trials side by side (empty: they can),
-    from their manifests rendered as two trials would install them (`compare.run.sharing`)."""
+    from their manifests rendered as two trials would install them (`compare.run.sharing`).
+    The toolkit's own chart (`own_chart`) makes nothing outside its namespace: they can."""
+    if target.own_chart:
+        return []
     reasons: list[str] = []
     for name in approaches:
         if not registry.get(name).charted:

@@ -7,12 +7,12 @@ as a field-path root: `deployment`, `statefulset`, `daemonset`), `webapp_pod_sel
 pods, a label selector), `webapp_container` (the container a pod-template fault changes),
 `webapp_service` and `webapp_service_port` (the Service and the port a port fault changes),
 `webapp_configmap`, `webapp_secret`, `webapp_rbac_binding` and `webapp_rbac_binding_kind`.
-For the built-in WebApp these are today's names; for a target (`compare run --target FILE`)
-they are derived from the app's manifest (or, operator arm, from the objects its custom
-resources own: the baseline), in its order: the first Deployment (else the first
-StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and first container,
-the first Service and its first port (by name, else by index), the first ConfigMap, Secret and
-RoleBinding (else ClusterRoleBinding).
+They are derived from the app's manifest (the built-in WebApp's: its chart rendered, which
+gives the names the experiments always used; a target file's: its chart's, or, operator arm,
+the objects its custom resources own: the baseline), in its order: the first Deployment
+(else the first StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and
+first container, the first Service and its first port (by name, else by index), the first
+ConfigMap, Secret and RoleBinding (else ClusterRoleBinding).
 
 An experiment needs the parts whose variables its activities use, and applies to the kinds its
 `compare` block lists (`kinds`; without it, a Deployment for the workload, as the WebApp's).
@@ -26,8 +26,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-from compare.webapp import CONTAINER_NAME, PORT_NAME, WebApp, selector_labels
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 WORKLOAD_KIND = "Deployment"  # the WebApp's, and what an experiment without `kinds` acts on
@@ -87,8 +85,8 @@ class Workload:
     service: str | None
     service_port: str | None = None  # the Service's first port: its name, else its index
     others: Mapping[str, Ref] = field(default_factory=dict)  # configmap, secret, rbac-binding
-    # A target's parts as rendered, by field-path root (`statefulset`, `service`, ...): what
-    # an experiment's `requires-field` is read from. Empty for the built-in WebApp.
+    # The app's parts as rendered, by field-path root (`statefulset`, `service`, ...): what
+    # an experiment's `requires-field` is read from (empty: it is not checked).
     objects: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Where the parts were taken from, for the reason an experiment is left out.
     source: str = "the app's manifest"
@@ -125,19 +123,6 @@ def app_configuration(workload: Workload, name: str, namespace: str) -> dict[str
     """What a fault's activities are told about the app in a trial: its name, its namespace
     and its parts (`Workload.configuration`)."""
     return {"webapp_namespace": namespace, "webapp_name": name, **workload.configuration()}
-
-
-def builtin_workload(webapp: WebApp) -> Workload:
-    """The built-in WebApp's parts, named exactly as before the variables existed: a
-    Deployment and a Service, nothing else."""
-    return Workload(
-        kind=WORKLOAD_KIND,
-        name=webapp.name,
-        pod_selector=selector_labels(webapp.name),
-        container=CONTAINER_NAME,
-        service=webapp.name,
-        service_port=PORT_NAME,
-    )
 
 
 def _name(obj: Mapping[str, Any]) -> str:

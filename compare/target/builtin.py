@@ -4,8 +4,11 @@ deploy and judge without `--target` (examples/target-webapp.yaml is the same, as
 Its chart arms (`helm`, `flux`, `argocd`) are the toolkit's own chart, charts/webapp, with the
 WebApp's values, under the WebApp's name as the release; the objects carry the WebApp's name
 whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
-checked WebApp's (`own_chart`): it needs no preflight, an install renders nothing first, and
-the chart is rendered once for every namespace, as it installs it.
+checked WebApp's (`own_chart`): an install renders nothing first, the chart is rendered once
+for every namespace, as it installs it, and a trial's release keeps the WebApp's name.
+A run deploys nothing of it once before the trials (no `preflight`: nothing to learn), takes
+the registry's default approaches (`registry_defaults`), and records the WebApp's spec in
+results.json (`app_spec`), not a target file (`from_file`).
 Its operator arm is the toolkit's own operator (install form `toolkit`) with the WebApp as its
 one resource: ready when Available, held to the built-in chart's rendering of it.
 """
@@ -56,6 +59,10 @@ def builtin_target(
         flux=arm("flux"),
         argocd=arm("argocd"),
         own_chart=True,
+        preflight=False,
+        registry_defaults=True,
+        from_file=False,
+        app_spec=webapp.spec.model_dump(mode="json", exclude_none=True),
     )
 
 

@@ -103,7 +103,22 @@ class Target:
     # Its chart arms are the toolkit's own chart with a checked WebApp's values (the built-in
     # WebApp): they render, the same every time and in every namespace, so an install checks
     # nothing first and what it installs is the rendering.
+    # That chart makes nothing outside its namespace: a trial's release keeps the arm's name
+    # (`for_trial`) and two trials share nothing.
     own_chart: bool = False
+    # What a run makes of it. `preflight`: its arms are deployed once before any trial (a
+    # file's chart may never reach its desired state, what its operator's resources own is
+    # known only once they own it); the built-in target's chart and operator are the
+    # toolkit's own with a checked WebApp, so nothing is learned and nothing installed that a
+    # second cluster would lack. `registry_defaults`: a run without `--approach` takes the
+    # arms of the registry's default approaches only (the built-in target has an arm for
+    # every approach), not every arm (a file's: the arms it names). `from_file`: results.json
+    # names it as a target file; `app_spec`: the spec results.json records (a file's values
+    # stay in the file: they may hold credentials).
+    preflight: bool = True
+    registry_defaults: bool = False
+    from_file: bool = True
+    app_spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def approach(self, name: str) -> HelmInstall | Operator:
         arms = {"helm": self.helm, "operator": self.operator, "flux": self.flux}
@@ -115,7 +130,10 @@ class Target:
     def for_trial(self, namespace: str) -> Target:
         """The target as a trial in `namespace` deploys it: every chart arm under a release
         name of its own for that namespace (`release_in`); what `compare deploy --target`
-        installs keeps the file's names."""
+        installs keeps the file's names. The toolkit's own chart (`own_chart`) keeps them in
+        every namespace too: it makes nothing cluster-scoped for two releases to contend for."""
+        if self.own_chart:
+            return self
 
         def own(arm: HelmInstall | None) -> HelmInstall | None:
             return None if arm is None else release_in(arm, namespace)

@@ -108,7 +108,7 @@ def test_cleanup_then_the_namespace_goes_and_leaves_nothing(
     webapp = make_webapp("shop", replicas=1)
     approach.prepare(cluster)
     approach.deploy(cluster, webapp, namespace)
-    approach.cleanup(cluster, webapp, namespace)
+    approach.cleanup(cluster, approach.builtin(webapp), namespace)
     # Nothing a controller must still finalize: the namespace can go without any running.
     assert _finalized(api, namespace) == []
     core = client.CoreV1Api(api)

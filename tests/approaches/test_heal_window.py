@@ -16,8 +16,9 @@ from compare.report import ReportData
 from compare.results import RunResults, load_results, summarize
 from compare.results.model import ApproachWindow, RunSettings
 from compare.run import RunRequest
-from compare.run.app import BuiltinApp
+from compare.run.app import App
 from compare.run.engine import heal_windows
+from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 from tests.results.helpers import fixture, fixture_json
 
@@ -47,7 +48,7 @@ def _request(**changes: object) -> RunRequest:
     fields: dict[str, object] = {
         "approaches": ("helm", "operator", "flux", "argocd"),
         "experiments": (),
-        "app": BuiltinApp(load_webapp(DEFAULT_APP), DEFAULT_APP),
+        "app": App(builtin_target(load_webapp(DEFAULT_APP), DEFAULT_APP)),
         "output_dir": Path("unused"),
         **changes,
     }

@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import COMPONENTS
+from compare.deploy.helm import webapp_manifest
 from compare.deploy.operator import operator_status
 from compare.deploy.operator_install import cluster_key
 from compare.results import RunResults, TrialResult, latest_run, load_results
@@ -37,16 +38,18 @@ from compare.run.experiments import CATALOGUE as EVERY_FAULT
 from compare.run.experiments import load_experiments
 from compare.run.runner import epoch
 from compare.run.trial import RUN_LABEL
-from compare.run.workload import builtin_workload
+from compare.run.workload import workload_of
 from compare.webapp import load_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
+# The WebApp's parts, as its chart renders them.
+PARTS = workload_of(webapp_manifest(load_webapp()))
 # Faults on parts the WebApp has not (a StatefulSet, a ConfigMap, ...): skipped with the reason.
 SKIPPED = {
-    spec.name: spec.unmet(embedded=True, workload=builtin_workload(load_webapp()))
+    spec.name: spec.unmet(embedded=True, workload=PARTS)
     for spec in load_experiments()
-    if spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is not None
+    if spec.unmet(embedded=True, workload=PARTS) is not None
 }
 CATALOGUE = [name for name in EVERY_FAULT if name not in SKIPPED]
 HEAL_WINDOW = 10.0  # a pod-template heal is two rollouts; operator-down-drift a restart

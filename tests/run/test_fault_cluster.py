@@ -28,10 +28,11 @@ from compare.deploy.operator_install import cluster_key, state_dir
 from compare.errors import CompareError
 from compare.paths import cache_dir
 from compare.results import TrialResult, latest_run, load_results
-from compare.run.app import BuiltinApp
+from compare.run.app import App
 from compare.run.engine import Run, RunRequest
 from compare.run.experiments import load_experiments
 from compare.run.trial import TrialPlan
+from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
@@ -144,7 +145,7 @@ def test_an_interrupt_during_a_fault_cluster_trial_leaves_no_sibling_behind(
     assert not [p for p in pids if _alive(p)]
 
 
-class _RefusedElsewhere(BuiltinApp):
+class _RefusedElsewhere(App):
     """The built-in WebApp, whose shared parts cannot be started on any cluster but the
     run's: the fault cluster's preparation fails as a real one would (one line)."""
 
@@ -173,7 +174,7 @@ class _Notes:
 def test_a_fault_cluster_that_cannot_be_made_is_one_line_and_the_run_goes_on_as_before(
     cluster: ClusterTarget, tmp_path: Path
 ) -> None:
-    app = _RefusedElsewhere(load_webapp(DEFAULT_APP), DEFAULT_APP)
+    app = _RefusedElsewhere(builtin_target(load_webapp(DEFAULT_APP), DEFAULT_APP))
     app.home = cluster.kubeconfig
     request = RunRequest(
         approaches=("helm", "operator"),

@@ -15,12 +15,13 @@ from chaosk8s import create_k8s_api_client
 from compare.chaos.cluster import cluster_target, listable, pointed_at, trial_secrets
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import ControlPlaneArg, check_cluster_name
-from compare.paths import EXPERIMENTS_DIR
-from compare.run.app import BuiltinApp, TargetApp
+from compare.paths import EXAMPLES_DIR, EXPERIMENTS_DIR
+from compare.run.app import App
 from compare.run.engine import RunRequest, admissible, plan_trials, schedule
 from compare.run.experiments import load_experiments
 from compare.run.sibling import SECRETS_SCOPE, movable, point, splittable
 from compare.run.trial import TrialPlan
+from compare.target import builtin_target, load_target
 from tests.run.builders import WEBAPP
 
 # The catalogue's `scope: cluster` experiments: the control plane's and the operator's faults.
@@ -37,7 +38,7 @@ def _plans(*names: str) -> list[TrialPlan]:
     request = RunRequest(
         approaches=("helm", "operator", "flux"),
         experiments=tuple(load_experiments(names)),
-        app=BuiltinApp(WEBAPP, Path("app.yaml")),
+        app=App(builtin_target(WEBAPP, Path("app.yaml"))),
         output_dir=Path("out"),
     )
     return schedule(plan_trials(request))
@@ -63,7 +64,7 @@ def test_an_experiment_with_a_process_activity_stays_on_the_runs_cluster(tmp_pat
 
 
 def test_a_split_needs_moved_and_other_experiments_and_an_app_started_per_cluster() -> None:
-    app = BuiltinApp(WEBAPP, Path("app.yaml"))
+    app = App(builtin_target(WEBAPP, Path("app.yaml")))
     assert splittable(app, load_experiments(["etcd-restart-drift", "image-change"]))
     assert not splittable(app, load_experiments(["etcd-restart-drift"]))
     assert not splittable(app, load_experiments(["image-change", "pod-delete-one"]))
@@ -71,7 +72,8 @@ def test_a_split_needs_moved_and_other_experiments_and_an_app_started_per_cluste
 
 def test_a_targets_app_keeps_its_cluster_wide_faults_on_the_runs_cluster() -> None:
     # Its preflight (an operator installed once, CRDs) is per run, not per cluster.
-    assert BuiltinApp.per_cluster and not TargetApp.per_cluster
+    assert App(builtin_target(WEBAPP, Path("app.yaml"))).per_cluster
+    assert not App(load_target(EXAMPLES_DIR / "target-shop.yaml")).per_cluster
 
 
 def test_pointing_gives_every_python_activity_the_secrets_last() -> None:

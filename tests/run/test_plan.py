@@ -12,7 +12,7 @@ import pytest
 
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
-from compare.run.app import BuiltinApp
+from compare.run.app import App
 from compare.run.engine import (
     Run,
     RunRequest,
@@ -25,16 +25,21 @@ from compare.run.engine import (
 from compare.run.experiments import load_experiments, load_spec
 from compare.run.runner import epoch, inline_refs
 from compare.run.trial import TrialPlan, namespace_for
+from compare.target import builtin_target
+from compare.webapp import WebApp, load_webapp
 from tests.run.builders import WEBAPP
 
 
 def _request(
-    *names: str, approaches: tuple[str, ...] = ("helm", "operator"), trials: int = 1
+    *names: str,
+    approaches: tuple[str, ...] = ("helm", "operator"),
+    trials: int = 1,
+    webapp: WebApp = WEBAPP,
 ) -> RunRequest:
     return RunRequest(
         approaches=approaches,
         experiments=tuple(load_experiments(names)),
-        app=BuiltinApp(WEBAPP, Path("app.yaml")),
+        app=App(builtin_target(webapp, Path("app.yaml"))),
         output_dir=Path("out"),
         trials=trials,
     )
@@ -71,10 +76,12 @@ def test_nothing_to_run_is_a_usage_error() -> None:
 def test_the_default_run_has_68_trials() -> None:
     # 33 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only);
     # the faults on parts the WebApp has not are left out of its run, each with the reason.
-    kept, skipped = runnable(_request(), embedded=True)
+    kept, skipped = runnable(_request(webapp=load_webapp()), embedded=True)
     assert len(plan_trials(kept)) == 68
     assert skipped == {
-        "statefulset-pod-delete": "applies to a StatefulSet only (the app's is Deployment shop)",
+        "statefulset-pod-delete": (
+            "applies to a StatefulSet only (the app's is Deployment webapp-demo)"
+        ),
         "configmap-data-change": "needs a ConfigMap (the app's manifest has none)",
         "configmap-delete": "needs a ConfigMap (the app's manifest has none)",
         "secret-data-change": "needs a Secret (the app's manifest has none)",
@@ -83,6 +90,14 @@ def test_the_default_run_has_68_trials() -> None:
             "needs a RoleBinding or ClusterRoleBinding (the app's manifest has none)"
         ),
     }
+    # A WebApp without resources renders none: the fault that changes them is left out, as
+    # for a target file's chart.
+    kept, skipped = runnable(_request(), embedded=True)
+    assert len(plan_trials(kept)) == 66
+    assert skipped["resources-change"] == (
+        "needs deployment.spec.template.spec.containers[webapp].resources.requests.cpu"
+        " (the app's manifest has none to change)"
+    )
 
 
 def test_namespaces_are_valid_dns_labels(tmp_path: Path) -> None:

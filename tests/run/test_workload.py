@@ -22,12 +22,12 @@ from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
-from compare.run.app import BuiltinApp, TargetApp
+from compare.run.app import App
 from compare.run.engine import runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
-from compare.run.workload import builtin_workload, needs_of, workload_of
-from compare.target import load_target, release_in
+from compare.run.workload import needs_of, workload_of
+from compare.target import builtin_target, load_target, release_in
 from compare.webapp import DEFAULT_APP, load_webapp
 
 SERVICE_FAULTS = (
@@ -95,9 +95,12 @@ def test_the_builtin_webapp_keeps_the_names_the_experiments_used() -> None:
         "webapp_rbac_binding": "",
         "webapp_rbac_binding_kind": "rolebinding",
     }
-    assert builtin_workload(webapp).configuration() == expected
-    # The same parts the chart renders: the general derivation agrees with the built-in one.
-    assert workload_of(webapp_manifest(webapp)).configuration() == expected
+    # The built-in target's parts, as the run takes them: its chart rendered, and the
+    # toolkit operator's rendering of the WebApp.
+    app = App(builtin_target(webapp, DEFAULT_APP))
+    app.check(("helm", "operator", "flux"))
+    parts = app.workloads(("helm", "operator"))
+    assert [w.configuration() for w in parts] == [expected, expected]
 
 
 def test_a_target_chart_gives_its_first_deployment_selector_container_and_service(
@@ -140,7 +143,7 @@ def test_an_app_without_a_service_leaves_the_service_faults_out_with_the_reason(
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        app=TargetApp(target, chart_workload=workload),
+        app=App(target, chart_workload=workload),
         output_dir=tmp_path,
     )
     kept, skipped = runnable(request, embedded=True)
@@ -160,7 +163,7 @@ def test_the_builtin_webapp_skips_nothing(tmp_path: Path) -> None:
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        app=BuiltinApp(load_webapp(), Path("unused")),
+        app=App(builtin_target(load_webapp(), Path("unused"))),
         output_dir=tmp_path,
     )
     assert runnable(request, embedded=True) == (request, {})
@@ -202,7 +205,7 @@ def _trial_context(tmp_path: Path, target: Any = None) -> TrialContext:
         run_id="r",
         run_dir=tmp_path,
         cluster=ClusterTarget(tmp_path / "kubeconfig"),
-        app=BuiltinApp(load_webapp(), DEFAULT_APP) if target is None else TargetApp(target),
+        app=App(builtin_target(load_webapp(), DEFAULT_APP)) if target is None else App(target),
         heal_window=10.0,
         settle=1.0,
         recheck=2.0,
@@ -224,7 +227,7 @@ def _resolved(document: dict[str, Any]) -> dict[str, Any]:
 def test_a_builtin_trial_acts_on_the_objects_it_always_did(tmp_path: Path) -> None:
     specs = {s.name: s for s in load_experiments(["pod-delete-one", "image-change"])}
     ctx = _trial_context(tmp_path)
-    workload = builtin_workload(load_webapp())
+    workload = workload_of(webapp_manifest(load_webapp()))
     pods = _resolved(experiment_for(specs["pod-delete-one"], ctx, "helm", "ns", workload))
     assert pods["label_selector"] == (
         "app.kubernetes.io/name=webapp,app.kubernetes.io/instance=webapp-demo"
@@ -295,7 +298,7 @@ def test_a_fault_for_other_kinds_is_left_out_with_the_reason(tmp_path: Path) -> 
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(specs),
-        app=TargetApp(load_target(EXAMPLES_DIR / "target-shop.yaml"), chart_workload=db),
+        app=App(load_target(EXAMPLES_DIR / "target-shop.yaml"), chart_workload=db),
         output_dir=tmp_path,
     )
     kept, skipped = runnable(request, embedded=True)
@@ -351,7 +354,7 @@ def test_an_experiment_without_kinds_acts_on_a_deployment_as_before(tmp_path: Pa
     assert spec.unmet(embedded=True, workload=db) == (
         "applies to a Deployment only (the app's is StatefulSet db)"
     )
-    assert spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is None
+    assert spec.unmet(embedded=True, workload=workload_of(webapp_manifest(load_webapp()))) is None
 
 
 def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) -> None:
@@ -381,7 +384,7 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
     request = RunRequest(
         approaches=("helm", "operator"),
         experiments=tuple(specs),
-        app=TargetApp(
+        app=App(
             target,
             chart_workload=workload_of(render_target(target, target.helm, "shop")),
             operator_workload=owned,
@@ -414,4 +417,4 @@ def test_a_template_label_the_workload_selects_by_is_not_changed_but_skipped() -
         "changes the pod-template label app.kubernetes.io/component, which the app's workload"
         " selects its pods by (the API server refuses that change)"
     )
-    assert spec.unmet(embedded=True, workload=builtin_workload(load_webapp())) is None
+    assert spec.unmet(embedded=True, workload=workload_of(webapp_manifest(load_webapp()))) is None

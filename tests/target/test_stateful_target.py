@@ -23,7 +23,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.helm_arm import render_target
 from compare.results import latest_run, load_results
 from compare.run import RunRequest, load_experiments
-from compare.run.app import TargetApp
+from compare.run.app import App
 from compare.run.engine import runnable
 from compare.run.workload import workload_of
 from compare.target import load_target
@@ -204,7 +204,7 @@ def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
     request = RunRequest(
         approaches=("helm",),
         experiments=tuple(load_experiments(names)),
-        app=TargetApp(target, chart_workload=workload),
+        app=App(target, chart_workload=workload),
         output_dir=tmp_path,
     )
     kept, skipped = runnable(request, embedded=True)
