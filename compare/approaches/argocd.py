@@ -21,12 +21,20 @@ its own); the built-in WebApp is deployed the same way, as the target it is (`Ap
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import Approach, Cadence, Detector, TargetDeploy, webapp_notes
+from compare.approaches.base import (
+    Approach,
+    Cadence,
+    CommandOption,
+    Detector,
+    TargetDeploy,
+    webapp_notes,
+)
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import (
     DEFAULT_TIMEOUT_S,
@@ -48,6 +56,16 @@ from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Target
 from compare.target.builtin import builtin_release
 
+# `compare run --argocd-diff`: the setting `diff`.
+DIFF = CommandOption(
+    "diff",
+    ("--argocd-diff",),
+    str,
+    default=THREE_WAY_DIFF,
+    help="How the argocd approach's application controller diffs the live objects:"
+    " three-way (Argo CD's default) or server-side (ServerSideDiff=true).",
+)
+
 
 @dataclass(frozen=True)
 class Argocd(Approach):
@@ -56,6 +74,7 @@ class Argocd(Approach):
     label = "Argo CD Applications"
     charted = True
     default: ClassVar[bool] = False
+    run_options: ClassVar[tuple[CommandOption, ...]] = (DIFF,)
 
     # How the application controller diffs live objects against the rendered chart.
     diff: str = THREE_WAY_DIFF
@@ -68,6 +87,10 @@ class Argocd(Approach):
 
     def check_settings(self, heal_window: float) -> None:
         check_diff_strategy(self.diff)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        if "diff" in options:
+            check_diff_strategy(options["diff"])
 
     def cadence(self) -> Cadence:
         # It sees drift on the watch event, but a second self-heal waits for its backoff.

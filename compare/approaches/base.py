@@ -401,6 +401,9 @@ class Approach(ABC):
     # (`compare.cli.target_cmd`); what is particular to an approach's commands is here.
     deploy_options: ClassVar[tuple[CommandOption, ...]] = ()
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = ()
+    # `compare run`'s options for this approach, each named after one of its settings
+    # (`configured`); the flag names the approach (`--flux-interval`).
+    run_options: ClassVar[tuple[CommandOption, ...]] = ()
     # `--timeout`'s default, seconds.
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
     undeploy_timeout: ClassVar[float] = UNDEPLOY_TIMEOUT_S

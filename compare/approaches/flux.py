@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from kubernetes import client
@@ -60,6 +60,14 @@ INTERVAL = CommandOption(
     bounds=(0.5, 3600),
     with_target=True,
 )
+# `compare run --flux-interval`: the same setting, added to the flux trials' heal window.
+RUN_INTERVAL = replace(
+    INTERVAL,
+    help="Seconds between helm-controller's reconciles of the flux approach's HelmRelease (it"
+    " corrects drift at the next one); added to its heal window (with --exact-heal-window it"
+    " must be shorter than --heal-window).",
+    with_target=False,
+)
 STOP_FLUX = CommandOption(
     "stop_flux",
     ("--stop-flux",),
@@ -79,6 +87,7 @@ class Flux(Approach):
     charted = True
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
+    run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)
     deploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
     undeploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
     deploy_help: ClassVar[str] = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import signal
@@ -27,6 +28,7 @@ from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError,
 from compare.paths import DEFAULT_APP, cache_dir
 
 if TYPE_CHECKING:  # imported where used: `compare cluster ...` needs neither (nor pydantic)
+    from compare.approaches import CommandOption
     from compare.cluster import ClusterTarget
     from compare.webapp import WebApp
 
@@ -258,3 +260,28 @@ def cluster_from(
         context or glob.context,
         start_embedded=start_embedded,
     )
+
+
+# -- the options an approach declares (`compare.approaches.CommandOption`) ------------------
+
+
+def keyword(
+    name: str, annotation: Any, default: Any = inspect.Parameter.empty
+) -> inspect.Parameter:
+    """A keyword parameter of a command whose signature is built (`__signature__`)."""
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def option_annotation(option: CommandOption) -> Any:
+    """An approach's option (`CommandOption`) as Typer reads it: its type and `typer.Option`."""
+    kind: Any = option.kind if option.default is not None else option.kind | None
+    extra: dict[str, Any] = {}
+    if option.bounds is not None:
+        extra["callback"] = finite(*option.bounds)
+    elif option.kind is str:
+        extra["callback"] = not_empty
+    if option.kind is Path:
+        extra["dir_okay"] = False
+    return Annotated[kind, typer.Option(*option.flags, help=option.help, **extra)]

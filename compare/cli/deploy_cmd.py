@@ -32,7 +32,9 @@ from compare.cli.common import (
     cluster_from,
     console,
     finite,
+    keyword,
     not_empty,
+    option_annotation,
     refuse_system_namespace,
     resolve_namespace,
 )
@@ -232,14 +234,14 @@ def _command(
         ),
     ]
     parameters = [
-        _param("ctx", typer.Context),
-        _param("app", AppOpt, None),
-        _param("namespace", NamespaceOpt, None),
-        *(_param(o.name, _annotation(o), o.default) for o in own),
-        _param("timeout", timeout_opt, timeout),
-        _param("kubeconfig", KubeconfigOpt, None),
-        _param("context", ContextOpt, None),
-        _param("target_file", TargetOpt, None),
+        keyword("ctx", typer.Context),
+        keyword("app", AppOpt, None),
+        keyword("namespace", NamespaceOpt, None),
+        *(keyword(o.name, option_annotation(o), o.default) for o in own),
+        keyword("timeout", timeout_opt, timeout),
+        keyword("kubeconfig", KubeconfigOpt, None),
+        keyword("context", ContextOpt, None),
+        keyword("target_file", TargetOpt, None),
     ]
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return command
@@ -247,22 +249,3 @@ def _command(
 
 # The options every approach's commands take, by parameter name (`ctx` aside).
 SHARED = ("app", "namespace", "timeout", "kubeconfig", "context", "target_file")
-
-
-def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
-    )
-
-
-def _annotation(option: CommandOption) -> Any:
-    """An approach's option as Typer reads it: its type and `typer.Option`."""
-    kind: Any = option.kind if option.default is not None else option.kind | None
-    extra: dict[str, Any] = {}
-    if option.bounds is not None:
-        extra["callback"] = finite(*option.bounds)
-    elif option.kind is str:
-        extra["callback"] = not_empty
-    if option.kind is Path:
-        extra["dir_okay"] = False
-    return Annotated[kind, typer.Option(*option.flags, help=option.help, **extra)]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import (
@@ -18,6 +19,7 @@ from rich.progress import (
 )
 
 from compare import approaches as registry
+from compare.approaches import Approach, CommandOption
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -25,13 +27,12 @@ from compare.cli.common import (
     console,
     err_console,
     finite,
+    keyword,
+    option_annotation,
     print_warning,
     sigterm_as_interrupt,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
-from compare.deploy.argocd import check_diff_strategy
-from compare.deploy.argocd_app import THREE_WAY_DIFF
-from compare.deploy.flux import DEFAULT_INTERVAL_S as DEFAULT_FLUX_INTERVAL_S
 from compare.deploy.helm import DEFAULT_TIMEOUT_S
 from compare.errors import EXIT_FAILED
 from compare.paths import REPORTS_DIR
@@ -147,24 +148,6 @@ def run(
     keep: Annotated[
         bool, typer.Option("--keep", help="Keep each trial's namespace (and what is in it).")
     ] = False,
-    flux_interval: Annotated[
-        float,
-        typer.Option(
-            "--flux-interval",
-            callback=finite(0.5, MAX_HEAL_WINDOW_S),
-            help="Seconds between helm-controller's reconciles of the flux approach's"
-            " HelmRelease (it corrects drift at the next one); added to its heal window"
-            " (with --exact-heal-window it must be shorter than --heal-window).",
-        ),
-    ] = DEFAULT_FLUX_INTERVAL_S,
-    argocd_diff: Annotated[
-        str,
-        typer.Option(
-            "--argocd-diff",
-            help="How the argocd approach's application controller diffs the live objects:"
-            " three-way (Argo CD's default) or server-side (ServerSideDiff=true).",
-        ),
-    ] = THREE_WAY_DIFF,
     target_file: TargetOpt = None,
     deploy_timeout: Annotated[
         float,
@@ -186,10 +169,18 @@ def run(
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    **approach_options: Any,
 ) -> None:
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
-    # Everything the user gave is checked before the cluster is touched.
-    check_diff_strategy(argocd_diff)
+    # Everything the user gave is checked before the cluster is touched: first each
+    # approach's own options (`--flux-interval`, ...), as its settings.
+    settings = {
+        a.name: {o.name: approach_options[_parameter(a, o)] for o in a.run_options}
+        for a in registry.REGISTRY
+        if a.run_options
+    }
+    for name, values in settings.items():
+        registry.get(name).check_options(values)
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
         the_app = App(load_target(target_file))
@@ -203,7 +194,7 @@ def run(
         approaches,
         experiment or (),
         output_dir=output,
-        settings={"flux": {"interval": flux_interval}, "argocd": {"diff": argocd_diff}},
+        settings=settings,
         trials=trials,
         heal_window=heal_window,
         exact_heal_window=exact_heal_window,
@@ -247,6 +238,33 @@ def run(
         if any(t.status == "error" for t in results.trials):
             # The measurements stand; errors are listed in the summary above.
             raise typer.Exit(EXIT_FAILED)
+
+
+def _parameter(approach: Approach, option: CommandOption) -> str:
+    """The parameter an approach's run option is passed as (`flux_interval`)."""
+    return f"{approach.name}_{option.name}"
+
+
+# Typer reads the command's parameters from its signature: the approaches' run options are
+# keyword parameters of their own, before `--target` (the `**approach_options` they arrive in).
+_signature = inspect.signature(run, eval_str=True)
+_fixed = [
+    p.replace(kind=p.KEYWORD_ONLY)
+    for p in _signature.parameters.values()
+    if p.kind is not p.VAR_KEYWORD
+]
+_at = [p.name for p in _fixed].index("target_file")
+run.__signature__ = _signature.replace(  # type: ignore[attr-defined]
+    parameters=[
+        *_fixed[:_at],
+        *(
+            keyword(_parameter(a, o), option_annotation(o), o.default)
+            for a in registry.REGISTRY
+            for o in a.run_options
+        ),
+        *_fixed[_at:],
+    ]
+)
 
 
 def _summary(results: RunResults, run_dir: Path) -> None:
