@@ -80,17 +80,17 @@ def deploy_webapp(
 # -- reading the live state (the tests' own; the toolkit reads through the judge) ------
 
 
-def read_object(call: Any, name: str, namespace: str) -> dict[str, Any] | None:
-    """One namespaced object as the API server's JSON (no model round trip); None on 404.
-    Other API errors propagate, so pollers can record them and go on."""
+def raw(call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """An API call's JSON (camelCase, no model round trip), None on 404; other API errors
+    propagate, so pollers can record them and go on."""
     try:
-        response = call(name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+        response = call(*args, _preload_content=False, **kwargs)
     except client.ApiException as exc:
         if exc.status == 404:
             return None
         raise
-    result: dict[str, Any] = json.loads(response.data)
-    return result
+    data: dict[str, Any] = json.loads(response.data)
+    return data
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,12 @@ def read_live(api: client.ApiClient, namespace: str, name: str) -> LiveState:
     apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
     try:
         return LiveState(
-            deployment=read_object(apps.read_namespaced_deployment, name, namespace),
-            service=read_object(core.read_namespaced_service, name, namespace),
+            deployment=raw(
+                apps.read_namespaced_deployment, name, namespace, _request_timeout=REQUEST_TIMEOUT
+            ),
+            service=raw(
+                core.read_namespaced_service, name, namespace, _request_timeout=REQUEST_TIMEOUT
+            ),
         )
     except client.ApiException as exc:
         raise CompareError(f"reading {namespace}/{name} failed: {exc.status} {exc.reason}") from exc

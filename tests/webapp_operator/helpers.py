@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,23 +15,11 @@ from compare.webapp import (
     PLURAL,
     WebApp,
 )
-from tests.helpers import eventually
+from tests.helpers import eventually, raw
 from webapp_operator.builders import build_deployment, build_service, owner_reference
 
 T = TypeVar("T")
 POLL_S = 0.05
-
-
-def raw(call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any] | None:
-    """An API call's JSON (camelCase), None on 404."""
-    try:
-        response = call(*args, _preload_content=False, **kwargs)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-    data: dict[str, Any] = json.loads(response.data)
-    return data
 
 
 def get_webapp(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:

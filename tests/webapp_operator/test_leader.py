@@ -39,7 +39,7 @@ from compare.deploy.operator_process import (
     spawn,
     terminate,
 )
-from tests.helpers import eventually, make_webapp
+from tests.helpers import eventually, make_webapp, raw
 from tests.loopback_proxy import LoopbackProxy
 from webapp_operator.leader import (
     FencedApiClient,
@@ -51,7 +51,7 @@ from webapp_operator.leader import (
 from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE
 
 from .conftest import FAST
-from .helpers import get_deployment, raw, run_webapp
+from .helpers import get_deployment, run_webapp
 
 pytestmark = pytest.mark.cluster
 

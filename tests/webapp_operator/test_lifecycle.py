@@ -39,7 +39,7 @@ from compare.deploy.operator_process import (
     terminate,
 )
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
-from tests.helpers import eventually, make_webapp
+from tests.helpers import eventually, make_webapp, raw
 from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 from .conftest import FAST
@@ -48,7 +48,6 @@ from .helpers import (
     get_deployment,
     get_service,
     get_webapp,
-    raw,
     run_webapp,
     webapp_events,
 )

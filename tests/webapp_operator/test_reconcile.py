@@ -18,7 +18,7 @@ from kubernetes import client
 
 from compare.deploy.operator import OperatorHandle, apply_webapp
 from compare.judge import mismatches, read, with_api_defaults
-from tests.helpers import eventually, make_webapp
+from tests.helpers import eventually, make_webapp, raw
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 from .helpers import (
@@ -27,7 +27,6 @@ from .helpers import (
     get_deployment,
     get_webapp,
     operator_manifest,
-    raw,
     run_webapp,
     webapp_events,
 )

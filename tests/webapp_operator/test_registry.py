@@ -11,12 +11,10 @@ import pytest
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from tests.helpers import eventually
+from tests.helpers import eventually, raw
 from tests.loopback_proxy import LoopbackProxy
 from webapp_operator import registry as registry_module
 from webapp_operator.registry import Registry
-
-from .helpers import raw
 
 pytestmark = pytest.mark.cluster
 
