@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from compare.deploy.operator import OperatorHandle, apply_webapp
+from compare.deploy.operator_process import OperatorOptions
 from compare.judge import mismatches, read, with_api_defaults
 from tests.helpers import eventually, make_webapp, raw
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
@@ -187,7 +188,9 @@ def test_drift_of_an_owned_field_is_reverted(running: Running, fault: str) -> No
     )
     assert event["type"] == "Normal"
     assert event["reportingComponent"] == "webapp-operator"
-    # The heal does not leave the status broken: it converges back to Running.
+    # The heal does not leave the status broken: it converges back to Running - on the
+    # Deployment's next event, and at the latest at the next resync (a level-triggered
+    # operator's bound), so the wait covers one resync period and a margin.
     eventually(
         lambda: (
             (get_webapp(running.api, running.namespace, "shop") or {})
@@ -195,6 +198,7 @@ def test_drift_of_an_owned_field_is_reverted(running: Running, fault: str) -> No
             .get("phase")
             == "Running"
         ),
+        timeout=OperatorOptions().resync_seconds + 15,
         what="Running again",
     )
 
