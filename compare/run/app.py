@@ -9,7 +9,7 @@ time a correction, and how results.json names it. Every app is a target: a targe
 differs is data of the target, never a branch here.
 
 - Its arms are checked without a cluster (`check`: every chart renders, the first one's
-  parts deciding which faults apply). A target that asks for it (`Target.preflight`: a file's)
+  parts deciding which faults apply). A target file (`Target.from_file`)
   has its arms deployed once before the trials: a chart that cannot reach its desired state,
   an operator that never gets ready, stop the run there, and what the operator's resources
   own is learned; the built-in target's are the toolkit's own and need none.
@@ -105,7 +105,7 @@ class App:
         """Whether its approaches' shared parts can be started on a second cluster by
         `prepare` alone (the run's fault cluster, `compare.run.sibling`): nothing is
         installed once by a preflight."""
-        return not self.target.preflight
+        return not self.target.from_file
 
     def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
         return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
@@ -119,11 +119,11 @@ class App:
 
     def default_approaches(self) -> tuple[str, ...]:
         """The approaches a run without `--approach` uses: the arms it has (of the default
-        approaches only, with `registry_defaults`)."""
+        approaches only, for the built-in target: it has an arm for every approach)."""
         return tuple(
             a.name
             for a in registry.REGISTRY
-            if a.arm(self.target) is not None and (a.default or not self.target.registry_defaults)
+            if a.arm(self.target) is not None and (a.default or self.target.from_file)
         )
 
     def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
@@ -173,7 +173,7 @@ class App:
     ) -> list[Step]:
         """What must happen once before the trials (each step run in order by the caller;
         `warn` gets what a step finds worth a warning but not a stop)."""
-        if not self.target.preflight:
+        if not self.target.from_file:
             return []
         # A chart's crds/ are installed by Helm once and never removed: the run removes the
         # ones it installed (`finish`), whatever happens.

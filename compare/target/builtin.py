@@ -6,9 +6,9 @@ WebApp's values, under the WebApp's name as the release; the objects carry the W
 whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
 checked WebApp's (`own_chart`): an install renders nothing first, the chart is rendered once
 for every namespace, as it installs it, and a trial's release keeps the WebApp's name.
-A run deploys nothing of it once before the trials (no `preflight`: nothing to learn), takes
-the registry's default approaches (`registry_defaults`), and records the WebApp's spec in
-results.json (`app_spec`), not a target file (`from_file`).
+It is not a file (`from_file` False): a run deploys nothing of it once before the trials
+(nothing to learn), takes the registry's default approaches, and records the WebApp's spec in
+results.json (`app_spec`), not a target file.
 Its operator arm is the toolkit's own operator (install form `toolkit`) with the WebApp as its
 one resource: ready when Available, held to the built-in chart's rendering of it.
 """
@@ -59,8 +59,6 @@ def builtin_target(
         flux=arm("flux"),
         argocd=arm("argocd"),
         own_chart=True,
-        preflight=False,
-        registry_defaults=True,
         from_file=False,
         app_spec=webapp.spec.model_dump(mode="json", exclude_none=True),
     )

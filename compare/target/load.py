@@ -106,17 +106,15 @@ class Target:
     # That chart makes nothing outside its namespace: a trial's release keeps the arm's name
     # (`for_trial`) and two trials share nothing.
     own_chart: bool = False
-    # What a run makes of it. `preflight`: its arms are deployed once before any trial (a
-    # file's chart may never reach its desired state, what its operator's resources own is
-    # known only once they own it); the built-in target's chart and operator are the
-    # toolkit's own with a checked WebApp, so nothing is learned and nothing installed that a
-    # second cluster would lack. `registry_defaults`: a run without `--approach` takes the
-    # arms of the registry's default approaches only (the built-in target has an arm for
-    # every approach), not every arm (a file's: the arms it names). `from_file`: results.json
-    # names it as a target file; `app_spec`: the spec results.json records (a file's values
-    # stay in the file: they may hold credentials).
-    preflight: bool = True
-    registry_defaults: bool = False
+    # Whether it is a target file's (else the built-in target's, `builtin_target`). A file's
+    # arms are deployed once before any trial (a preflight: its chart may never reach its
+    # desired state, what its operator's resources own is known only once they own it), a run
+    # without `--approach` takes every arm it names, and results.json names the file. The
+    # built-in target's chart and operator are the toolkit's own with a checked WebApp: no
+    # preflight (nothing to learn, nothing installed a second cluster would lack), the
+    # registry's default approaches (it has an arm for every approach), no file to name.
+    # `app_spec`: the spec results.json records (a file's values stay in the file: they may
+    # hold credentials).
     from_file: bool = True
     app_spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
