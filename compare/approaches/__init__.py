@@ -29,7 +29,8 @@ from compare.approaches.operator import Operator
 from compare.cluster import ClusterTarget
 from compare.deploy.rows import DeployedApp
 from compare.errors import CompareError
-from compare.judge import DesiredObjects
+from compare.judge import DesiredObjects, with_api_defaults
+from compare.target import builtin_target
 from compare.webapp import WebApp
 
 __all__ = [
@@ -79,8 +80,13 @@ def get(name: str) -> Approach:
 def desired_manifest(
     approach: str, webapp: WebApp, namespace: str, *, release: str | None = None
 ) -> list[dict[str, Any]]:
-    """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
-    return get(approach).desired(webapp, namespace, release=release)
+    """The objects `approach` applies for the built-in target of `webapp` in `namespace` (no
+    cluster needed; every registered approach knows them for the built-in target)."""
+    target = builtin_target(webapp, release=release)
+    objects = get(approach).known_desired(target, namespace)
+    if objects is None:
+        raise CompareError(f"approach {approach!r}: its desired objects need a cluster")
+    return objects
 
 
 def desired_objects(
@@ -91,8 +97,10 @@ def desired_objects(
     *,
     release: str | None = None,
 ) -> DesiredObjects:
-    """The approach's objects with the API's defaults, ready for the judge."""
-    return get(approach).desired_objects(api, webapp, namespace, release=release)
+    """`desired_manifest` with the API's defaults, ready for the judge."""
+    return with_api_defaults(
+        api, namespace, desired_manifest(approach, webapp, namespace, release=release)
+    )
 
 
 def deployed_apps(cluster: ClusterTarget, namespace: str | None) -> list[DeployedApp]:

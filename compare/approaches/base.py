@@ -22,7 +22,7 @@ from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
-from compare.judge import DesiredObjects, with_api_defaults
+from compare.judge import DesiredObjects
 from compare.target import HelmInstall, Operator, Target, builtin_target
 from compare.webapp import WebApp, load_webapp
 
@@ -170,9 +170,9 @@ class Approach(ABC):
     Subclasses set `name` (a DNS label: namespaces, results.json, `compare deploy NAME`),
     `short` (its part of a trial namespace's name) and `label` (`compare status`'s line when
     none is deployed), and implement the abstract methods; the others have defaults that
-    fit an approach with nothing shared to start and no Events to read. The built-in WebApp's
-    `deploy`, `desired` and `undeploy` go by default through the target methods, with the
-    WebApp as a target (`builtin`): a charted approach writes only its target methods.
+    fit an approach with nothing shared to start and no Events to read. Every app, the
+    built-in WebApp included, is a target (`compare.target.builtin_target`): an approach
+    deploys, desires and removes it through its target methods alone.
     """
 
     name: ClassVar[str]
@@ -220,33 +220,13 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
-    # --- the built-in WebApp in one namespace ---------------------------------------------
-    # A charted approach deploys, desires and removes it as the target it is
-    # (`compare.target.builtin_target`), through its target methods; an approach whose arm is
-    # not a chart overrides these.
-    def builtin(self, webapp: WebApp, *, release: str | None = None) -> Target:
-        """The built-in WebApp as the target this approach deploys."""
-        return builtin_target(webapp, release=release)
-
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        """Deploy `webapp` into `namespace` and wait until its desired state holds."""
-        target = self.builtin(webapp)
-        self.deploy_target(cluster, target, namespace, timeout=DEPLOY_TIMEOUT_S, cancel=cancel)
-
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The complete objects this approach applies for `webapp` (no cluster needed): what
-        the judge holds the live objects to. By default: the chart arm rendered, as the
-        approach applies it (`applied`)."""
-        target = self.builtin(webapp, release=release)
+    # --- what an arm applies, known without a cluster ------------------------------------
+    def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
+        """The complete objects the target's arm applies in `namespace`, when they are known
+        without a cluster (None: only once deployed, like an operator's children). By default:
+        a chart arm rendered, as the approach applies it (`applied`)."""
+        if not self.charted:
+            return None
         arm = self.chart_arm(target)
         return self.applied(render_target(target, arm, namespace), arm.release, namespace)
 
@@ -257,29 +237,6 @@ class Approach(ABC):
         `release` in `namespace` (what it writes on every object added); as they are by
         default."""
         return rendered
-
-    def desired_objects(
-        self,
-        api: client.ApiClient,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        release: str | None = None,
-    ) -> DesiredObjects:
-        """`desired` with the API's defaults, ready for the judge."""
-        return with_api_defaults(api, namespace, self.desired(webapp, namespace, release=release))
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        """Remove what `deploy` made and wait until it is gone (children it owns may be left
-        to the garbage collector: they go on their own)."""
-        self.undeploy_target(cluster, self.builtin(webapp), namespace, timeout=timeout)
 
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:

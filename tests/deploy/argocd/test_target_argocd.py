@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import get
+from compare.approaches import desired_manifest
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import TRACKING_ID, chart_applied
@@ -169,7 +169,7 @@ def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
     namespace = "ns1"
     rendered = render_target(target, target.argocd, namespace)
     from_target = chart_applied(rendered, namespace, target.argocd.release)
-    assert from_target == get("argocd").desired(load_webapp(), namespace)
+    assert from_target == desired_manifest("argocd", load_webapp(), namespace)
 
 
 @pytest.mark.cluster

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from compare.approaches import get
+from compare.approaches import desired_manifest, get
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import (
     PROCESSES,
@@ -42,7 +42,7 @@ FLUX = get("flux").configured(interval=INTERVAL_S)
 
 
 def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
-    desired = with_api_defaults(api, namespace, FLUX.desired(webapp, namespace))
+    desired = with_api_defaults(api, namespace, desired_manifest(FLUX.name, webapp, namespace))
     return current_problems(api, namespace, desired)
 
 
