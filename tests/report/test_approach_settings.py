@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from compare import approaches
 from compare.report import ReportData, ReportFormat, render
 from compare.results import load_results, summarize
 from tests.results.helpers import fixture_json, write_run
@@ -100,3 +101,16 @@ def test_a_run_without_approach_settings_shows_none(tmp_path: Path) -> None:
     assert data.approach_settings() == []
     assert data.settings_line().endswith("heal window 5 s; settle 1 s; watched (re-read every 2 s)")
     assert json.loads((tmp_path / "run" / "results.json").read_text())["schemaVersion"] == 2
+
+
+@pytest.mark.parametrize("approach", approaches.REGISTRY, ids=approaches.names())
+def test_every_approach_describes_what_it_records_in_its_own_words(
+    approach: approaches.Approach,
+) -> None:
+    recorded = approach.run_settings()
+    # What is recorded must be JSON (results.json) and read back the same.
+    assert json.loads(json.dumps(recorded)) == recorded
+    if recorded:
+        text = approaches.describe_settings(approach.name, recorded)
+        assert text.startswith(f"{approach.name} ")
+        assert text != approaches.base.describe_settings(approach.name, recorded)
