@@ -10,6 +10,7 @@ Adding an approach is one module here plus one line in `REGISTRY` (docs/adding-a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kubernetes import client
@@ -23,6 +24,7 @@ from compare.approaches.base import (
     TargetDeploy,
     trial_window,
 )
+from compare.approaches.base import describe_settings as generic_settings
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
@@ -40,10 +42,13 @@ __all__ = [
     "CommandOption",
     "Detector",
     "TargetDeploy",
+    "declaring",
     "default_names",
     "deployed_apps",
+    "describe_settings",
     "desired_manifest",
     "desired_objects",
+    "fault_targets",
     "get",
     "names",
     "trial_window",
@@ -75,6 +80,26 @@ def get(name: str) -> Approach:
         if approach.name == name:
             return approach
     raise CompareError(f"approach {name!r}: unknown (known: {', '.join(names())})")
+
+
+def fault_targets() -> dict[str, str]:
+    """The evidence targets the registered approaches declare as parts of their own
+    (`Approach.fault_targets`), each with what it is."""
+    return {t: what for a in REGISTRY for t, what in a.fault_targets.items()}
+
+
+def declaring(target: str) -> tuple[str, ...]:
+    """The registered approaches that declare `target` a part of their own, in registry
+    order (none: it is the app's, every approach deploys it)."""
+    return tuple(a.name for a in REGISTRY if target in a.fault_targets)
+
+
+def describe_settings(name: str, settings: Mapping[str, Any]) -> str:
+    """An approach's settings as results.json recorded them, as reports show them: in the
+    approach's own words when it is registered, else `name key=value, ...`."""
+    if name in names():
+        return get(name).describe_settings(settings)
+    return generic_settings(name, settings)
 
 
 def desired_manifest(

@@ -8,6 +8,7 @@ and the experiment catalogue know approaches only through this interface and the
 
 from __future__ import annotations
 
+import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -162,6 +163,18 @@ def webapp_notes(target: Target) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def describe_settings(name: str, settings: Mapping[str, Any]) -> str:
+    """An approach's recorded settings as a report shows them when the approach says nothing
+    of its own (or is not registered here): `name key=value, key=value`."""
+    return f"{name} " + ", ".join(f"{key}={_setting(value)}" for key, value in settings.items())
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 @dataclass(frozen=True)
 class Approach(ABC):
     """One approach. Instances are immutable; per-approach settings are fields of the
@@ -184,6 +197,12 @@ class Approach(ABC):
     # Whether a run without `--approach` includes it (an approach whose controllers are heavy
     # may be one a user asks for by name).
     default: ClassVar[bool] = True
+    # Evidence targets of faults on a part of this approach itself rather than of the app
+    # (the operator's process), each with what it is (a run that cannot act on it says
+    # "acts on <what>"): an experiment tracking one applies only to the approaches that
+    # declare it (`compare.run.experiments`); the other targets are the app's objects and
+    # pods, which every approach deploys.
+    fault_targets: ClassVar[Mapping[str, str]] = {}
 
     # --- settings -------------------------------------------------------------------------
     def configured(self, **settings: Any) -> Self:
@@ -197,8 +216,15 @@ class Approach(ABC):
         return {}
 
     def run_settings(self) -> dict[str, Any]:
-        """What this approach adds to results.json's `settings` (RunSettings field names)."""
+        """What results.json records of this approach's settings
+        (`settings.approachSettings[name]`): JSON values under camelCase names of its own
+        choosing (none by default: nothing is written for it)."""
         return {}
+
+    def describe_settings(self, settings: Mapping[str, Any]) -> str:
+        """How reports show `settings` (what `run_settings` recorded, read back from a
+        results.json): by default `name key=value, ...`."""
+        return describe_settings(self.name, settings)
 
     def check_settings(self, heal_window: float) -> None:
         """Raise a CompareError when the settings cannot measure a heal within `heal_window`

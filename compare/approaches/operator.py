@@ -122,6 +122,10 @@ class Operator(Approach):
     name = "operator"
     short = "op"
     label = "WebApp resources"
+    # The faults that stop or kill the operator's process (`stop_operator`) act on it.
+    fault_targets: ClassVar[Mapping[str, str]] = {
+        "operator": "the toolkit's own operator process, not the target's operator"
+    }
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S

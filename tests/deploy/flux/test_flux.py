@@ -296,7 +296,7 @@ def test_a_run_of_the_flux_approach_records_the_interval_and_helm_controllers_de
     (run_dir,) = tmp_path.iterdir()
     results = json.loads((run_dir / "results.json").read_text())
     assert results["settings"]["approaches"] == ["flux"]
-    assert results["settings"]["fluxIntervalSeconds"] == INTERVAL_S
+    assert results["settings"]["approachSettings"]["flux"] == {"intervalSeconds": INTERVAL_S}
     # Its trials' window: the 15 s asked for plus one jittered interval (its cadence).
     window = round(15 + INTERVAL_S * 1.05, 3)
     assert results["settings"]["healWindows"] == {
