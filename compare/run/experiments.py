@@ -28,6 +28,7 @@ from compare.chaos.fields import parse_path, read_path
 from compare.chaos.shared import can_share
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_json, parse_yaml, read_text
+from compare.judge.kinds import WORKLOAD_KINDS
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import ExperimentInfo
 from compare.run.extension import check_injection, check_shape, find_extension, where
@@ -82,9 +83,7 @@ CATALOGUE = (
 # What an evidence's `target` may be: a kind of the app's parts (as a field-path root), its
 # pods, the current ReplicaSet of a Deployment, or the operator.
 TARGETS = (
-    "deployment",
-    "statefulset",
-    "daemonset",
+    *(name.lower() for name in WORKLOAD_KINDS),
     "service",
     "configmap",
     "secret",
