@@ -37,7 +37,7 @@ def summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
     first Deployment, else StatefulSet, else DaemonSet)."""
     if desired.workload is None:
         return None, None
-    template = pod_template(desired.workload.defaulted) or {}
+    template = pod_template(desired.workload.defaulted, desired.workload.kind) or {}
     containers = (template.get("spec") or {}).get("containers") or [{}]
     return desired.replicas, containers[0].get("image")
 

@@ -218,9 +218,10 @@ def template_path(kind_name: str) -> tuple[str, ...] | None:
     return None if row is None else row.template
 
 
-def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The object's pod template (a Pod: itself), None when its kind has none or it is unset."""
-    path = template_path(str(obj.get("kind")))
+def pod_template(obj: Mapping[str, Any], kind_name: str | None = None) -> Mapping[str, Any] | None:
+    """The object's pod template (a Pod: itself), None when its kind has none or it is unset.
+    `kind_name` when the caller knows the kind (an object as listed need not say it)."""
+    path = template_path(kind_name or str(obj.get("kind")))
     if path is None:
         return None
     node: Any = obj

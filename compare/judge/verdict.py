@@ -135,7 +135,7 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
             if owner is None or terminating(pod):
                 continue
             if row.rollout == REPLICASETS:
-                template: Mapping[str, Any] = pod_template(owner) or {}
+                template: Mapping[str, Any] = pod_template(owner, "ReplicaSet") or {}
             else:
                 found_template = made_from.get(_label(pod, REVISION_HASH) or "")
                 if found_template is None:

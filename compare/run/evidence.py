@@ -207,7 +207,7 @@ def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
     for item in desired.items:
         if item.kind in WORKLOAD_KINDS and item.namespace is None:
             live = reading.get(item.kind, item.name)
-            found[item.root] = None if live is None else pod_template(live)
+            found[item.root] = None if live is None else pod_template(live, item.kind)
     return found
 
 
