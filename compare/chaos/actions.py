@@ -25,7 +25,7 @@ from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.deploy import operator as operator_path
 from compare.errors import CompareError
-from compare.judge.kinds import KINDS, REQUEST_TIMEOUT
+from compare.judge.kinds import KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
 from compare.judge.secrets import hashed_secret
 from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
@@ -82,9 +82,7 @@ def _api_message(exc: client.ApiException) -> str:
 OBJECT_KINDS = {
     root: root_kind
     for root_kind in (
-        "Deployment",
-        "StatefulSet",
-        "DaemonSet",
+        *WORKLOAD_KINDS,
         "Service",
         "ConfigMap",
         "Secret",
@@ -93,7 +91,7 @@ OBJECT_KINDS = {
     )
     for root in (root_kind.lower(),)
 }
-WORKLOADS = ("deployment", "statefulset", "daemonset")
+WORKLOADS = tuple(name.lower() for name in WORKLOAD_KINDS)
 
 
 def _object_kind(kind: str, action: str, allowed: tuple[str, ...] = tuple(OBJECT_KINDS)) -> str:

@@ -22,13 +22,12 @@ import re
 from typing import Any
 
 from compare.errors import CompareError
+from compare.judge.kinds import WORKLOAD_KINDS
 
 # The app's parts by kind (the first of each kind in the desired objects), a Deployment's
 # current ReplicaSet, and its pods (`pods.ready`, `pods.uids`).
 ROOTS = (
-    "deployment",
-    "statefulset",
-    "daemonset",
+    *(name.lower() for name in WORKLOAD_KINDS),
     "service",
     "configmap",
     "secret",

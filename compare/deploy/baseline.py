@@ -29,7 +29,7 @@ from kubernetes import client
 
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import DesiredObjects, from_pairs
-from compare.judge.kinds import KINDS
+from compare.judge.kinds import KINDS, POD_MAKERS
 from compare.judge.reading import list_raw
 
 VERSION = 1
@@ -39,7 +39,7 @@ BASELINE_LABEL = "compare.example.com/baseline-of"
 # Rollout by-products: never desired objects themselves (see the module docstring).
 BY_PRODUCTS = ("ReplicaSet", "Pod")
 # Workloads own only by-products (ReplicaSets, Pods, ControllerRevisions, a CronJob's Jobs).
-WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+WORKLOADS = tuple(name for name in POD_MAKERS if name not in BY_PRODUCTS)
 WALKED = tuple(name for name, row in KINDS.items() if row.namespaced and name not in BY_PRODUCTS)
 # Annotations the API server or a controller writes, whoever owns the object: a heal moves
 # them on (a restored template is a new revision), so they are not the operator's state.

@@ -28,6 +28,7 @@ from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.helm_errors import helm_failure
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects
+from compare.judge.kinds import KINDS, WATCHED
 from compare.kube import POLL_S, Deadline, check_namespace_name, wait_until_gone
 from compare.target.builtin import BUILTIN_CHART
 from compare.webapp import WebApp, chart_values
@@ -321,17 +322,11 @@ def list_releases(target: ClusterTarget, namespace: str | None = None) -> list[H
 def _exists(api: client.ApiClient, obj: Mapping[str, Any], namespace: str) -> bool:
     kind = obj.get("kind")
     name = (obj.get("metadata") or {}).get("name")
-    readers = {
-        "Deployment": client.AppsV1Api(api).read_namespaced_deployment,
-        "Service": client.CoreV1Api(api).read_namespaced_service,
-        "ReplicaSet": client.AppsV1Api(api).read_namespaced_replica_set,
-        "Pod": client.CoreV1Api(api).read_namespaced_pod,
-    }
-    reader = readers.get(str(kind))
-    if reader is None or not name:
+    # What a trial watches (the workload, its Service, its ReplicaSets and pods) is waited for.
+    if str(kind) not in WATCHED or not name:
         return False
     try:
-        reader(name, namespace)
+        KINDS[str(kind)].read_call(api)(name, namespace)
     except client.ApiException as exc:
         if exc.status == 404:
             return False

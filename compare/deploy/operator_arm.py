@@ -46,6 +46,7 @@ from compare.deploy.reference import operator_reference
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
 from compare.judge import DesiredObjects, with_api_defaults
+from compare.judge.rollout import reported_problem
 from compare.kube import Deadline, Served, wait_for, wait_until_gone
 from compare.kube import served as api_of
 from compare.target import Operator, Target
@@ -365,24 +366,6 @@ def _condition(body: Mapping[str, Any], condition: str) -> str | None:
     return None
 
 
-def _workload_ready(obj: Mapping[str, Any]) -> str | None:
-    """Why an owned workload is not ready (None: ready, or not a workload)."""
-    kind_name = obj.get("kind")
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    meta = obj.get("metadata") or {}
-    what = f"{kind_name} {meta.get('name')}"
-    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
-        return f"{what}: not observed yet"
-    if kind_name in ("Deployment", "StatefulSet"):
-        want = spec.get("replicas", 1)
-        got = min(status.get("readyReplicas") or 0, status.get("updatedReplicas") or 0)
-        return None if got >= want else f"{what}: {got}/{want} ready"
-    if kind_name == "DaemonSet":
-        want, got = status.get("desiredNumberScheduled") or 0, status.get("numberReady") or 0
-        return None if got >= want else f"{what}: {got}/{want} ready"
-    return None
-
-
 def not_ready(
     api: client.ApiClient, resources: Sequence[Resource], operator: Operator, namespace: str
 ) -> str | None:
@@ -402,7 +385,7 @@ def not_ready(
     owned = baseline.owned_objects(api, namespace, bodies)
     if not owned:
         return "it owns no object yet"
-    return next((why for obj in owned if (why := _workload_ready(obj)) is not None), None)
+    return next((why for obj in owned if (why := reported_problem(obj)) is not None), None)
 
 
 def wait_ready(

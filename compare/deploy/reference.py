@@ -28,6 +28,7 @@ from typing import Any
 
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.ownership import MANAGED_BY
+from compare.judge.kinds import pod_template
 from compare.webapp import WebApp
 from compare.webapp.spec import API_GROUP, API_VERSION, KIND
 from webapp_operator.names import OPERATOR_NAME
@@ -59,7 +60,7 @@ def operator_applied(
         _relabel(meta)
         meta["namespace"] = namespace
         meta["ownerReferences"] = [dict(owner)]
-        template = (out.get("spec") or {}).get("template")
+        template = pod_template(out)
         if isinstance(template, dict) and isinstance(template.get("metadata"), dict):
             _relabel(template["metadata"])
         applied.append(out)

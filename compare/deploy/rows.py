@@ -14,6 +14,7 @@ from compare.judge import (
     read,
     workload,
 )
+from compare.judge.kinds import pod_template
 from compare.judge.verdict import current_ready
 
 
@@ -36,8 +37,8 @@ def summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
     first Deployment, else StatefulSet, else DaemonSet)."""
     if desired.workload is None:
         return None, None
-    spec = desired.workload.defaulted.get("spec") or {}
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+    template = pod_template(desired.workload.defaulted, desired.workload.kind) or {}
+    containers = (template.get("spec") or {}).get("containers") or [{}]
     return desired.replicas, containers[0].get("image")
 
 

@@ -21,14 +21,22 @@ from typing import Any
 from kubernetes import client
 
 from compare.errors import CompareError
-from compare.judge.kinds import REQUEST_TIMEOUT, kind, scoped, watched_with
+from compare.judge.kinds import (
+    KINDS,
+    NODES,
+    REQUEST_TIMEOUT,
+    REVISIONS,
+    WORKLOAD_KINDS,
+    kind,
+    scoped,
+    watched_with,
+)
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 from compare.judge.workloads import carries_own_uid, hpa_ranges, replaced_value
 from compare.kube.apierror import status_message
 
 DRY_RUN_PREFIX = "judge-"
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,9 @@ class DesiredObjects:
         """What to read to judge these objects: the watched kinds plus every desired kind (and
         a StatefulSet's or DaemonSet's ControllerRevisions: its current revision; the nodes,
         which a DaemonSet's pod count is proven against)."""
-        sets = any(item.kind in ("StatefulSet", "DaemonSet") for item in self.items)
+        sets = any(_rollout(item.kind) == REVISIONS for item in self.items)
         extra = ["ControllerRevision"] if sets else []
-        if self.of_kind("DaemonSet"):
+        if any(NODES in _rules(item.kind) for item in self.items if item.namespace is None):
             extra.append("Node")
         return watched_with([*(item.key for item in self.items), *extra])
 
@@ -105,9 +113,19 @@ class DesiredObjects:
 
     @property
     def replicas(self) -> int:
-        if self.workload is None or self.workload.kind == "DaemonSet":
+        if self.workload is None or KINDS[self.workload.kind].per_node:
             return 0
         return int((self.workload.defaulted.get("spec") or {}).get("replicas", 1))
+
+
+def _rollout(kind_name: str) -> str | None:
+    row = KINDS.get(kind_name)
+    return None if row is None else row.rollout
+
+
+def _rules(kind_name: str) -> tuple[str, ...]:
+    row = KINDS.get(kind_name)
+    return () if row is None else row.rules
 
 
 def match_labels(workload: Mapping[str, Any]) -> dict[str, str]:

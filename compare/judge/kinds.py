@@ -2,15 +2,19 @@
 
 One table, one row per kind: its typed API class, the method suffix and whether it lives in a
 namespace (and from those its REST path, for requests without the typed classes:
-`compare.judge.rest`). Every caller goes through the scope-aware calls (`list_call`, `create_call`,
-`read_call`), which take a namespace and drop it for a cluster-scoped kind, so the judge reads,
-watches and dry-runs a ClusterRole exactly as it does a Deployment. A kind missing here is a
-one-line error naming the known ones, never a silently skipped object.
+`compare.judge.rest`); for a kind that makes pods, where its pod template sits, and for a
+workload, which rules judge it. Every list of workload kinds, template path and choice of rule
+in `compare` is derived from this table (`WORKLOAD_KINDS`, `template_path`, `pod_template`,
+...): adding a kind is one row here (and its tests). Every caller goes through the scope-aware
+calls (`list_call`, `create_call`, `read_call`), which take a namespace and drop it for a
+cluster-scoped kind, so the judge reads, watches and dry-runs a ClusterRole exactly as it does a
+Deployment. A kind missing here is a one-line error naming the known ones, never a silently
+skipped object.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +23,18 @@ from kubernetes import client
 from compare.judge.rest import resource_path
 from compare.kube.served import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
 
+# How a workload's running pods are told to be of its current pod template
+# (`compare.judge.rollout`): through the ReplicaSet of each template (a Deployment's), or by the
+# ControllerRevision hash its controller labels each pod with (a StatefulSet's, a DaemonSet's).
+REPLICASETS = "replicasets"
+REVISIONS = "revisions"
+# A kind's own rules beside its rollout (`compare.judge.workloads`): a StatefulSet's pods are
+# its ordinals, a DaemonSet's pod count is proven against the nodes, a Job runs to completion.
+ORDINALS = "ordinals"
+NODES = "nodes"
+COMPLETION = "completion"
+SPEC_TEMPLATE = ("spec", "template")
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -26,6 +42,26 @@ class Kind:
     api: str  # the typed API class of kubernetes.client (looked up at each call)
     plural: str  # the method suffix: list_namespaced_<plural>, create_<plural>
     namespaced: bool = True
+    # Where its pod template sits (None: it makes no pods; (): the object is a pod itself).
+    template: tuple[str, ...] | None = None
+    # A workload (the kinds an app's workload may be, searched in this table's order): how its
+    # running pods are held to its current template, REPLICASETS or REVISIONS. None: they are
+    # not (a Job's pods run to their end; a ReplicaSet's and a bare Pod are by-products).
+    rollout: str | None = None
+    # Its own rules beside the rollout (ORDINALS, NODES, COMPLETION), in the order they run.
+    checks: tuple[str, ...] = ()
+    # It wants one pod per node it is scheduled to (a DaemonSet), not `spec.replicas`.
+    per_node: bool = False
+
+    @property
+    def workload(self) -> bool:
+        """Whether it keeps pods of its current template running (see `rollout`)."""
+        return self.rollout is not None
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules that judge a live object of this kind beside its fields, in order."""
+        return ((self.rollout,) if self.rollout else ()) + self.checks
 
     @property
     def group_version(self) -> str:
@@ -104,13 +140,28 @@ _GROUP_VERSIONS = {
 }
 
 KINDS: dict[str, Kind] = _kinds(
-    Kind("Deployment", _apps, "deployment"),
-    Kind("ReplicaSet", _apps, "replica_set"),
-    Kind("StatefulSet", _apps, "stateful_set"),
-    Kind("DaemonSet", _apps, "daemon_set"),
+    Kind("Deployment", _apps, "deployment", template=SPEC_TEMPLATE, rollout=REPLICASETS),
+    Kind("ReplicaSet", _apps, "replica_set", template=SPEC_TEMPLATE),
+    Kind(
+        "StatefulSet",
+        _apps,
+        "stateful_set",
+        template=SPEC_TEMPLATE,
+        rollout=REVISIONS,
+        checks=(ORDINALS,),
+    ),
+    Kind(
+        "DaemonSet",
+        _apps,
+        "daemon_set",
+        template=SPEC_TEMPLATE,
+        rollout=REVISIONS,
+        checks=(NODES,),
+        per_node=True,
+    ),
     Kind("ControllerRevision", _apps, "controller_revision"),
     Kind("Service", _core, "service"),
-    Kind("Pod", _core, "pod"),
+    Kind("Pod", _core, "pod", template=()),
     # Read (never desired) to prove a DaemonSet's pod count against the node set.
     Kind("Node", _core, "node", namespaced=False),
     Kind("ConfigMap", _core, "config_map"),
@@ -135,8 +186,8 @@ KINDS: dict[str, Kind] = _kinds(
         "mutating_webhook_configuration",
         namespaced=False,
     ),
-    Kind("Job", _batch, "job"),
-    Kind("CronJob", _batch, "cron_job"),
+    Kind("Job", _batch, "job", template=SPEC_TEMPLATE, checks=(COMPLETION,)),
+    Kind("CronJob", _batch, "cron_job", template=("spec", "jobTemplate", "spec", "template")),
     Kind("Ingress", "NetworkingV1Api", "ingress"),
     Kind("NetworkPolicy", "NetworkingV1Api", "network_policy"),
     Kind("IngressClass", "NetworkingV1Api", "ingress_class", namespaced=False),
@@ -153,6 +204,36 @@ KINDS: dict[str, Kind] = _kinds(
 )
 # What a trial watches: the workload, its Service, and what the rollout rule reads.
 WATCHED = ("Deployment", "Service", "ReplicaSet", "Pod")
+# Derived from the table, in its order: never spelled elsewhere (tests/architecture).
+WORKLOAD_KINDS = tuple(name for name, row in KINDS.items() if row.workload)
+# Kinds that make pods from a template of theirs (a workload, a ReplicaSet, a Job, a CronJob).
+POD_MAKERS = tuple(name for name, row in KINDS.items() if row.template)
+# Kinds some rule judges beside their fields, in the order their problems are reported.
+RULED_KINDS = tuple(name for name, row in KINDS.items() if row.rules)
+
+
+def template_path(kind_name: str) -> tuple[str, ...] | None:
+    """Where a kind's pod template sits (None: an unknown kind, or one that makes no pods)."""
+    row = KINDS.get(kind_name)
+    return None if row is None else row.template
+
+
+def pod_template(obj: Mapping[str, Any], kind_name: str | None = None) -> Mapping[str, Any] | None:
+    """The object's pod template (a Pod: itself), None when its kind has none or it is unset.
+    `kind_name` when the caller knows the kind (an object as listed need not say it)."""
+    path = template_path(kind_name or str(obj.get("kind")))
+    if path is None:
+        return None
+    node: Any = obj
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else None
+
+
+def workload_kind(kind_name: object) -> Kind | None:
+    """The table's row of a workload kind (None: not a workload, or unknown)."""
+    row = KINDS.get(str(kind_name))
+    return row if row is not None and row.workload else None
 
 
 # A namespaced object outside the namespace a reading is of (a chart's RoleBinding in

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from compare.judge.kinds import workload_kind
+
 REVISION = "deployment.kubernetes.io/revision"
 TEMPLATE_HASH = "pod-template-hash"  # the label the controller adds to its ReplicaSets
 Obj = dict[str, Any]
@@ -261,7 +263,8 @@ def _labels(obj: Obj) -> dict[str, str]:
 def wanted_pods(workload: Obj) -> int:
     """How many pods the workload wants: a StatefulSet its replicas, a DaemonSet one per
     node it is scheduled to (its controller's count)."""
-    if workload.get("kind") == "DaemonSet":
+    row = workload_kind(workload.get("kind"))
+    if row is not None and row.per_node:
         return int((workload.get("status") or {}).get("desiredNumberScheduled") or 0)
     return int((workload.get("spec") or {}).get("replicas", 1))
 
@@ -299,3 +302,28 @@ def pod_set_problems(
         found.append(f"pods.stale: {len(stale)} pod(s) of another revision still running")
     found.extend(foreign_problems(foreign_pods([owner], pods), root))
     return found
+
+
+def reported_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why an object's own status does not report it ready yet (None: it does): a status of
+    an older generation than its spec, or a workload with fewer pods ready (and, counting
+    replicas, updated) than it wants, one per node it is scheduled to or `spec.replicas`.
+
+    The controllers' own counts, not the rules above: what an operator arm waits for before it
+    has a baseline to judge its children by (`ready: {children: true}`); the baseline is then
+    held to the rules above before it is kept."""
+    kind_name = obj.get("kind")
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    meta = obj.get("metadata") or {}
+    what = f"{kind_name} {meta.get('name')}"
+    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
+        return f"{what}: not observed yet"
+    row = workload_kind(kind_name)
+    if row is None:
+        return None
+    if row.per_node:
+        want, got = status.get("desiredNumberScheduled") or 0, status.get("numberReady") or 0
+    else:
+        want = spec.get("replicas", 1)
+        got = min(status.get("readyReplicas") or 0, status.get("updatedReplicas") or 0)
+    return None if got >= want else f"{what}: {got}/{want} ready"

@@ -8,13 +8,29 @@ its template as made (`compare.judge.pods`), and no pod the workload's selector 
 someone else's, and each kind's own rule holds: an HPA's replicas, a DaemonSet's node count, a
 StatefulSet's ordinals, a Job's completion (`compare.judge.workloads`). An object being
 deleted (a deletionTimestamp, held by finalizers) is drift: it will not stay, whatever its
-spec says.
+spec says. Which rules judge a kind is its row of the table of kinds (`compare.judge.kinds`);
+`RULES` holds each rule's call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
+from compare.judge.kinds import (
+    COMPLETION,
+    KINDS,
+    NODES,
+    ORDINALS,
+    REPLICASETS,
+    REVISIONS,
+    RULED_KINDS,
+    kind,
+    pod_template,
+    workload_kind,
+)
 from compare.judge.pods import pod_mismatches
 from compare.judge.reading import Obj, Reading
 from compare.judge.rollout import (
@@ -40,7 +56,24 @@ from compare.judge.workloads import (
     statefulset_problems,
 )
 
-REVISIONS = "ControllerRevision"
+CONTROLLER_REVISIONS = "ControllerRevision"
+
+# A rule of the table of kinds (`compare.judge.kinds`) -> its problems for a live object:
+# (live, the running pods its selector matches, the reading, its root).
+Rule = Callable[[Obj, list[Obj], Reading, str], list[str]]
+RULES: dict[str, Rule] = {
+    REPLICASETS: lambda live, pods, reading, root: rollout_problems(
+        live, reading.all("ReplicaSet"), pods, root=root
+    ),
+    REVISIONS: lambda live, pods, reading, root: pod_set_problems(
+        live, pods, root=root, revisions=reading.all(CONTROLLER_REVISIONS)
+    ),
+    ORDINALS: lambda live, pods, reading, root: statefulset_problems(live, pods, root=root),
+    NODES: lambda live, pods, reading, root: daemonset_problems(
+        live, reading.all("Node"), root=root
+    ),
+    COMPLETION: lambda live, pods, reading, root: job_problems(live, root=root),
+}
 
 
 def mismatches(desired: DesiredObjects, reading: Reading) -> list[Mismatch]:
@@ -80,13 +113,14 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
     revision with its template (older ones are stale: `pod_set_problems`)."""
     found: dict[str, list[Mismatch]] = {}
     for item in desired.items:
-        if item.kind not in ("Deployment", "StatefulSet", "DaemonSet") or item.namespace:
+        row = workload_kind(item.kind)
+        if row is None or item.namespace:
             continue  # a workload elsewhere: its pods are not read (judged as an object)
         live = reading.get(item.kind, item.name)
         if live is None:
             continue
         pods = [p for p in selected(_running(reading), match_labels(item.defaulted))]
-        if item.kind == "Deployment":
+        if row.rollout == REPLICASETS:
             owners = {
                 uid(rs): rs for rs in reading.all("ReplicaSet") if controller_uid(rs) == uid(live)
             }
@@ -95,13 +129,13 @@ def pod_drift(desired: DesiredObjects, reading: Reading) -> dict[str, list[Misma
             # Each pod with the template of its own revision (the ControllerRevision its hash
             # names): the workload's status may name a revision its live template has already
             # left (a change and its revert), and a pod is what it was made from.
-            made_from = _revision_templates(live, reading.all(REVISIONS))
+            made_from = _revision_templates(live, reading.all(CONTROLLER_REVISIONS))
         for pod in pods:
             owner = owners.get(controller_uid(pod))
             if owner is None or terminating(pod):
                 continue
-            if item.kind == "Deployment":
-                template = (owner.get("spec") or {}).get("template") or {}
+            if row.rollout == REPLICASETS:
+                template: Mapping[str, Any] = pod_template(owner, "ReplicaSet") or {}
             else:
                 found_template = made_from.get(_label(pod, REVISION_HASH) or "")
                 if found_template is None:
@@ -145,29 +179,15 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
     found = [str(m) for m in mismatches(desired, reading)]
     # A pod that ran to its end (a Job's, a hook's) runs nothing: it is no workload's pod.
     running = _running(reading)
-    for item in desired.of_kind("Deployment"):
-        live = reading.get("Deployment", item.name)
-        if live is None:
-            continue
-        pods = selected(running, match_labels(item.defaulted))
-        found.extend(rollout_problems(live, reading.all("ReplicaSet"), pods, root=item.root))
-    for name in ("StatefulSet", "DaemonSet"):
+    # Each kind's rules, kind by kind in the table's order (a Deployment's rollout first).
+    for name in RULED_KINDS:
         for item in desired.of_kind(name):
             live = reading.get(name, item.name)
             if live is None:
                 continue
             pods = selected(running, match_labels(item.defaulted))
-            found.extend(
-                pod_set_problems(live, pods, root=item.root, revisions=reading.all(REVISIONS))
-            )
-            if name == "StatefulSet":
-                found.extend(statefulset_problems(live, pods, root=item.root))
-            else:
-                found.extend(daemonset_problems(live, reading.all("Node"), root=item.root))
-    for item in desired.of_kind("Job"):
-        live = reading.get("Job", item.name)
-        if live is not None:
-            found.extend(job_problems(live, root=item.root))
+            for rule in KINDS[name].rules:
+                found.extend(RULES[rule](live, pods, reading, item.root))
     for differs in pod_drift(desired, reading).values():
         found.extend(str(m) for m in differs)
     return found
@@ -179,7 +199,7 @@ def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj
     item = desired.workload
     live = reading.get(item.kind, item.name) if item is not None else None
     replicaset = None
-    if item is not None and item.kind == "Deployment":
+    if item is not None and kind(item.kind).rollout == REPLICASETS:
         replicaset = current_replicaset(live, reading.all("ReplicaSet"))
     return live, replicaset, selected(reading.all("Pod"), desired.selector)
 
@@ -189,7 +209,8 @@ def current_ready(
 ) -> list[Obj]:
     """Ready pods of the workload's current template: a Deployment's current ReplicaSet's,
     a StatefulSet's or DaemonSet's current revision's."""
-    if live is not None and live.get("kind") in ("StatefulSet", "DaemonSet"):
+    row = None if live is None else workload_kind(live.get("kind"))
+    if live is not None and row is not None and row.rollout == REVISIONS:
         return current_pods(live, pods, revisions or ())
     return ready_pods(replicaset, pods)
 

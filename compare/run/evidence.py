@@ -35,6 +35,7 @@ from compare.judge import (
     uid,
     workload,
 )
+from compare.judge.kinds import WORKLOAD_KINDS, pod_template
 from compare.judge.verdict import current_ready, pod_drift
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 
@@ -207,9 +208,9 @@ def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
     """Each desired workload's live pod template, by root."""
     found: dict[str, Any] = {}
     for item in desired.items:
-        if item.kind in ("Deployment", "StatefulSet", "DaemonSet") and item.namespace is None:
+        if item.kind in WORKLOAD_KINDS and item.namespace is None:
             live = reading.get(item.kind, item.name)
-            found[item.root] = None if live is None else (live.get("spec") or {}).get("template")
+            found[item.root] = None if live is None else pod_template(live, item.kind)
     return found
 
 

@@ -28,6 +28,7 @@ from compare.chaos.fields import parse_path, read_path
 from compare.chaos.shared import can_share
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_json, parse_yaml, read_text
+from compare.judge.kinds import WORKLOAD_KINDS
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import ExperimentInfo
 from compare.run.extension import check_injection, check_shape, find_extension, where
@@ -83,9 +84,7 @@ CATALOGUE = (
 # pods, the current ReplicaSet of a Deployment (every approach deploys these), or a part of an
 # approach itself that the approach declares (`Approach.fault_targets`: `targets()`).
 OBJECT_TARGETS = (
-    "deployment",
-    "statefulset",
-    "daemonset",
+    *(name.lower() for name in WORKLOAD_KINDS),
     "service",
     "configmap",
     "secret",

@@ -19,25 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from compare.judge.kinds import KINDS
-
-# Where a pod template sits in each kind that has one.
-TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "Pod": (),
-}
-
-
-def _dig(obj: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any] | None:
-    node: Any = obj
-    for key in path:
-        node = node.get(key) if isinstance(node, Mapping) else None
-    return node if isinstance(node, Mapping) else None
+from compare.judge.kinds import KINDS, pod_template
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -48,9 +30,7 @@ def node_claims(objects: Iterable[Mapping[str, Any]]) -> list[str]:
     """What the pods of `objects` claim on their node: host ports, the host network."""
     found = []
     for obj in objects:
-        path = TEMPLATE_PATHS.get(str(obj.get("kind")))
-        template = _dig(obj, path) if path is not None else None
-        spec = (template or {}).get("spec") or {}
+        spec = (pod_template(obj) or {}).get("spec") or {}
         if not isinstance(spec, Mapping):
             continue
         if spec.get("hostNetwork"):

@@ -27,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+from compare.judge.kinds import WORKLOAD_KINDS, pod_template
+
 WORKLOAD_KIND = "Deployment"  # the WebApp's, and what an experiment without `kinds` acts on
 # Where an operator target's parts come from (the reason an experiment is left out).
 OWNED = "the operator's baseline of owned objects"
@@ -154,7 +155,7 @@ def workload_of(
             str(k): str(v)
             for k, v in ((spec.get("selector") or {}).get("matchLabels") or {}).items()
         }
-        containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+        containers = ((pod_template(workload) or {}).get("spec") or {}).get("containers") or []
         if containers:
             container = str(containers[0].get("name"))
     port = None
