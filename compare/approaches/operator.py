@@ -39,6 +39,7 @@ from compare.approaches.base import (
     CommandOption,
     Detector,
     TargetDeploy,
+    builtin_target,
 )
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
@@ -67,7 +68,7 @@ from compare.kube import Deadline, check_namespace_name
 from compare.kube import served as custom
 from compare.target import Operator as OperatorArm
 from compare.target import Target
-from compare.target.builtin import builtin_target, webapp_named
+from compare.target.builtin import webapp_named
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
@@ -116,7 +117,7 @@ def builtin(arm: WebApp | OperatorArm) -> Target:
     if isinstance(arm, WebApp):
         return builtin_target(arm)
     name = str(arm.resources[0]["metadata"]["name"])
-    return Target(source=Path(KIND), name=name, namespace=None, operator=arm)
+    return Target(source=Path(KIND), name=name, namespace=None, arms={Operator.name: arm})
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ class Operator(Approach):
     name = "operator"
     short = "op"
     label = "WebApp resources"
+    arm_kind = "operator"
+    arm_description = "The operator approach."
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
@@ -201,8 +204,8 @@ class Operator(Approach):
 
     def detector(self, app_target: Target | None = None) -> Detector:
         custom: tuple[str, ...] = ()
-        operator = app_target.operator if app_target is not None else None
-        if operator is not None and not operator.toolkit:
+        operator = self.arm(app_target) if app_target is not None else None
+        if isinstance(operator, OperatorArm) and not operator.toolkit:
             custom = tuple(str(r.get("kind")) for r in operator.resources)
         return Detector({KIND: REASONS}, custom)
 

@@ -25,7 +25,6 @@ from compare.chaos.cluster import api_client, cluster_target
 from compare.deploy.helm_arm import is_target_file
 from compare.errors import CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
-from compare.target import load_target
 from compare.webapp import load_webapp
 
 __all__ = [
@@ -46,7 +45,7 @@ def _desired(
         arm = approaches.get(approach or "helm")
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: what the trial's arm deployed in `ns`.
-            target = load_target(Path(app_file))
+            target = approaches.load_target(Path(app_file))
             return arm.target_desired(cluster_target(secrets), api, target.for_trial(ns), ns)
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:

@@ -222,9 +222,11 @@ class App:
         not be removed, one line each."""
         left: list[str] = []
         done, self._installed = self._installed, None
-        if done is not None and self.target.operator is not None and not keep:
+        # The operator arm whose install the preflight made (one approach's arm is an operator).
+        operator = next((a for a in self.target.arms.values() if isinstance(a, Operator)), None)
+        if done is not None and operator is not None and not keep:
             try:
-                uninstall(cluster, self.target, self.target.operator, done, created_only=True)
+                uninstall(cluster, self.target, operator, done, created_only=True)
             except Exception as exc:
                 left.append(f"the target's operator install: {exc}")
         crds, self._crds = self._crds, []
@@ -241,10 +243,9 @@ class App:
             self.chart_workload = _own_parts(self._rendered(charted[0]))
         if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
-        operator = self.target.operator
         if self._operator_arms(approaches):
-            if self.operator_workload is None and operator is not None and operator.webapps:
-                reference = operator_reference(operator.webapps[0], TRIAL_NAMESPACE)
+            if self.operator_workload is None and self.target.webapps:
+                reference = operator_reference(self.target.webapps[0], TRIAL_NAMESPACE)
                 self.operator_workload = workload_of(reference)
             if self.operator_workload is not None:
                 found.append(self.operator_workload)
