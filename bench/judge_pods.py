@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from kubernetes import client
 
-from compare.approaches import desired_objects, get
+from compare.approaches import arms, builtin_target, desired_objects, get
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.judge import pods as pods_module
 from compare.judge import problems, read, verdict
@@ -59,7 +59,9 @@ def main() -> None:
                 "spec": {"replicas": args.replicas, "image": "shop:v1", "port": 8080},
             }
         )
-        get("helm").deploy(target, webapp, namespace)
+        arms.deploy_arm(
+            get("helm"), target, builtin_target(webapp), namespace, timeout=120.0, rollback=False
+        )
         desired = desired_objects(api, "helm", webapp, namespace)
         reading = read(api, namespace, desired.kinds)
         assert problems(desired, reading) == [], problems(desired, reading)

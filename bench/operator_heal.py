@@ -43,6 +43,7 @@ from operator_common import (
     wait_for,
 )
 
+from compare.approaches import arms, builtin_target
 from compare.approaches.operator import Operator
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
@@ -330,7 +331,9 @@ def main() -> None:
         api = target.api_client()
         namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
         webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
-        Operator().deploy(target, webapp, namespace)
+        arms.deploy_arm(
+            Operator(), target, builtin_target(webapp), namespace, timeout=120.0, rollback=False
+        )
         minimal_deployment(api, namespace, GO_MINIMAL)
         operators_deployment(api, namespace, GO_SAME)
         healer = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
-from compare.approaches import builtin_target
+from compare.approaches import Approach, TargetDeploy, arms, builtin_target
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import HelmRelease
 from compare.deploy.helm_arm import deploy_target
@@ -125,3 +125,32 @@ def current_problems(api: client.ApiClient, namespace: str, desired: DesiredObje
         raise CompareError(
             f"reading namespace {namespace} failed: {exc.status} {exc.reason}"
         ) from exc
+
+
+def deploy_builtin(
+    cluster: ClusterTarget,
+    approach: Approach,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    timeout: float = 120.0,
+) -> TargetDeploy:
+    """The built-in WebApp deployed by `approach` into `namespace` the one way every arm is
+    (`compare.approaches.arms.deploy_arm`: what it needs installed first - the toolkit's
+    operator - then the arm, waited for until its desired state holds)."""
+    target = builtin_target(webapp)
+    return arms.deploy_arm(
+        approach, cluster, target, namespace, timeout=timeout, rollback=False
+    ).deployed
+
+
+def undeploy_builtin(
+    cluster: ClusterTarget,
+    approach: Approach,
+    webapp: WebApp,
+    namespace: str,
+    *,
+    timeout: float = 120.0,
+) -> bool:
+    """What `deploy_builtin` made removed and waited for until it is gone."""
+    return approach.undeploy_target(cluster, builtin_target(webapp), namespace, timeout=timeout)

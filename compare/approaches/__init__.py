@@ -12,6 +12,7 @@ Adding an approach is one module here plus one line in `REGISTRY` (docs/adding-a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ from compare.approaches.base import (
     builtin_target,
     trial_window,
 )
+from compare.approaches.base import describe_settings as generic_settings
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
 from compare.cluster import ClusterTarget
 from compare.deploy.rows import DeployedApp
 from compare.errors import CompareError
-from compare.judge import DesiredObjects
+from compare.judge import DesiredObjects, with_api_defaults
 from compare.target import ArmKey, Target
 from compare.target import load_target as load_target_with
 from compare.target import parse_target as parse_target_with
@@ -47,10 +49,13 @@ __all__ = [
     "Detector",
     "TargetDeploy",
     "builtin_target",
+    "declaring",
     "default_names",
     "deployed_apps",
+    "describe_settings",
     "desired_manifest",
     "desired_objects",
+    "fault_targets",
     "get",
     "load_target",
     "names",
@@ -103,11 +108,36 @@ def parse_target(data: Any, path: Path) -> Target:
     return parse_target_with(data, path, arms=target_arms())
 
 
+def fault_targets() -> dict[str, str]:
+    """The evidence targets the registered approaches declare as parts of their own
+    (`Approach.fault_targets`), each with what it is."""
+    return {t: what for a in REGISTRY for t, what in a.fault_targets.items()}
+
+
+def declaring(target: str) -> tuple[str, ...]:
+    """The registered approaches that declare `target` a part of their own, in registry
+    order (none: it is the app's, every approach deploys it)."""
+    return tuple(a.name for a in REGISTRY if target in a.fault_targets)
+
+
+def describe_settings(name: str, settings: Mapping[str, Any]) -> str:
+    """An approach's settings as results.json recorded them, as reports show them: in the
+    approach's own words when it is registered, else `name key=value, ...`."""
+    if name in names():
+        return get(name).describe_settings(settings)
+    return generic_settings(name, settings)
+
+
 def desired_manifest(
     approach: str, webapp: WebApp, namespace: str, *, release: str | None = None
 ) -> list[dict[str, Any]]:
-    """The objects `approach` applies for `webapp` in `namespace` (no cluster needed)."""
-    return get(approach).desired(webapp, namespace, release=release)
+    """The objects `approach` applies for the built-in target of `webapp` in `namespace` (no
+    cluster needed; every registered approach knows them for the built-in target)."""
+    target = builtin_target(webapp, release=release)
+    objects = get(approach).known_desired(target, namespace)
+    if objects is None:
+        raise CompareError(f"approach {approach!r}: its desired objects need a cluster")
+    return objects
 
 
 def desired_objects(
@@ -118,8 +148,10 @@ def desired_objects(
     *,
     release: str | None = None,
 ) -> DesiredObjects:
-    """The approach's objects with the API's defaults, ready for the judge."""
-    return get(approach).desired_objects(api, webapp, namespace, release=release)
+    """`desired_manifest` with the API's defaults, ready for the judge."""
+    return with_api_defaults(
+        api, namespace, desired_manifest(approach, webapp, namespace, release=release)
+    )
 
 
 def deployed_apps(cluster: ClusterTarget, namespace: str | None) -> list[DeployedApp]:

@@ -84,7 +84,14 @@ class Argocd(Approach):
         return {"diff": self.diff}
 
     def run_settings(self) -> dict[str, Any]:
-        return {"argocd_diff": self.diff}
+        return {"diff": self.diff}
+
+    def describe_settings(self, settings: Mapping[str, Any]) -> str:
+        # Its diff strategy decides which drift it sees at all.
+        diff = settings.get("diff")
+        if settings.keys() != {"diff"} or not isinstance(diff, str):
+            return super().describe_settings(settings)
+        return f"argocd diff {diff}"
 
     def check_settings(self, heal_window: float) -> None:
         check_diff_strategy(self.diff)

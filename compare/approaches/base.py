@@ -8,6 +8,7 @@ and the experiment catalogue know approaches only through this interface and the
 
 from __future__ import annotations
 
+import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -22,7 +23,7 @@ from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
-from compare.judge import DesiredObjects, with_api_defaults
+from compare.judge import DesiredObjects
 from compare.target import ArmKey, ArmKind, HelmInstall, Operator, Target
 from compare.target import builtin_target as target_with
 from compare.webapp import WebApp, load_webapp
@@ -178,6 +179,18 @@ def webapp_notes(target: Target) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def describe_settings(name: str, settings: Mapping[str, Any]) -> str:
+    """An approach's recorded settings as a report shows them when the approach says nothing
+    of its own (or is not registered here): `name key=value, key=value`."""
+    return f"{name} " + ", ".join(f"{key}={_setting(value)}" for key, value in settings.items())
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 @dataclass(frozen=True)
 class Approach(ABC):
     """One approach. Instances are immutable; per-approach settings are fields of the
@@ -187,9 +200,9 @@ class Approach(ABC):
     key in a target file), `short` (its part of a trial namespace's name), `label` (`compare
     status`'s line when none is deployed), `arm_kind` and `arm_description` (its key in a
     target file: `arm_key`), and implement the abstract methods; the others have defaults that
-    fit an approach with nothing shared to start and no Events to read. The built-in WebApp's
-    `deploy`, `desired` and `undeploy` go by default through the target methods, with the
-    WebApp as a target (`builtin`): a charted approach writes only its target methods.
+    fit an approach with nothing shared to start and no Events to read. Every app, the
+    built-in WebApp included, is a target (`builtin_target`, with an arm for every approach):
+    an approach deploys, desires and removes it through its target methods alone.
     """
 
     name: ClassVar[str]
@@ -203,6 +216,12 @@ class Approach(ABC):
     # Whether a run without `--approach` includes it (an approach whose controllers are heavy
     # may be one a user asks for by name).
     default: ClassVar[bool] = True
+    # Evidence targets of faults on a part of this approach itself rather than of the app
+    # (the operator's process), each with what it is (a run that cannot act on it says
+    # "acts on <what>"): an experiment tracking one applies only to the approaches that
+    # declare it (`compare.run.experiments`); the other targets are the app's objects and
+    # pods, which every approach deploys.
+    fault_targets: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def arm_key(cls) -> ArmKey:
@@ -226,8 +245,15 @@ class Approach(ABC):
         return {}
 
     def run_settings(self) -> dict[str, Any]:
-        """What this approach adds to results.json's `settings` (RunSettings field names)."""
+        """What results.json records of this approach's settings
+        (`settings.approachSettings[name]`): JSON values under camelCase names of its own
+        choosing (none by default: nothing is written for it)."""
         return {}
+
+    def describe_settings(self, settings: Mapping[str, Any]) -> str:
+        """How reports show `settings` (what `run_settings` recorded, read back from a
+        results.json): by default `name key=value, ...`."""
+        return describe_settings(self.name, settings)
 
     def check_settings(self, heal_window: float) -> None:
         """Raise a CompareError when the settings cannot measure a heal within `heal_window`
@@ -249,33 +275,13 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
-    # --- the built-in WebApp in one namespace ---------------------------------------------
-    # A charted approach deploys, desires and removes it as the target it is
-    # (`compare.target.builtin_target`), through its target methods; an approach whose arm is
-    # not a chart overrides these.
-    def builtin(self, webapp: WebApp, *, release: str | None = None) -> Target:
-        """The built-in WebApp as the target this approach deploys."""
-        return builtin_target(webapp, release=release)
-
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        """Deploy `webapp` into `namespace` and wait until its desired state holds."""
-        target = self.builtin(webapp)
-        self.deploy_target(cluster, target, namespace, timeout=DEPLOY_TIMEOUT_S, cancel=cancel)
-
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The complete objects this approach applies for `webapp` (no cluster needed): what
-        the judge holds the live objects to. By default: the chart arm rendered, as the
-        approach applies it (`applied`)."""
-        target = self.builtin(webapp, release=release)
+    # --- what an arm applies, known without a cluster ------------------------------------
+    def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
+        """The complete objects the target's arm applies in `namespace`, when they are known
+        without a cluster (None: only once deployed, like an operator's children). By default:
+        a chart arm rendered, as the approach applies it (`applied`)."""
+        if not self.charted:
+            return None
         arm = self.chart_arm(target)
         return self.applied(render_target(target, arm, namespace), arm.release, namespace)
 
@@ -286,29 +292,6 @@ class Approach(ABC):
         `release` in `namespace` (what it writes on every object added); as they are by
         default."""
         return rendered
-
-    def desired_objects(
-        self,
-        api: client.ApiClient,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        release: str | None = None,
-    ) -> DesiredObjects:
-        """`desired` with the API's defaults, ready for the judge."""
-        return with_api_defaults(api, namespace, self.desired(webapp, namespace, release=release))
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        """Remove what `deploy` made and wait until it is gone (children it owns may be left
-        to the garbage collector: they go on their own)."""
-        self.undeploy_target(cluster, self.builtin(webapp), namespace, timeout=timeout)
 
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:

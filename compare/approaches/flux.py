@@ -108,7 +108,14 @@ class Flux(Approach):
         return {"interval": self.interval}
 
     def run_settings(self) -> dict[str, Any]:
-        return {"flux_interval_seconds": self.interval}
+        return {"intervalSeconds": self.interval}
+
+    def describe_settings(self, settings: Mapping[str, Any]) -> str:
+        # It corrects drift once per interval: its heal times scale with it.
+        interval = settings.get("intervalSeconds")
+        if settings.keys() != {"intervalSeconds"} or not _number(interval):
+            return super().describe_settings(settings)
+        return f"flux interval {interval:g} s"
 
     def check_settings(self, heal_window: float) -> None:
         flux_path.check_interval(self.interval, heal_window)
@@ -226,3 +233,7 @@ class Flux(Approach):
             return ()
         flux_path.remove_flux(cluster)
         return ("Flux controllers and chart server stopped; their identities deleted",)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -34,7 +34,6 @@ from kubernetes import client
 from pydantic import ValidationError
 
 from compare.approaches.base import (
-    UNDEPLOY_TIMEOUT_S,
     Approach,
     CommandOption,
     Detector,
@@ -48,8 +47,8 @@ from compare.deploy.operator_arm import (
     REMOVE_TIMEOUT_S,
     Install,
     check_served,
+    create_namespace,
     deploy_resources,
-    ensure_namespace,
     install,
     install_documents,
     operator_arm,
@@ -64,7 +63,6 @@ from compare.deploy.rows import DeployedApp
 from compare.deploy.status import target_operator_app
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
-from compare.kube import Deadline, check_namespace_name
 from compare.kube import served as custom
 from compare.target import Operator as OperatorArm
 from compare.target import Target
@@ -127,6 +125,10 @@ class Operator(Approach):
     label = "WebApp resources"
     arm_kind = "operator"
     arm_description = "The operator approach."
+    # The faults that stop or kill the operator's process (`stop_operator`) act on it.
+    fault_targets: ClassVar[Mapping[str, str]] = {
+        "operator": "the toolkit's own operator process, not the target's operator"
+    }
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
@@ -147,31 +149,14 @@ class Operator(Approach):
         if status is None or not status.running:
             operator_path.start_operator(cluster)
 
-    def deploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        cancel: threading.Event | None = None,
-        timeout: float = DEPLOY_TIMEOUT_S,
-    ) -> None:
-        # The built-in target: the toolkit's operator installed (unless it runs), then its arm.
-        check_namespace_name(namespace)
-        deadline = Deadline(timeout)
-        self.prepare(cluster)
-        ensure_namespace(cluster, namespace)
-        target = builtin(webapp)
-        self.deploy_target(
-            cluster, target, namespace, timeout=deadline.remaining(1.0), cancel=cancel
-        )
-
-    def desired(
-        self, webapp: WebApp, namespace: str, *, release: str | None = None
-    ) -> list[dict[str, Any]]:
-        # The chart's rendering of the same WebApp as the operator applies it: an independent
-        # reference, never the operator's own builders (compare.deploy.reference).
-        return operator_reference(webapp, namespace)
+    def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
+        # The toolkit's: the chart's rendering of the same WebApps as the operator applies them,
+        # an independent reference, never the operator's own builders (compare.deploy.reference).
+        # Any other operator's children are known only once it has made them.
+        operator = operator_arm(target)
+        if not operator.toolkit:
+            return None
+        return [obj for w in operator.webapps for obj in operator_reference(w, namespace)]
 
     def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
@@ -189,18 +174,6 @@ class Operator(Approach):
                 arm = webapp_named(str(meta["name"]))
             found.append((builtin(arm), str(meta["namespace"])))
         return found
-
-    def undeploy(
-        self,
-        cluster: ClusterTarget,
-        webapp: WebApp,
-        namespace: str,
-        *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
-    ) -> None:
-        # After operator-down-drift the operator may be stopped: the removal starts it (only
-        # it clears the finalizer), as a trial's cleanup does (`undeploy_target`).
-        self.undeploy_target(cluster, builtin(webapp), namespace, timeout=timeout)
 
     def detector(self, app_target: Target | None = None) -> Detector:
         custom: tuple[str, ...] = ()
@@ -290,6 +263,9 @@ class Operator(Approach):
             uninstall(cluster, target, operator, plan, created_only=True)
 
         try:
+            if plan.form == "kustomize":
+                # Its unnamespaced objects go here: a namespace made for them goes with them.
+                plan.namespace_created = create_namespace(cluster, namespace)
             install(cluster, target, operator, plan, timeout=timeout)
         except BaseException:
             remove()

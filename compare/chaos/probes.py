@@ -1,12 +1,13 @@
 """Probes: does the WebApp's desired state hold (the steady-state hypothesis of every experiment).
 
 The desired state is the complete set of objects the approach deploys for the WebApp manifest
-(`app_file`, default examples/webapp.yaml; `approach` a registered approach's name, default
-"helm"), judged closed-world by `compare.judge` exactly as the trial engine judges it
-(`Approach.desired`). When `app_file` is a target file (`compare run --target`), it is what
-the approach's arm deployed in the namespace (`Approach.target_desired`): every object of the
-manifest of the release the run installed (Helm, helm-controller), or the baseline of objects
-an operator's custom resources own, stored in the namespace by the deploy.
+(`app_file`, default examples/webapp.yaml, as the built-in target; `approach` a registered
+approach's name, default the first registered), judged closed-world by `compare.judge` exactly
+as the trial engine judges it (`Approach.known_desired`). When `app_file` is a target file
+(`compare run --target`), it is what the approach's arm deployed in the namespace
+(`Approach.target_desired`): every object of the manifest of the release the run installed
+(Helm, helm-controller), or the baseline of objects an operator's custom resources own,
+stored in the namespace by the deploy.
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from compare import approaches
 from compare.chaos.cluster import api_client, cluster_target
 from compare.deploy.helm_arm import is_target_file
 from compare.errors import CompareError, first_line
-from compare.judge import DEFAULT_SETTLE_S, DesiredObjects, problems, read, wait_until_holds
+from compare.judge import (
+    DEFAULT_SETTLE_S,
+    DesiredObjects,
+    problems,
+    read,
+    wait_until_holds,
+    with_api_defaults,
+)
 from compare.webapp import load_webapp
 
 __all__ = [
@@ -42,7 +50,7 @@ def _desired(
     api: client.ApiClient, name: str, ns: str, app_file: str, approach: str, secrets: Any = None
 ) -> DesiredObjects:
     try:
-        arm = approaches.get(approach or "helm")
+        arm = approaches.get(approach) if approach else approaches.REGISTRY[0]
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: what the trial's arm deployed in `ns`.
             target = approaches.load_target(Path(app_file))
@@ -53,7 +61,13 @@ def _desired(
             webapp = webapp.model_copy(
                 update={"metadata": webapp.metadata.model_copy(update={"name": name})}
             )
-        return arm.desired_objects(api, webapp, ns)
+        # The built-in WebApp is a target like any other: what its arm applies in `ns`, known
+        # without a cluster when the approach knows it, else what it deployed there.
+        builtin = approaches.builtin_target(webapp).for_trial(ns)
+        known = arm.known_desired(builtin, ns)
+        if known is None:
+            return arm.target_desired(cluster_target(secrets), api, builtin, ns)
+        return with_api_defaults(api, ns, known)
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     except Exception as exc:  # the cluster did not answer the dry-run

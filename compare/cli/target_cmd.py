@@ -13,20 +13,17 @@ created: the arm, the install's new objects, the namespace. The approach says wh
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from typer._click.core import ParameterSource
 
-from compare.approaches import Approach, load_target
+from compare.approaches import Approach, arms, load_target
 from compare.cli.common import console, print_warning
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.helm_arm import target_namespace
-from compare.deploy.operator_arm import ensure_namespace
-from compare.deploy.rollback import Rollback
 from compare.errors import EXIT_USAGE, CompareError
 from compare.target import Target
 
@@ -80,30 +77,17 @@ def deploy_arm(
     timeout: float,
     started: float,
 ) -> None:
-    """A target's arm (checked without a cluster) deployed: what it needs installed first,
-    then the arm, waited for until its desired state holds (`timeout` counted from
-    `started`); what it deployed said. A failure removes what it created."""
-    approach.check_target_on(cluster, target, namespace)
-    # A failed deploy removes only what it created: an arm that was there stays.
-    existed = approach.target_row(cluster, target, namespace) is not None
-    installed: list[Callable[[], None]] = []
-
-    def remove() -> None:
-        approach.undeploy_target(cluster, target, namespace, timeout=timeout)
-        for undo in installed:
-            undo()
-
-    with (
-        Rollback(cluster, namespace, existed=existed, remove=remove, warn=print_warning),
-        console.status(f"deploying {target.name} with {approach.name} ...") as spinner,
-    ):
-        ensure_namespace(cluster, namespace)
-        undo = approach.install_target(cluster, target, namespace, timeout=timeout)
-        if undo is not None:
-            installed.append(undo)
-        spinner.update(f"deploying {target.name} with {approach.name}: waiting")
-        remaining = max(timeout - (time.monotonic() - started), 1.0)
-        deployed = approach.deploy_target(cluster, target, namespace, timeout=remaining)
+    """A target's arm (checked without a cluster) deployed by the one path every caller takes
+    (`compare.approaches.arms.deploy_arm`: what it needs installed first, then the arm, waited
+    for until its desired state holds, `timeout` counted from `started`; a failure removes
+    what it created); what it deployed said."""
+    remaining = max(timeout - (time.monotonic() - started), 1.0)
+    with console.status(f"deploying {target.name} with {approach.name} ...") as spinner:
+        done = arms.deploy_arm(
+            approach, cluster, target, namespace, timeout=remaining,
+            progress=spinner.update, warn=print_warning,
+        )  # fmt: skip
+    deployed = done.deployed
     for line in deployed.warnings:
         print_warning(line)
     headline = deployed.headline or (

@@ -628,8 +628,13 @@ def remaining(cluster: ClusterTarget, operator: Operator) -> int:
 
 
 def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
+    create_namespace(cluster, namespace)
+
+
+def create_namespace(cluster: ClusterTarget, namespace: str) -> bool:
+    """Create the namespace unless it is there; whether it was created here."""
     api = cluster.api_client()
     try:
-        kube.ensure_namespace(api, namespace)
+        return kube.ensure_namespace(api, namespace)
     finally:
         api.close()

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare import approaches
 from compare.check import CheckResult
 from compare.results import RunResults, RunSummary, TrialResult, seconds
 
@@ -107,23 +108,29 @@ class ReportData:
             if s.recheck_interval_seconds is not None:
                 observed += f" (re-read every {s.recheck_interval_seconds:g} s)"
         settle = f"; settle {s.settle_seconds:g} s" if s.settle_seconds > 0 else ""
-        # Flux corrects drift once per HelmRelease interval: its heal times scale with it.
-        flux = (
-            f"; flux interval {s.flux_interval_seconds:g} s"
-            if s.flux_interval_seconds is not None
-            else ""
-        )
-        # Argo CD's diff strategy decides which drift it sees at all.
-        argocd = f"; argocd diff {s.argocd_diff}" if s.argocd_diff is not None else ""
+        # Each approach's own settings, as it describes them (its heal times may scale with
+        # them, or they decide which drift it sees at all).
+        own = "".join(f"; {text}" for text in self.approach_settings())
         return (
             f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
-            f" heal window {s.heal_window_seconds:g} s{self._windows()}{settle}{flux}{argocd};"
+            f" heal window {s.heal_window_seconds:g} s{self._windows()}{settle}{own};"
             f" {observed}"
         )
 
+    def approach_settings(self) -> list[str]:
+        """Each approach's recorded settings in its own words (`Approach.describe_settings`;
+        an approach this toolkit does not know: `name key=value`), registered approaches in
+        registry order, then the others in the file's."""
+        recorded = self.results.settings.approach_settings
+        order = {name: i for i, name in enumerate(approaches.names())}
+        ordered = sorted(recorded, key=lambda name: order.get(name, len(order)))
+        return [
+            approaches.describe_settings(name, recorded[name]) for name in ordered if recorded[name]
+        ]
+
     def _windows(self) -> str:
         """The approaches whose trials had another window than the user's, with why
-        (` (flux 15.25 s: + HelmRelease interval 5 s + 5 % jitter)`), or whose cadence an
+        (` (NAME 15.25 s: + HelmRelease interval 5 s + 5 % jitter)`), or whose cadence an
         exact window left out."""
         windows = self.results.settings.heal_windows or {}
         parts = []

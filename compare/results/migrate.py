@@ -1,9 +1,11 @@
-"""Reading older results files: a schemaVersion 1 document becomes a version 2 one, in memory.
+"""Reading older results files: a schemaVersion 1 or 2 document becomes a version 3 one, in
+memory, one version at a time (1 -> 2 -> 3).
 
-`compare report` and `compare check` keep working on runs recorded before version 2; the file
-itself is never rewritten (saving always writes version 2). What changes (docs/results-schema.md,
-"Migration from schemaVersion 1"):
+`compare report` and `compare check` keep working on runs recorded before version 3; the file
+itself is never rewritten (saving always writes version 3). What changes (docs/results-schema.md,
+"Migration from schemaVersion 1" and "... 2"):
 
+From version 1 to 2:
 - `schemaVersion` becomes 2; statuses, times and evidence are kept as they are;
 - `settings.settleSeconds` becomes 0: version 1 counted a heal at the first reading that saw the
   desired state, without a settle period; `settings.pollIntervalSeconds` is kept and
@@ -13,10 +15,17 @@ itself is never rewritten (saving always writes version 2). What changes (docs/r
 
 A version 1 document that uses what only version 2 has (a `no-fault` status, a new key) is
 rejected rather than half-read.
+
+From version 2 to 3: the two settings version 2 had for two approaches by name move into
+`settings.approachSettings`, each under its approach, as that approach records it now:
+`fluxIntervalSeconds` becomes `approachSettings.flux.intervalSeconds` and `argocdDiff`
+`approachSettings.argocd.diff` (those names are a fixed fact of version 2, spelled here once).
+A version 2 document with `approachSettings` is rejected.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 # Settings and trial keys that did not exist in schemaVersion 1 (its models forbade them).
@@ -25,10 +34,15 @@ NEW_TRIAL_KEYS: Final = ("timeToFirstHealSeconds",)
 V1_STATUSES: Final = ("healed", "not-healed", "error")
 # Version 1 counted the first reading that saw the desired state: no settle period.
 V1_SETTLE_SECONDS: Final = 0.0
+# Version 2's settings of one approach each -> (the approach, its name for the setting now).
+V2_APPROACH_SETTINGS: Final = {
+    "fluxIntervalSeconds": ("flux", "intervalSeconds"),
+    "argocdDiff": ("argocd", "diff"),
+}
 
 
 class MigrationError(ValueError):
-    """A version 1 document that cannot be read as one; `loc` names the field."""
+    """An older document that cannot be read as its version; `loc` names the field."""
 
     def __init__(self, loc: str, message: str) -> None:
         super().__init__(f"{loc}: {message}")
@@ -37,13 +51,16 @@ class MigrationError(ValueError):
 
 
 def upgrade(data: Any) -> Any:
-    """The document as schemaVersion 2: a version 1 dict is upgraded (a copy), others as given.
+    """The document as schemaVersion 3: a version 1 or 2 dict is upgraded (a copy), others as
+    given.
 
-    Anything that is not a version 1 document is returned unchanged, so validation reports
-    what is wrong with it.
+    Anything that is not a version 1 or 2 document is returned unchanged, so validation
+    reports what is wrong with it.
     """
     if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 1):
-        return upgrade_v1(data)
+        data = upgrade_v1(data)
+    if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 2):
+        return upgrade_v2(data)
     return data
 
 
@@ -81,6 +98,41 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
                 )
     doc["schemaVersion"] = 2
     return doc
+
+
+def upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A schemaVersion 2 document as a version 3 one; the input is not modified."""
+    doc = dict(data)
+    settings = doc.get("settings")
+    if isinstance(settings, dict):
+        if "approachSettings" in settings:
+            raise MigrationError(
+                "settings.approachSettings",
+                "unknown field in schemaVersion 2 (it is new in schemaVersion 3)",
+            )
+        moved: dict[str, dict[str, Any]] = {}
+        kept = {}
+        for key, value in settings.items():
+            if key not in V2_APPROACH_SETTINGS:
+                kept[key] = value
+            elif value is not None:  # version 2 read null as absent
+                _check_v2_setting(key, value)
+                approach, name = V2_APPROACH_SETTINGS[key]
+                moved.setdefault(approach, {})[name] = value
+        doc["settings"] = {**kept, "approachSettings": moved}
+    doc["schemaVersion"] = 3
+    return doc
+
+
+def _check_v2_setting(key: str, value: Any) -> None:
+    """What version 2's model checked of these settings (a number > 0, a non-empty string):
+    a file it rejected is not read as version 3 either."""
+    if key == "fluxIntervalSeconds":
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value <= 0:
+            raise MigrationError(f"settings.{key}", f"must be a number > 0 (got {value!r})")
+    elif not isinstance(value, str) or not value:
+        raise MigrationError(f"settings.{key}", f"must be a non-empty string (got {value!r})")
 
 
 def _is_version(value: Any, version: int) -> bool:

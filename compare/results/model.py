@@ -1,9 +1,9 @@
-"""The typed model of results.json (schemaVersion 2): camelCase in JSON, snake_case in Python.
+"""The typed model of results.json (schemaVersion 3): camelCase in JSON, snake_case in Python.
 
 Every model forbids unknown keys, so a typo in a hand-edited or foreign file is reported by
 name instead of silently dropped; only `Evidence` and `ObjectUids` stay open, because an
 approach may record more observations (another object kind, the CR's status) than listed.
-A schemaVersion 1 file is upgraded to this model on load (`compare.results.migrate`).
+A schemaVersion 1 or 2 file is upgraded to this model on load (`compare.results.migrate`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pydantic.alias_generators import to_camel
 
 from compare.results.migrate import upgrade
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 # Versions `load_results` reads; older ones are upgraded in memory (see migrate.py).
-SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2)
+SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2, 3)
 
 # healed: the desired state came back after the fault was seen and held for the settle
 # period; not-healed: it did not (it may have come back briefly: a flap); no-fault: the
@@ -115,24 +115,21 @@ class RunSettings(_Model):
     settle_seconds: float = Field(default=1.0, ge=0)
     # The periodic full re-read that cross-checks a watch; None when there was none.
     recheck_interval_seconds: float | None = Field(default=None, gt=0)
-    # The flux approach's HelmRelease interval (its heal time scales with it); absent without
-    # flux (an optional field added within schema 2: files written before it stay unchanged).
-    flux_interval_seconds: float | None = Field(default=None, gt=0)
-    # The argocd approach's diff strategy (`three-way` or `server-side`: which drift Argo CD
-    # sees); absent without argocd (optional, added within schema 2 like the one above).
-    argocd_diff: Name | None = None
+    # Per approach with settings of its own, those settings as the approach records them
+    # (`Approach.run_settings`: its names, JSON values) and reports show them
+    # (`Approach.describe_settings`); an approach without settings has no entry.
+    approach_settings: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
     # Per approach, the heal window its trials had (`ApproachWindow`); absent in files written
     # before it (optional, added within schema 2: then every trial had `healWindowSeconds`).
     heal_windows: dict[Name, ApproachWindow] | None = None
 
     @model_serializer(mode="wrap")
-    def _approach_settings_only_with_it(
+    def _heal_windows_only_with_them(
         self, handler: SerializerFunctionWrapHandler
     ) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("fluxIntervalSeconds", "argocdDiff", "healWindows"):
-            if data.get(key) is None:
-                data.pop(key, None)
+        if data.get("healWindows") is None:
+            data.pop("healWindows", None)
         return data
 
 
@@ -317,7 +314,7 @@ class TrialResult(_Model):
 class RunResults(_Model):
     """A whole run: where, what, with which settings, and every trial's outcome."""
 
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     run_id: Name
     started_at: AwareDatetime
     finished_at: AwareDatetime | None = None
@@ -363,15 +360,15 @@ class RunResults(_Model):
         return value.isoformat() if value is not None else None
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document (camelCase keys, schemaVersion 2), ready for json.dumps."""
+        """The JSON document (camelCase keys, schemaVersion 3), ready for json.dumps."""
         return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResults:
-        """Validate a parsed results.json, upgrading a schemaVersion 1 document first.
+        """Validate a parsed results.json, upgrading a schemaVersion 1 or 2 document first.
 
-        Raises pydantic.ValidationError, or migrate.MigrationError for a v1 document that uses
-        what only v2 has (load_results turns both into one line).
+        Raises pydantic.ValidationError, or migrate.MigrationError for an older document that
+        uses what only a later version has (load_results turns both into one line).
         """
         return cls.model_validate(upgrade(data))
 

@@ -25,7 +25,7 @@ def write_text_atomic(path: Path, text: str, *, inputs: Iterable[Path] = ()) -> 
 
 
 def save_results(results: RunResults, run_dir: Path) -> Path:
-    """Write run_dir/results.json atomically (safe to call after every trial); always version 2."""
+    """Write run_dir/results.json atomically (safe to call after every trial); always version 3."""
     return save_results_json(results.to_json(), run_dir)
 
 
@@ -57,8 +57,8 @@ def load_results(path: Path) -> RunResults:
 def parse_results(data: Any, *, source: str = RESULTS_FILE) -> RunResults:
     """Validate parsed JSON; the schemaVersion is checked first so a newer file says so.
 
-    A schemaVersion 1 document is upgraded in memory (compare.results.migrate): the result is
-    always the current model, and saving it writes the current version.
+    An older document (schemaVersion 1 or 2) is upgraded in memory (compare.results.migrate):
+    the result is always the current model, and saving it writes the current version.
     """
     if not isinstance(data, dict):
         raise CompareError(f"{source}: expected a JSON object, got {_json_type(data)}")
@@ -66,7 +66,8 @@ def parse_results(data: Any, *, source: str = RESULTS_FILE) -> RunResults:
         raise CompareError(f"{source}: schemaVersion: required field is missing")
     version = data["schemaVersion"]
     if version not in SUPPORTED_SCHEMA_VERSIONS or isinstance(version, bool):
-        readable = " and ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        *older, newest = (str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        readable = f"{', '.join(older)} and {newest}" if older else newest
         raise CompareError(
             f"{source}: schemaVersion {json.dumps(version)} is not supported"
             f" (this toolkit reads {readable}; it writes {SCHEMA_VERSION})"

@@ -33,22 +33,14 @@ from kubernetes import client
 
 from compare import approaches as registry
 from compare.approaches import Approach, Detector
+from compare.approaches.arms import ArmDeployed, deploy_arm, install_namespace, preflight_arm
 from compare.cluster import ClusterTarget
 from compare.deploy.helm_arm import render_target
-from compare.deploy.operator_arm import Install, uninstall
-from compare.deploy.reference import operator_reference
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
 from compare.results import AppInfo, TargetInfo
-from compare.run.preflight import (
-    INSTALL_NAMESPACE,
-    chart_sharing,
-    new_chart_crds,
-    preflight_chart,
-    preflight_operator,
-    remove_crds,
-)
+from compare.run.preflight import chart_sharing, new_chart_crds, remove_crds
 from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Operator, Target
 
@@ -85,8 +77,9 @@ class App:
     target: Target
     chart_workload: Workload | None = None
     operator_workload: Workload | None = None
-    # What the preflight installed (removed by `finish`): the operator's install, chart CRDs.
-    _installed: Install | None = None
+    # What the preflight installed (removed by `finish`): how to undo the arms' installs (an
+    # operator's), the chart CRDs.
+    _installed: list[Callable[[], None]] = field(default_factory=list)
     _crds: list[str] = field(default_factory=list)
 
     @property
@@ -153,7 +146,7 @@ class App:
         for name in approaches:
             approach = registry.get(name)
             if not approach.charted:
-                approach.check_target(self.target, self.target.namespace or INSTALL_NAMESPACE)
+                approach.check_target(self.target, install_namespace(self.target))
 
     def _rendered(self, approach: str) -> list[dict[str, Any]]:
         arm = registry.get(approach).chart_arm(self.target)
@@ -178,55 +171,52 @@ class App:
         # A chart's crds/ are installed by Helm once and never removed: the run removes the
         # ones it installed (`finish`), whatever happens.
         self._crds = new_chart_crds(cluster, self.target, tuple(approaches))
-        steps = [
-            Step(f"preflight: deploying the {name} arm once", self._chart_step(cluster, a, timeout))
-            for name, a in approaches.items()
-            if a.charted
-        ]
-        if self._operator_arms(tuple(approaches)):
-            steps.append(
-                Step(
-                    "preflight: installing the target's operator, deploying it once",
-                    lambda: self._operator_step(cluster, timeout, warn),
-                )
-            )
-        return steps
+        # Each arm deployed once, the one way every arm is (`preflight_arm`): the charts
+        # first, an operator the target installs itself last.
+        order = sorted(approaches.values(), key=lambda a: not a.charted)
+        return [Step(self._doing(a), self._step(cluster, a, timeout, warn)) for a in order]
 
-    def _chart_step(
-        self, cluster: ClusterTarget, approach: Approach, timeout: float
+    def _doing(self, approach: Approach) -> str:
+        if approach.charted:
+            return f"preflight: deploying the {approach.name} arm once"
+        return "preflight: installing the target's operator, deploying it once"
+
+    def _step(
+        self,
+        cluster: ClusterTarget,
+        approach: Approach,
+        timeout: float,
+        warn: Callable[[str], None] | None,
     ) -> Callable[[], str]:
         def run() -> str:
-            preflight_chart(cluster, self.target, approach, timeout=timeout)
-            return f"preflight: the {approach.name} arm reached its desired state"
+            # What its deploy keeps of other field managers' writes is said here, once.
+            done = preflight_arm(approach, cluster, self.target, timeout=timeout,
+                                 warn=warn or (lambda _: None))  # fmt: skip
+            if done.undo_install is not None:
+                self._installed.append(done.undo_install)
+            if approach.charted:
+                return f"preflight: the {approach.name} arm reached its desired state"
+            owned = _parts(done)
+            self.operator_workload = owned
+            parts = [
+                f"{ref.kind} {ref.name}"
+                for need in ("workload", "service")
+                if (ref := owned.ref(need)) is not None
+            ]
+            return "preflight: the target's custom resources own " + (
+                " and ".join(parts) or "no workload or Service (the faults on them are left out)"
+            )
 
         return run
-
-    def _operator_step(
-        self, cluster: ClusterTarget, timeout: float, warn: Callable[[str], None] | None
-    ) -> str:
-        # What its baseline keeps of other field managers' writes is said here, once.
-        installed, owned = preflight_operator(cluster, self.target, timeout=timeout, warn=warn)
-        self._installed = installed
-        self.operator_workload = owned
-        parts = [
-            f"{ref.kind} {ref.name}"
-            for need in ("workload", "service")
-            if (ref := owned.ref(need)) is not None
-        ]
-        return "preflight: the target's custom resources own " + (
-            " and ".join(parts) or "no workload or Service (the faults on them are left out)"
-        )
 
     def finish(self, cluster: ClusterTarget, *, keep: bool) -> list[str]:
         """After the run (whatever happened): remove what `preflight` installed; what could
         not be removed, one line each."""
         left: list[str] = []
-        done, self._installed = self._installed, None
-        # The operator arm whose install the preflight made (one approach's arm is an operator).
-        operator = next((a for a in self.target.arms.values() if isinstance(a, Operator)), None)
-        if done is not None and operator is not None and not keep:
+        undo, self._installed = self._installed, []
+        for step in [] if keep else undo:
             try:
-                uninstall(cluster, self.target, operator, done, created_only=True)
+                step()
             except Exception as exc:
                 left.append(f"the target's operator install: {exc}")
         crds, self._crds = self._crds, []
@@ -235,18 +225,21 @@ class App:
     def workloads(self, approaches: Sequence[str]) -> list[Workload]:
         """The app's parts as the approaches deploy it: what decides which faults apply. A
         chart's are its rendering's (the first chart arm's), an operator's what its custom
-        resources own: known once its preflight deployed them, or, the toolkit's operator,
-        the built-in chart's rendering of its WebApp."""
+        resources own: known once its preflight deployed them, or, when its approach knows
+        them without a cluster (the toolkit's operator: the built-in chart's rendering of its
+        WebApp), from that."""
         found = []
         charted = [a for a in approaches if registry.get(a).charted]
         if charted and self.chart_workload is None:
             self.chart_workload = _own_parts(self._rendered(charted[0]))
         if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
-        if self._operator_arms(approaches):
-            if self.operator_workload is None and self.target.webapps:
-                reference = operator_reference(self.target.webapps[0], TRIAL_NAMESPACE)
-                self.operator_workload = workload_of(reference)
+        others = [registry.get(a) for a in approaches if not registry.get(a).charted]
+        if others:
+            if self.operator_workload is None:
+                known = others[0].known_desired(self.target, TRIAL_NAMESPACE)
+                if known is not None:
+                    self.operator_workload = workload_of(known)
             if self.operator_workload is not None:
                 found.append(self.operator_workload)
         return found
@@ -269,12 +262,12 @@ class App:
         """Deploy into a trial's namespace and wait until the desired state holds."""
         # What its deploy reports is the desired state (a release's manifest, or an
         # operator's baseline of owned objects) and the faults act on its parts.
-        deployed = approach.deploy_target(
-            cluster, self.target.for_trial(namespace), namespace, timeout=timeout, cancel=cancel
-        )
-        objects = [item.raw for item in deployed.desired.items]
-        workload = workload_of(objects, source=OWNED) if deployed.owned else workload_of(objects)
-        return Deployed(deployed.desired, workload, deployed.events_on or self.target.name)
+        done = deploy_arm(
+            approach, cluster, self.target.for_trial(namespace), namespace, timeout=timeout,
+            install=False, rollback=False, cancel=cancel,
+        )  # fmt: skip
+        deployed = done.deployed
+        return Deployed(deployed.desired, _parts(done), deployed.events_on or self.target.name)
 
     def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
         """What must go before the trial's namespace is deleted (a release's cluster-scoped
@@ -300,3 +293,10 @@ def _own_parts(rendered: list[dict[str, Any]]) -> Workload:
     """The parts of a chart's rendering the faults act on: its own (an object it renders into
     another namespace is judged, never acted on by a fault)."""
     return workload_of([o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None])
+
+
+def _parts(done: ArmDeployed) -> Workload:
+    """The parts of a deployed arm the faults act on: of its desired objects (an operator's
+    baseline of owned objects is read as such)."""
+    objects = [item.raw for item in done.deployed.desired.items]
+    return workload_of(objects, source=OWNED) if done.deployed.owned else workload_of(objects)

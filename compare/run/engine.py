@@ -287,7 +287,11 @@ class Run:
                 settle_seconds=self.request.settle,
                 recheck_interval_seconds=self.request.recheck,
                 heal_windows=self.windows,
-                **{k: v for a in self.approaches.values() for k, v in a.run_settings().items()},
+                approach_settings={
+                    name: recorded
+                    for name, a in self.approaches.items()
+                    if (recorded := a.run_settings())
+                },
             ),
             experiments=[s.info() for s in self.request.experiments],
             trials=[],

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from compare import approaches
 from compare.chaos.fields import parse_path, read_path
 from compare.judge import (
     DesiredObjects,
@@ -82,8 +83,10 @@ class View:
 
 
 def _by_uid(target: str | None) -> bool:
-    """A deletion of this target counts only when an object with a new uid is back."""
-    return target is not None and target not in ("pod", "operator")
+    """A deletion of this target counts only when an object with a new uid is back: every
+    target but the pods (their own rule) and a part of an approach itself (a process, no
+    object: `Approach.fault_targets`)."""
+    return target is not None and target != "pod" and target not in approaches.fault_targets()
 
 
 @dataclass(frozen=True)

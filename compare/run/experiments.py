@@ -80,8 +80,9 @@ CATALOGUE = (
     "controller-manager-down",
 )
 # What an evidence's `target` may be: a kind of the app's parts (as a field-path root), its
-# pods, the current ReplicaSet of a Deployment, or the operator.
-TARGETS = (
+# pods, the current ReplicaSet of a Deployment (every approach deploys these), or a part of an
+# approach itself that the approach declares (`Approach.fault_targets`: `targets()`).
+OBJECT_TARGETS = (
     "deployment",
     "statefulset",
     "daemonset",
@@ -92,7 +93,6 @@ TARGETS = (
     "clusterrolebinding",
     "pod",
     "replicaset",
-    "operator",
 )
 # What an exclusive experiment is exclusive of: the trials of its approach (it stops what that
 # approach shares, e.g. the operator), or every trial of the run (it stops what the whole
@@ -159,8 +159,10 @@ class ExperimentSpec:
         the toolkit's own operator process acts on nothing of the app."""
         if "embedded-cluster" in self.requires and not embedded:
             return f"needs the embedded cluster ({REQUIREMENTS['embedded-cluster']})"
-        if self.target == "operator" and not own_operator:
-            return "acts on the toolkit's own operator process, not the target's operator"
+        # A part of an approach: the toolkit's own, not the one a target file installs.
+        own_part = registry.fault_targets().get(str(self.target))
+        if own_part is not None and not own_operator:
+            return f"acts on {own_part}"
         if workload is None:
             return None
         unmet = unmet_by(self.needs, workload, self.kinds)
@@ -248,9 +250,10 @@ def load_spec(ref: str) -> ExperimentSpec:
     target, field = evidence.get("target"), evidence.get("field")
     # Checked with the file's own configuration defaults in place of `${key}`.
     defaults = configuration_defaults(document.get("configuration"))
-    if _substituted(target, defaults) not in (None, *TARGETS):
+    resolved_target = _substituted(target, defaults)
+    if resolved_target not in (None, *targets()):
         raise CompareError(
-            f"{path}: {where('evidence')}.target: {target!r} is not one of {', '.join(TARGETS)}"
+            f"{path}: {where('evidence')}.target: {target!r} is not one of {', '.join(targets())}"
         )
     if field is not None:
         try:
@@ -258,7 +261,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         except CompareError as exc:
             raise CompareError(f"{path}: {where('evidence')}.field: {exc}") from exc
     # Types are checked already (`compare.run.extension`); here the values.
-    approaches = applicable(ext, path)
+    approaches = applicable(ext, path, resolved_target)
     exclusive, scope = _exclusivity(ext, path)
     requires = ext.get("requires", [])
     if any(r not in REQUIREMENTS for r in requires):
@@ -306,10 +309,17 @@ def load_spec(ref: str) -> ExperimentSpec:
     )
 
 
-def applicable(ext: Mapping[str, Any], path: Path) -> list[str]:
-    """The approaches an experiment applies to, in registry order: every registered one, but
-    those `except-approaches` names; or, in an older file, only those `approaches` names (an
-    allow-list). Both at once, an empty allow-list or an unknown name is an error."""
+def targets() -> tuple[str, ...]:
+    """Every evidence target: the app's objects and pods, then the approaches' own parts."""
+    return (*OBJECT_TARGETS, *registry.fault_targets())
+
+
+def applicable(ext: Mapping[str, Any], path: Path, target: str | None = None) -> list[str]:
+    """The approaches an experiment applies to, in registry order: every registered one (only
+    those that declare its evidence `target` when it is a part of an approach: the operator's
+    process), but those `except-approaches` names; or only those `approaches` names (an
+    allow-list, taken as written). Both at once, an empty allow-list or result, or an unknown
+    name is an error."""
     known = registry.names()
     if "approaches" in ext and "except-approaches" in ext:
         raise CompareError(
@@ -327,7 +337,9 @@ def applicable(ext: Mapping[str, Any], path: Path) -> list[str]:
         if not named:
             raise CompareError(f"{path}: {where('approaches')}: must be a non-empty list")
         return named
-    kept = [a for a in known if a not in named]
+    # A fault on a part of an approach (its process) applies to those that have that part.
+    having = (registry.declaring(target) if target is not None else ()) or known
+    kept = [a for a in having if a not in named]
     if not kept:
         raise CompareError(f"{path}: {where('except-approaches')}: leaves no approach")
     return kept

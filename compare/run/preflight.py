@@ -1,120 +1,30 @@
-"""Before a run's target trials: each arm deployed once, and what trials may share.
+"""Before a run's target trials: what its arms' manifests say - whether two trials can run
+side by side (`chart_sharing`, `compare.run.sharing`), and which CRDs of the charts' crds/ the
+run installs (and removes at its end).
 
-The chart arms (helm, flux) are deployed once in a namespace of their own and judged: a chart
-whose desired state cannot be reached stops the run after that one deploy, with the judge's
-diagnosis, instead of one `error` per trial after a full deploy timeout each. Their manifests
-also tell whether two trials can run side by side (`compare.run.sharing`).
-
-The operator arm: the target's operator installed (or checked) and tried once.
-
-An operator's children are only known once it has made them, yet which faults apply to the
-app (`compare.run.workload`) must be known before the trials are planned. So the run first
-checks every custom resource's kind (one line, nothing applied, when nobody serves it),
-installs the operator as the target says, and deploys the custom resources once in a
-namespace of its own: ready, baseline taken, its parts derived - then that namespace goes.
-An operator that never gets ready is one line after the deploy timeout, with what the
-preflight installed removed again: no trial starts and the cluster is left as it was.
+Each arm's one deploy before the trials is the approaches' (`compare.approaches.arms
+.preflight_arm`): a chart whose desired state cannot be reached, an operator that never gets
+ready, stop the run after that one deploy with the judge's diagnosis; an operator's children,
+only known once it has made them, are learned there - so which faults apply is known before
+the trials are planned.
 """
 
 from __future__ import annotations
 
-import contextlib
-import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from kubernetes import client
 
 from compare import approaches as registry
-from compare import kube
-from compare.approaches import Approach
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import chart_crds
 from compare.deploy.helm_arm import render_target, target_chart
-from compare.deploy.operator_arm import (
-    Install,
-    check_served,
-    deploy_resources,
-    install,
-    operator_arm,
-    plan_install,
-    remove_resources,
-    uninstall,
-)
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
 from compare.run.sharing import cannot_share
-from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Target, release_in
 
-# The namespace an operator's install puts unnamespaced objects in, when the target names none.
-INSTALL_NAMESPACE = "webapp"
-PREFIX = "cmp-op-preflight"
-
-
-def preflight_operator(
-    cluster: ClusterTarget,
-    target: Target,
-    *,
-    timeout: float,
-    warn: Callable[[str], None] | None = None,
-) -> tuple[Install, Workload]:
-    """Install the target's operator and deploy its resources once: what the run installed
-    (removed at its end) and the app's parts. On failure, the install is removed again.
-    `warn` gets what its baseline keeps of other field managers' writes."""
-    operator = operator_arm(target)
-    namespace = target.namespace or INSTALL_NAMESPACE
-    check_served(cluster, target, operator, namespace)
-    plan = plan_install(cluster, target, operator, namespace)
-    try:
-        if plan.form == "kustomize":
-            plan.namespace_created = _create(cluster, namespace)
-        install(cluster, target, operator, plan, timeout=timeout)
-        scratch = f"{PREFIX}-{secrets.token_hex(3)}"
-        _create(cluster, scratch)
-        try:
-            desired = deploy_resources(
-                cluster, target, operator, scratch, timeout=timeout, warn=warn
-            )
-        finally:
-            try:
-                remove_resources(cluster, target, operator, scratch, timeout=timeout)
-            finally:
-                _delete(cluster, scratch)
-    except BaseException as exc:
-        # The first error is the one to tell.
-        with contextlib.suppress(CompareError):
-            uninstall(cluster, target, operator, plan, created_only=True)
-        if isinstance(exc, CompareError):
-            raise CompareError(
-                f"preflight of the operator arm: {exc.message}; removed what it installed",
-                exit_code=exc.exit_code,
-            ) from None
-        raise
-    objects = [item.raw for item in desired.items]
-    return plan, workload_of(objects) if operator.toolkit else workload_of(objects, source=OWNED)
-
-
-def _create(cluster: ClusterTarget, namespace: str) -> bool:
-    """Create the namespace; whether it was created here (False: it was there)."""
-    api = cluster.api_client()
-    try:
-        return kube.ensure_namespace(api, namespace)
-    finally:
-        api.close()
-
-
-def _delete(cluster: ClusterTarget, namespace: str) -> None:
-    api = cluster.api_client()
-    try:
-        kube.delete_namespace(api, namespace)
-    finally:
-        api.close()
-
-
-# -- the chart arms (helm, flux) ---------------------------------------------------------------
-
-CHART_PREFIX = "cmp-chart-preflight"
 # Two trial-like namespaces the manifest is rendered for, to find what two trials would share.
 SHARE_PROBES = ("cmp-share-a", "cmp-share-b")
 
@@ -140,34 +50,6 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
             for reason in cannot_share(first, second)
         )
     return list(dict.fromkeys(reasons))
-
-
-def preflight_chart(
-    cluster: ClusterTarget,
-    target: Target,
-    approach: Approach,
-    *,
-    timeout: float,
-) -> None:
-    """Deploy the target's chart arm once, in a namespace of its own, and wait until its
-    desired state holds; then remove it. A chart whose desired state cannot be reached stops
-    the run here, after one deploy, with the judge's diagnosis (which object, which field)."""
-    approach.chart_arm(target)  # one line naming the key when the target has none
-    scratch = f"{CHART_PREFIX}-{secrets.token_hex(3)}"
-    _create(cluster, scratch)
-    try:
-        approach.deploy_target(cluster, target.for_trial(scratch), scratch, timeout=timeout)
-    except CompareError as exc:
-        raise CompareError(
-            f"preflight of the {approach.name} arm: {exc.message} (one deploy, before any trial:"
-            " no trial can hold this state)",
-            exit_code=exc.exit_code,
-        ) from None
-    finally:
-        with contextlib.suppress(CompareError, client.ApiException):
-            approach.undeploy_target(cluster, target.for_trial(scratch), scratch, timeout=timeout)
-        with contextlib.suppress(client.ApiException):
-            _delete(cluster, scratch)
 
 
 def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:

@@ -22,10 +22,17 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.resource import ResourceList
 
-from compare.approaches import REGISTRY, Approach, builtin_target, deployed_apps, names
+from compare.approaches import (
+    REGISTRY,
+    Approach,
+    builtin_target,
+    deployed_apps,
+    desired_objects,
+    names,
+)
 from compare.cluster import ClusterTarget
 from compare.judge import DesiredObjects, problems, read
-from tests.helpers import eventually, make_webapp
+from tests.helpers import deploy_builtin, eventually, make_webapp, undeploy_builtin
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # How long a namespace may take to go once its app was cleaned up (a finalizer left behind
@@ -66,12 +73,13 @@ def test_settings_travel_with_the_instance(approach: Approach) -> None:
 @BY_NAME
 def test_desired_describes_the_app_without_a_cluster(approach: Approach) -> None:
     webapp = make_webapp("shop", replicas=1)
-    objects = approach.desired(webapp, "ns-a")
+    objects = approach.known_desired(builtin_target(webapp), "ns-a")
+    assert objects is not None
     kinds = {o["kind"] for o in objects}
     assert {"Deployment", "Service"} <= kinds
     # Namespaced objects are the namespace's; the same call gives the same objects.
     assert all(o["metadata"].get("namespace") in (None, "ns-a") for o in objects)
-    assert approach.desired(webapp, "ns-a") == objects
+    assert approach.known_desired(builtin_target(webapp), "ns-a") == objects
 
 
 @pytest.mark.cluster
@@ -81,8 +89,8 @@ def test_deploy_status_undeploy_round_trip(
 ) -> None:
     webapp = make_webapp("shop", replicas=1)
     approach.prepare(cluster)
-    approach.deploy(cluster, webapp, namespace)
-    desired = approach.desired_objects(api, webapp, namespace)
+    deploy_builtin(cluster, approach, webapp, namespace)
+    desired = desired_objects(api, approach.name, webapp, namespace)
     # What was deployed is exactly what `desired` says (closed world, pods included).
     assert problems(desired, read(api, namespace, desired.kinds)) == []
     rows = [a for a in approach.status(cluster, api, namespace) if a.namespace == namespace]
@@ -93,7 +101,7 @@ def test_deploy_status_undeploy_round_trip(
     listed = deployed_apps(cluster, namespace)
     assert (approach.name, "shop") in [(a.approach, a.name) for a in listed]
 
-    approach.undeploy(cluster, webapp, namespace)
+    undeploy_builtin(cluster, approach, webapp, namespace)
     assert deployed_apps(cluster, namespace) == []
     # Nothing of it is left; owned children may take the garbage collector a moment.
     eventually(lambda: _left(api, namespace, desired) == [], timeout=GARBAGE_COLLECTED_S)
@@ -106,8 +114,8 @@ def test_cleanup_then_the_namespace_goes_and_leaves_nothing(
 ) -> None:
     webapp = make_webapp("shop", replicas=1)
     approach.prepare(cluster)
-    approach.deploy(cluster, webapp, namespace)
-    approach.cleanup(cluster, approach.builtin(webapp), namespace)
+    deploy_builtin(cluster, approach, webapp, namespace)
+    approach.cleanup(cluster, builtin_target(webapp), namespace)
     # Nothing a controller must still finalize: the namespace can go without any running.
     assert _finalized(api, namespace) == []
     core = client.CoreV1Api(api)

@@ -15,7 +15,7 @@ import typer
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import CommandOption
+from compare.approaches import CommandOption, desired_objects
 from compare.approaches.helm import Helm
 from compare.cli.common import ErrorBoundaryGroup
 from compare.cli.deploy_cmd import attach
@@ -91,7 +91,7 @@ def test_deploy_and_undeploy_through_the_interface_alone(
         f" {namespace}: desired state holds after"
     ) in result.output
     assert "  Deployment shop: 1/1 ready, shop:v1" in result.output
-    desired = approach.desired_objects(api, load_webapp(app_file), namespace)
+    desired = desired_objects(api, approach.name, load_webapp(app_file), namespace)
     assert problems(desired, read(api, namespace, desired.kinds)) == []
 
     result = runner.invoke(

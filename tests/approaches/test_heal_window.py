@@ -117,7 +117,7 @@ def _report(heal_windows_json: dict[str, Any] | None) -> ReportData:
     data = fixture_json("full-run")
     if heal_windows_json is not None:
         data["settings"]["healWindows"] = heal_windows_json
-    results = RunResults.model_validate(data)
+    results = RunResults.from_json(data)  # a version 2 file, upgraded
     return ReportData(summarize(results), fixture("full-run"), None, None)
 
 

@@ -35,7 +35,7 @@ from compare.results import latest_run, load_results
 from compare.webapp import load_webapp
 from tests import helpers
 from tests.chaos.test_standalone import chaos_run
-from tests.helpers import deploy_webapp
+from tests.helpers import deploy_builtin, deploy_webapp, undeploy_builtin
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -204,7 +204,7 @@ def test_the_operator_heals_a_drift_right_after_an_etcd_restart_under_chaos_run(
     cluster: ClusterTarget, namespace: str, embedded: EmbeddedCluster, tmp_path: Path
 ) -> None:
     webapp = load_webapp()
-    Operator().deploy(cluster, webapp, namespace)
+    deploy_builtin(cluster, Operator(), webapp, namespace)
     old = embedded.component_pid("etcd")
     try:
         journal = chaos_run(
@@ -224,7 +224,7 @@ def test_the_operator_heals_a_drift_right_after_an_etcd_restart_under_chaos_run(
         status = operator_status(cluster)
         assert status is not None and status.running
     finally:
-        Operator().undeploy(cluster, webapp, namespace)
+        undeploy_builtin(cluster, Operator(), webapp, namespace)
 
 
 def test_a_trial_whose_control_plane_fault_failed_is_an_error_not_a_verdict(

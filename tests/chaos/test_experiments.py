@@ -23,10 +23,10 @@ from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
 from compare.run.experiments import (
     CATALOGUE,
-    TARGETS,
     configuration_defaults,
     load_experiments,
     load_spec,
+    targets,
 )
 from compare.run.workload import PART_KINDS
 
@@ -104,9 +104,11 @@ def test_every_experiment_states_its_fault_approaches_and_evidence(name: str) ->
     assert spec.fault and spec.title == doc["title"]
     # As `chaos run` resolves them with the file's own defaults (the WebApp's parts).
     target, field = spec.evidence_for(configuration_defaults(doc["configuration"]))
-    assert target in TARGETS
+    assert target in targets()
     assert f"target:{target}" in doc["tags"]
-    assert {f"approach:{a}" for a in spec.approaches} <= set(doc["tags"])
+    # Which approaches it applies to is derived at discovery, never listed in the file.
+    assert "approaches" not in _compare(doc) and "except-approaches" not in _compare(doc)
+    assert not [t for t in doc["tags"] if t.startswith("approach:")]
     if field is not None:
         parse_path(field)
     # Deletions track the object itself (a new uid), drifts a field.
@@ -221,6 +223,16 @@ FLUX_VALUES = (
 # A pod-template value changed or removed (not the Service's: those it heals in about a second):
 # Argo CD's self-heal plus a rollout, too close to the window to gate.
 ARGOCD_VALUES = tuple(v for v in FLUX_VALUES if not v.startswith("service-"))
+# The faults on a part the built-in WebApp has not (a target's): not measured yet for the
+# GitOps approaches.
+TARGET_PARTS = (
+    "statefulset-pod-delete",
+    "configmap-data-change",
+    "configmap-delete",
+    "secret-data-change",
+    "secret-delete",
+    "rbac-binding-delete",
+)
 UNGATED = (
     {
         ("apiserver-restart-drift", "operator"),
@@ -229,6 +241,7 @@ UNGATED = (
     }
     | {(name, "flux") for name in FLUX_VALUES}
     | {(name, "argocd") for name in ARGOCD_VALUES}
+    | {(name, approach) for name in TARGET_PARTS for approach in ("flux", "argocd")}
 )
 # What helm-controller corrects well inside the window: a deleted object of the release.
 FLUX_HEALS = {"deployment-delete", "service-delete", "etcd-restart-drift"}
@@ -540,18 +553,13 @@ def test_chaos_discover_finds_the_extension(tmp_path: Path) -> None:
     assert {"restart_control_plane_component", "stop_control_plane_component"} <= names
 
 
-# The experiments that name their approaches (an allow-list): the rest apply to every
-# registered approach. Each line is a decision: the fault acts on a part only those
-# approaches' apps have, or on the toolkit's own operator process.
+# The experiments that apply to some approaches only: those on a part of an approach itself,
+# derived from what the approaches declare (`Approach.fault_targets`: the operator's process);
+# the rest apply to every registered approach (whether its app has the part they act on is
+# the run's to decide).
 RESTRICTED = {
-    "configmap-data-change": ("helm", "operator"),
-    "configmap-delete": ("helm", "operator"),
-    "statefulset-pod-delete": ("helm", "operator"),
     "operator-down-drift": ("operator",),
     "operator-kill-drift": ("operator",),
-    "rbac-binding-delete": ("helm",),
-    "secret-data-change": ("helm",),
-    "secret-delete": ("helm",),
 }
 
 
@@ -559,16 +567,14 @@ RESTRICTED = {
 def test_a_file_without_approaches_loads_as_the_old_full_list_did(
     name: str, tmp_path: Path
 ) -> None:
-    """The 33 files that listed every approach lost the list (they now apply to every
-    registered one): loaded with the full list put back, each gives the very same spec."""
+    """No file lists its approaches (33 listed every one, 8 a part): loaded with the list put
+    back that gives the same approaches (every registered one, or those that declare the
+    part it acts on), each gives the very same spec."""
     spec = load_spec(_file(name))
     assert spec.approaches == RESTRICTED.get(name, approaches.names())
     doc = _doc(name)
     ext = _compare(doc)
-    if "approaches" in ext:
-        return
-    # The list these files held before, and the approaches registered since.
-    ext["approaches"] = list(approaches.names())
+    ext["approaches"] = list(spec.approaches)
     old = tmp_path / f"{name}.json"
     old.write_text(json.dumps(doc))
     before = load_spec(str(old))

@@ -23,7 +23,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.operator import operator_status
 from compare.paths import EXPERIMENTS_DIR
 from compare.webapp import load_webapp
-from tests.helpers import deploy_webapp
+from tests.helpers import deploy_builtin, deploy_webapp, undeploy_builtin
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -70,7 +70,7 @@ def test_operator_heals_drift_made_while_it_was_stopped_under_chaos_run(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
     webapp = load_webapp()
-    Operator().deploy(cluster, webapp, namespace)
+    deploy_builtin(cluster, Operator(), webapp, namespace)
     try:
         journal = chaos_run(
             cluster,
@@ -92,7 +92,7 @@ def test_operator_heals_drift_made_while_it_was_stopped_under_chaos_run(
         status = operator_status(cluster)
         assert status is not None and status.running
     finally:
-        Operator().undeploy(cluster, webapp, namespace)
+        undeploy_builtin(cluster, Operator(), webapp, namespace)
 
 
 def test_the_probes_judge_the_live_state(cluster: ClusterTarget, namespace: str) -> None:

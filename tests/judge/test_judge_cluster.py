@@ -23,7 +23,7 @@ from compare.judge import (
     wait_until_holds,
     with_api_defaults,
 )
-from tests.helpers import deploy_webapp, make_webapp
+from tests.helpers import deploy_builtin, deploy_webapp, make_webapp, undeploy_builtin
 
 pytestmark = pytest.mark.cluster
 
@@ -75,11 +75,11 @@ def test_operator_children_hold_closed_world(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     webapp = make_webapp(replicas=2)
-    Operator().deploy(cluster, webapp, namespace, timeout=90)
+    deploy_builtin(cluster, Operator(), webapp, namespace, timeout=90)
     try:
         assert _paths(api, namespace, "operator") == []
     finally:
-        Operator().undeploy(cluster, webapp, namespace)
+        undeploy_builtin(cluster, Operator(), webapp, namespace)
 
 
 def test_a_rollout_restart_holds_again_once_the_rollout_is_complete(

@@ -47,3 +47,21 @@ def write_run(root: Path, data: Any, name: str = "run") -> Path:
     text = data if isinstance(data, str) else json.dumps(data, indent=2)
     (run / "results.json").write_text(text)
     return run
+
+
+def as_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 2 document as version 3 reads it (`compare.results.migrate.upgrade_v2`), for
+    comparisons: its approaches' settings under `settings.approachSettings`."""
+    doc = copy.deepcopy(data)
+    assert doc["schemaVersion"] == 2
+    settings = doc["settings"]
+    moved: dict[str, dict[str, Any]] = {}
+    if settings.get("fluxIntervalSeconds") is not None:
+        moved["flux"] = {"intervalSeconds": settings["fluxIntervalSeconds"]}
+    if settings.get("argocdDiff") is not None:
+        moved["argocd"] = {"diff": settings["argocdDiff"]}
+    settings.pop("fluxIntervalSeconds", None)
+    settings.pop("argocdDiff", None)
+    settings["approachSettings"] = moved
+    doc["schemaVersion"] = 3
+    return doc

@@ -143,7 +143,8 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
     assert r.settings.experiments == list(CATALOGUE)
     assert r.settings.approaches == ["helm", "operator", "flux"]
     assert r.settings.heal_window_seconds == HEAL_WINDOW
-    assert r.settings.parallel == DEFAULT_PARALLEL and r.settings.flux_interval_seconds == 5.0
+    assert r.settings.parallel == DEFAULT_PARALLEL
+    assert r.settings.approach_settings == {"flux": {"intervalSeconds": 5.0}}
     # Flux's trials wait one jittered interval longer (its cadence); the others the window.
     windows = r.settings.heal_windows or {}
     assert {n: w.heal_window_seconds for n, w in windows.items()} == {

@@ -97,6 +97,9 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
     assert result.exit_code == 1, result.output
     results = load_results(latest_run(out))
     assert results.complete
+    # Written as the current schema: helm has no settings of its own to record.
+    written = json.loads((latest_run(out) / "results.json").read_text())
+    assert written["schemaVersion"] == 3 and written["settings"]["approachSettings"] == {}
     info = {e.name: e for e in results.experiments}
     assert not info["scale-to-two"].builtin and info["scale-to-two"].path == str(scale)
     assert info["scale-to-two"].fault == "Deployment scaled to 2"

@@ -384,7 +384,7 @@ def test_a_target_chart_run_through_flux_and_helm_heals_and_keeps_what_it_should
     assert results.complete and results.skipped == []
     assert results.target is not None and results.target.name == "webapp-operator"
     assert os.path.samefile(results.target.file, target)
-    assert results.settings.flux_interval_seconds == float(INTERVAL)
+    assert results.settings.approach_settings["flux"] == {"intervalSeconds": float(INTERVAL)}
     assert len(results.trials) == 6
     helm = {t.experiment: t for t in results.trials if t.approach == "helm"}
     # Helm installed it once and watches nothing: a deleted Deployment stays deleted.

@@ -13,7 +13,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import get, load_target
+from compare.approaches import desired_objects, get, load_target
 from compare.approaches.operator import REASONS
 from compare.cli import app
 from compare.cluster import ClusterTarget
@@ -62,7 +62,7 @@ def test_a_toolkit_operator_target_is_held_to_the_reference_rendering(
     # The same desired objects as the built-in app's operator arm for that WebApp.
     target, operator = load_target(path), get("operator")
     desired = operator.target_desired(cluster, api, target, namespace)
-    builtin = operator.desired_objects(api, parse_webapp(SHOP), namespace)
+    builtin = desired_objects(api, operator.name, parse_webapp(SHOP), namespace)
     assert [item.defaulted for item in desired.items] == [item.defaulted for item in builtin.items]
     assert sorted((item.kind, item.name) for item in desired.items) == [
         ("Deployment", "shop"),

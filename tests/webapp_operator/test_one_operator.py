@@ -45,7 +45,7 @@ from compare.errors import CompareError
 from compare.paths import CHARTS_DIR
 from compare.target.builtin import webapp_named
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
-from tests.helpers import eventually, make_webapp
+from tests.helpers import deploy_builtin, eventually, make_webapp
 from webapp_operator.names import CRD_NAME, LEASE_NAME, OPERATOR_NAMESPACE
 
 from .conftest import FAST
@@ -310,7 +310,7 @@ def test_in_cluster_chart_without_a_live_leader_is_taken_over(
         before = _operator_pids(cluster)
 
         started = time.monotonic()
-        Operator().deploy(cluster, make_webapp("shop", replicas=3), chart_ns, timeout=90)
+        deploy_builtin(cluster, Operator(), make_webapp("shop", replicas=3), chart_ns, timeout=90)
         elapsed = time.monotonic() - started
         print(
             f"\ntook over a stale local holder (lease {FAST.lease_duration}s) and a stale chart "
@@ -438,8 +438,8 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     operator: OperatorHandle,
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
-    Operator().deploy(cluster, make_webapp("cart"), other_namespace, timeout=60)
+    deploy_builtin(cluster, Operator(), make_webapp("shop"), namespace, timeout=60)
+    deploy_builtin(cluster, Operator(), make_webapp("cart"), other_namespace, timeout=60)
 
     def undeploy(*args: str) -> str:
         result = runner.invoke(app, [*cli_args, "undeploy", "operator", *args])
@@ -489,7 +489,7 @@ def test_undeploy_stop_operator_flag(
     cli_args: list[str], cluster: ClusterTarget, api: client.ApiClient, namespace: str
 ) -> None:
     leader = start_operator(cluster, options=FAST)
-    Operator().deploy(cluster, make_webapp("shop"), namespace, timeout=60)
+    deploy_builtin(cluster, Operator(), make_webapp("shop"), namespace, timeout=60)
     result = runner.invoke(
         app,
         [

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
-from compare.approaches import builtin_target, get
+from compare.approaches import builtin_target, desired_manifest, get
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import DIFF_STRATEGIES, last_self_heal, undeploy_argocd
 from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
@@ -36,7 +36,7 @@ def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
 
 
 def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
-    desired = with_api_defaults(api, namespace, get("argocd").desired(webapp, namespace))
+    desired = with_api_defaults(api, namespace, desired_manifest("argocd", webapp, namespace))
     return current_problems(api, namespace, desired)
 
 

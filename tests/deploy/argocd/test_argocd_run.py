@@ -38,7 +38,7 @@ def test_a_run_of_the_argocd_approach_heals_and_leaves_what_argocd_does(
     assert result.exit_code == 0, result.output
     results = load_results(latest_run(out))
     assert results.complete and results.settings.approaches == ["argocd"]
-    assert results.settings.argocd_diff == "three-way"
+    assert results.settings.approach_settings["argocd"] == {"diff": "three-way"}
     trials = {t.experiment: t for t in results.trials}
     assert set(trials) == {*HEALED, *LEFT}
     for name in HEALED:

@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import get, load_target
+from compare.approaches import desired_manifest, load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import TRACKING_ID, chart_applied
@@ -167,7 +167,7 @@ def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
     namespace = "ns1"
     rendered = render_target(target, target.chart_arm("argocd"), namespace)
     from_target = chart_applied(rendered, namespace, target.chart_arm("argocd").release)
-    assert from_target == get("argocd").desired(load_webapp(), namespace)
+    assert from_target == desired_manifest("argocd", load_webapp(), namespace)
 
 
 @pytest.mark.cluster

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from compare.approaches import builtin_target, get
+from compare.approaches import builtin_target, desired_manifest, get
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import (
     PROCESSES,
@@ -41,7 +41,7 @@ FLUX = get("flux").configured(interval=INTERVAL_S)
 
 
 def problems(api: client.ApiClient, namespace: str, webapp: WebApp) -> list[str]:
-    desired = with_api_defaults(api, namespace, FLUX.desired(webapp, namespace))
+    desired = with_api_defaults(api, namespace, desired_manifest(FLUX.name, webapp, namespace))
     return current_problems(api, namespace, desired)
 
 
@@ -295,7 +295,7 @@ def test_a_run_of_the_flux_approach_records_the_interval_and_helm_controllers_de
     (run_dir,) = tmp_path.iterdir()
     results = json.loads((run_dir / "results.json").read_text())
     assert results["settings"]["approaches"] == ["flux"]
-    assert results["settings"]["fluxIntervalSeconds"] == INTERVAL_S
+    assert results["settings"]["approachSettings"]["flux"] == {"intervalSeconds": INTERVAL_S}
     # Its trials' window: the 15 s asked for plus one jittered interval (its cadence).
     window = round(15 + INTERVAL_S * 1.05, 3)
     assert results["settings"]["healWindows"] == {
