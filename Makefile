@@ -47,7 +47,7 @@ demo: setup
 manifests: $(STAMP)
 	$(BIN)/python -m webapp_operator.manifests
 	$(BIN)/python -m compare.webapp.values_schema
-	$(BIN)/python -m compare.target.schema
+	$(BIN)/python -m compare.approaches.schema
 
 bench: setup
 	$(BIN)/python bench/cluster_up.py

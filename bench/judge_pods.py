@@ -20,11 +20,10 @@ from collections.abc import Callable
 
 from kubernetes import client
 
-from compare.approaches import arms, desired_objects, get
+from compare.approaches import arms, builtin_target, desired_objects, get
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.judge import pods as pods_module
 from compare.judge import problems, read, verdict
-from compare.target import builtin_target
 from compare.webapp import parse_webapp
 
 

@@ -43,12 +43,11 @@ from operator_common import (
     wait_for,
 )
 
-from compare.approaches import arms
+from compare.approaches import arms, builtin_target
 from compare.approaches.operator import Operator
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
-from compare.target import builtin_target
 
 REPLICAS = 3
 FIELD_MANAGER = "bench-chaos"

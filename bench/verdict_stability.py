@@ -25,12 +25,11 @@ from pathlib import Path
 
 from operator_common import add_cluster_args, bench_target
 
-from compare.approaches import default_names
+from compare.approaches import builtin_target, default_names
 from compare.run import DEFAULT_HEAL_WINDOW_S, DEFAULT_PARALLEL, RunRequest
 from compare.run.app import App
 from compare.run.engine import Run, heal_windows
 from compare.run.experiments import load_experiments
-from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 BENCH_CLUSTER = "bench-stability"

@@ -11,13 +11,12 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
-from compare.approaches import Approach, TargetDeploy, arms
+from compare.approaches import Approach, TargetDeploy, arms, builtin_target
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import HelmRelease
 from compare.deploy.helm_arm import deploy_target
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read
-from compare.target import builtin_target
 from compare.webapp import WebApp, parse_webapp
 
 T = TypeVar("T")
@@ -73,8 +72,9 @@ def deploy_webapp(
     """The built-in WebApp deployed by Helm as the target it is (`builtin_target`), through the
     helm arm's one deploy path; the release it made."""
     target = builtin_target(webapp, release=release, extra_values=extra_values)
-    assert target.helm is not None
-    deployed, _ = deploy_target(cluster, target, target.helm, namespace, timeout=timeout)
+    deployed, _ = deploy_target(
+        cluster, target, target.chart_arm("helm"), namespace, timeout=timeout
+    )
     return deployed
 
 

@@ -3,14 +3,17 @@ registry (`REGISTRY`, in the order runs, reports and `compare status` list them)
 
 What lives here: the interface, the built-in approaches (helm, operator, flux) delegating to
 their deploy code in `compare.deploy`, and the functions that are generic over the registry
-(the desired objects of an approach by name, every deployed app). What does not: the deploy
-code itself (`compare.deploy`), the trials (`compare.run`), the CLI (`compare.cli`).
+(the desired objects of an approach by name, every deployed app, a target file read with
+every approach's key, `load_target`, and the built-in target with an arm for each,
+`builtin_target`). What does not: the deploy code itself (`compare.deploy`), the trials
+(`compare.run`), the CLI (`compare.cli`).
 Adding an approach is one module here plus one line in `REGISTRY` (docs/adding-an-approach.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client
@@ -22,6 +25,7 @@ from compare.approaches.base import (
     CommandOption,
     Detector,
     TargetDeploy,
+    builtin_target,
     trial_window,
 )
 from compare.approaches.base import describe_settings as generic_settings
@@ -32,7 +36,9 @@ from compare.cluster import ClusterTarget
 from compare.deploy.rows import DeployedApp
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
-from compare.target import builtin_target
+from compare.target import ArmKey, Target
+from compare.target import load_target as load_target_with
+from compare.target import parse_target as parse_target_with
 from compare.webapp import WebApp
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "CommandOption",
     "Detector",
     "TargetDeploy",
+    "builtin_target",
     "declaring",
     "default_names",
     "deployed_apps",
@@ -50,7 +57,10 @@ __all__ = [
     "desired_objects",
     "fault_targets",
     "get",
+    "load_target",
     "names",
+    "parse_target",
+    "target_arms",
     "trial_window",
 ]
 
@@ -80,6 +90,22 @@ def get(name: str) -> Approach:
         if approach.name == name:
             return approach
     raise CompareError(f"approach {name!r}: unknown (known: {', '.join(names())})")
+
+
+def target_arms() -> tuple[ArmKey, ...]:
+    """The keys of a target file's arms: one per registered approach, in registry order, of
+    the kind it declares (`Approach.arm_key`)."""
+    return tuple(a.arm_key() for a in REGISTRY)
+
+
+def load_target(path: Path) -> Target:
+    """A target file, read with the registered approaches' keys (`compare.target.load`)."""
+    return load_target_with(path, arms=target_arms())
+
+
+def parse_target(data: Any, path: Path) -> Target:
+    """A target file's data, checked with the registered approaches' keys."""
+    return parse_target_with(data, path, arms=target_arms())
 
 
 def fault_targets() -> dict[str, str]:

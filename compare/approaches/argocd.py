@@ -72,7 +72,8 @@ class Argocd(Approach):
     name = "argocd"
     short = "argo"
     label = "Argo CD Applications"
-    charted = True
+    arm_kind = "chart"
+    arm_description = "The Argo CD approach: a chart an Application syncs and self-heals."
     default: ClassVar[bool] = False
     run_options: ClassVar[tuple[CommandOption, ...]] = (DIFF,)
 

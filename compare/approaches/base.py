@@ -24,7 +24,8 @@ from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects
-from compare.target import HelmInstall, Operator, Target, builtin_target
+from compare.target import ArmKey, ArmKind, HelmInstall, Operator, Target
+from compare.target import builtin_target as target_with
 from compare.webapp import WebApp, load_webapp
 
 if TYPE_CHECKING:
@@ -149,12 +150,27 @@ def load_values(path: Path | None) -> dict[str, Any] | None:
     return data
 
 
+def builtin_target(
+    webapp: WebApp,
+    source: Path | None = None,
+    *,
+    release: str | None = None,
+    extra_values: Mapping[str, Any] | None = None,
+) -> Target:
+    """The built-in WebApp as a target with an arm for every registered approach
+    (`compare.target.builtin_target` with the registry's keys)."""
+    # The registry imports every approach, and so this module: read when called.
+    from compare.approaches import target_arms
+
+    arms = target_arms()
+    return target_with(webapp, source, arms=arms, release=release, extra_values=extra_values)
+
+
 def webapp_notes(target: Target) -> tuple[str, ...]:
     """What the built-in target's WebApp runs, for `compare deploy NAME`'s summary (none for a
     target file: its objects are counted by kind)."""
-    operator = target.operator
     lines: list[str] = []
-    for webapp in operator.webapps if target.own_chart and operator is not None else ():
+    for webapp in target.webapps if target.own_chart else ():
         name, spec = webapp.name, webapp.spec
         lines.append(f"Deployment {name}: {spec.replicas}/{spec.replicas} ready, {spec.image}")
         lines.append(f"Service    {name}: ClusterIP, port {spec.port} -> http")
@@ -180,20 +196,23 @@ class Approach(ABC):
     """One approach. Instances are immutable; per-approach settings are fields of the
     subclass (Flux's interval) and `configured` returns a copy with some of them changed.
 
-    Subclasses set `name` (a DNS label: namespaces, results.json, `compare deploy NAME`),
-    `short` (its part of a trial namespace's name) and `label` (`compare status`'s line when
-    none is deployed), and implement the abstract methods; the others have defaults that
+    Subclasses set `name` (a DNS label: namespaces, results.json, `compare deploy NAME`, its
+    key in a target file), `short` (its part of a trial namespace's name), `label` (`compare
+    status`'s line when none is deployed), `arm_kind` and `arm_description` (its key in a
+    target file: `arm_key`), and implement the abstract methods; the others have defaults that
     fit an approach with nothing shared to start and no Events to read. Every app, the
-    built-in WebApp included, is a target (`compare.target.builtin_target`): an approach
-    deploys, desires and removes it through its target methods alone.
+    built-in WebApp included, is a target (`builtin_target`, with an arm for every approach):
+    an approach deploys, desires and removes it through its target methods alone.
     """
 
     name: ClassVar[str]
     short: ClassVar[str]
     label: ClassVar[str]
-    # Whether a target file's arm of this approach is a chart, installed per trial namespace
-    # (its manifest tells which faults apply before anything is deployed).
-    charted: ClassVar[bool] = False
+    # What its key in a target file holds: a chart (installed per trial namespace, its
+    # manifest telling which faults apply before anything is deployed) or an operator; and
+    # the key's description in docs/target.schema.json.
+    arm_kind: ClassVar[ArmKind]
+    arm_description: ClassVar[str]
     # Whether a run without `--approach` includes it (an approach whose controllers are heavy
     # may be one a user asks for by name).
     default: ClassVar[bool] = True
@@ -203,6 +222,16 @@ class Approach(ABC):
     # declare it (`compare.run.experiments`); the other targets are the app's objects and
     # pods, which every approach deploys.
     fault_targets: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def arm_key(cls) -> ArmKey:
+        """Its key in a target file, as the target package takes it (`compare.target`)."""
+        return ArmKey(cls.name, cls.arm_kind, cls.arm_description)
+
+    @property
+    def charted(self) -> bool:
+        """Whether a target file's arm of this approach is a chart."""
+        return self.arm_kind == "chart"
 
     # --- settings -------------------------------------------------------------------------
     def configured(self, **settings: Any) -> Self:
@@ -278,17 +307,11 @@ class Approach(ABC):
     # --- a target file's arm (`--target`) -------------------------------------------------
     def arm(self, target: Target) -> HelmInstall | Operator | None:
         """This approach's arm of a target file: the key named after the approach."""
-        found = getattr(target, self.name, None)
-        return found if isinstance(found, (HelmInstall, Operator)) else None
+        return target.arms.get(self.name)
 
     def chart_arm(self, target: Target) -> HelmInstall:
         """The arm, a chart; a one-line error naming the key when the target has none."""
-        found = self.arm(target)
-        if not isinstance(found, HelmInstall):
-            raise CompareError(
-                f"{target.source}: {self.name}: not given (this target has no {self.name} key)"
-            )
-        return found
+        return target.chart_arm(self.name)
 
     @abstractmethod
     def deploy_target(

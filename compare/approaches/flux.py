@@ -84,7 +84,8 @@ class Flux(Approach):
     name = "flux"
     short = "flux"
     label = "Flux HelmReleases"
-    charted = True
+    arm_kind = "chart"
+    arm_description = "The Flux approach: a chart helm-controller installs."
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
     run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)

@@ -47,7 +47,8 @@ class Helm(Approach):
     name = "helm"
     short = "helm"
     label = "helm releases"
-    charted = True
+    arm_kind = "chart"
+    arm_description = "The Helm approach."
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
     deploy_timeout: ClassVar[float] = DEFAULT_TIMEOUT_S

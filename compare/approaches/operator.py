@@ -38,6 +38,7 @@ from compare.approaches.base import (
     CommandOption,
     Detector,
     TargetDeploy,
+    builtin_target,
 )
 from compare.cluster import ClusterTarget
 from compare.deploy import baseline
@@ -65,7 +66,7 @@ from compare.judge import DesiredObjects
 from compare.kube import served as custom
 from compare.target import Operator as OperatorArm
 from compare.target import Target
-from compare.target.builtin import builtin_target, webapp_named
+from compare.target.builtin import webapp_named
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
@@ -114,7 +115,7 @@ def builtin(arm: WebApp | OperatorArm) -> Target:
     if isinstance(arm, WebApp):
         return builtin_target(arm)
     name = str(arm.resources[0]["metadata"]["name"])
-    return Target(source=Path(KIND), name=name, namespace=None, operator=arm)
+    return Target(source=Path(KIND), name=name, namespace=None, arms={Operator.name: arm})
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class Operator(Approach):
     name = "operator"
     short = "op"
     label = "WebApp resources"
+    arm_kind = "operator"
+    arm_description = "The operator approach."
     # The faults that stop or kill the operator's process (`stop_operator`) act on it.
     fault_targets: ClassVar[Mapping[str, str]] = {
         "operator": "the toolkit's own operator process, not the target's operator"
@@ -174,8 +177,8 @@ class Operator(Approach):
 
     def detector(self, app_target: Target | None = None) -> Detector:
         custom: tuple[str, ...] = ()
-        operator = app_target.operator if app_target is not None else None
-        if operator is not None and not operator.toolkit:
+        operator = self.arm(app_target) if app_target is not None else None
+        if isinstance(operator, OperatorArm) and not operator.toolkit:
             custom = tuple(str(r.get("kind")) for r in operator.resources)
         return Detector({KIND: REASONS}, custom)
 

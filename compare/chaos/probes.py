@@ -33,7 +33,6 @@ from compare.judge import (
     wait_until_holds,
     with_api_defaults,
 )
-from compare.target import builtin_target, load_target
 from compare.webapp import load_webapp
 
 __all__ = [
@@ -54,7 +53,7 @@ def _desired(
         arm = approaches.get(approach) if approach else approaches.REGISTRY[0]
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: what the trial's arm deployed in `ns`.
-            target = load_target(Path(app_file))
+            target = approaches.load_target(Path(app_file))
             return arm.target_desired(cluster_target(secrets), api, target.for_trial(ns), ns)
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:
@@ -64,7 +63,7 @@ def _desired(
             )
         # The built-in WebApp is a target like any other: what its arm applies in `ns`, known
         # without a cluster when the approach knows it, else what it deployed there.
-        builtin = builtin_target(webapp).for_trial(ns)
+        builtin = approaches.builtin_target(webapp).for_trial(ns)
         known = arm.known_desired(builtin, ns)
         if known is None:
             return arm.target_desired(cluster_target(secrets), api, builtin, ns)

@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from compare import approaches as registry
-from compare.approaches import Approach, CommandOption
+from compare.approaches import Approach, CommandOption, builtin_target, load_target
 from compare.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -49,7 +49,6 @@ from compare.run import (
 )
 from compare.run.app import App
 from compare.run.launch import checked_request, prepared
-from compare.target import builtin_target, load_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 # Far above any real run (each trial takes seconds); a larger number is a typo, and the plan

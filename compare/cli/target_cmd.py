@@ -19,13 +19,13 @@ from typing import Annotated
 import typer
 from typer._click.core import ParameterSource
 
-from compare.approaches import Approach, arms
+from compare.approaches import Approach, arms, load_target
 from compare.cli.common import console, print_warning
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import DEFAULT_NAMESPACE
 from compare.deploy.helm_arm import target_namespace
 from compare.errors import EXIT_USAGE, CompareError
-from compare.target import Target, load_target
+from compare.target import Target
 
 TargetOpt = Annotated[
     Path | None,
@@ -64,7 +64,7 @@ def load_arm(
 ) -> tuple[Target, str]:
     """The target file, checked to have the approach's arm, and the namespace it goes to."""
     target = load_target(path)
-    target.approach(approach.name)  # one line naming the key when the file has none
+    target.arm(approach.name)  # one line naming the key when the file has none
     return target, target_namespace_of(target, ctx, namespace)
 
 

@@ -51,10 +51,7 @@ APPROACH = "argocd"
 def argocd_arm(target: Target) -> HelmInstall:
     """The target's `argocd` key: a one-line error naming the file when it has none, or the
     field when its chart's source is one the arm cannot deploy."""
-    install = target.approach(APPROACH)
-    if not isinstance(install, HelmInstall):
-        raise CompareError(f"{target.source}: argocd: not given (this target has no argocd key)")
-    return _supported(target, install)
+    return _supported(target, target.chart_arm(APPROACH))
 
 
 def _supported(target: Target, install: HelmInstall) -> HelmInstall:

@@ -94,10 +94,7 @@ def chart_server(cluster: ClusterTarget, handle: ProcessSet) -> ChartServer | No
 
 def flux_arm(target: Target) -> HelmInstall:
     """The target's `flux` key (a one-line error naming the file when it has none)."""
-    install = target.approach("flux")
-    if not isinstance(install, HelmInstall):
-        raise CompareError(f"{target.source}: flux: not given (this target has no flux key)")
-    return install
+    return target.chart_arm("flux")
 
 
 def source_name(install: HelmInstall) -> str:

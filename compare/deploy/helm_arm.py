@@ -217,10 +217,7 @@ def uninstall_target(
 
 def helm_arm(target: Target) -> HelmInstall:
     """The target's `helm` key (a one-line error naming the file when it has none)."""
-    install = target.approach("helm")
-    if not isinstance(install, HelmInstall):
-        raise CompareError(f"{target.source}: helm: not given (this target has no helm key)")
-    return install
+    return target.chart_arm("helm")
 
 
 def is_target_file(path: Path) -> bool:

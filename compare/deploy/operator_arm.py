@@ -66,12 +66,7 @@ REMOVE_TIMEOUT_S = 60.0
 
 def operator_arm(target: Target) -> Operator:
     """The target's `operator` key (a one-line error naming the file when it has none)."""
-    found = target.approach("operator")
-    if not isinstance(found, Operator):
-        raise CompareError(
-            f"{target.source}: operator: not given (this target has no operator key)"
-        )
-    return found
+    return target.operator_arm("operator")
 
 
 @dataclass(frozen=True)

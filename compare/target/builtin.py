@@ -1,21 +1,22 @@
 """The built-in WebApp as a target: what `compare run`, `compare deploy NAME` and the probes
 deploy and judge without `--target` (examples/target-webapp.yaml is the same, as a file).
 
-Its chart arms (`helm`, `flux`, `argocd`) are the toolkit's own chart, charts/webapp, with the
-WebApp's values, under the WebApp's name as the release; the objects carry the WebApp's name
-whatever the release (`fullnameOverride`). Its chart is the toolkit's own and its values a
+It has an arm for every approach the caller names (the registry's `ArmKey`s). One of kind
+`chart` is the toolkit's own chart, charts/webapp, with the WebApp's values, under the
+WebApp's name as the release; the objects carry the WebApp's name whatever the release
+(`fullnameOverride`). Its chart is the toolkit's own and its values a
 checked WebApp's (`own_chart`): an install renders nothing first, the chart is rendered once
 for every namespace, as it installs it, and a trial's release keeps the WebApp's name.
 It is not a file (`from_file` False): a run deploys nothing of it once before the trials
 (nothing to learn), takes the registry's default approaches, and records the WebApp's spec in
 results.json (`app_spec`), not a target file.
-Its operator arm is the toolkit's own operator (install form `toolkit`) with the WebApp as its
-one resource: ready when Available, held to the built-in chart's rendering of it.
+An arm of kind `operator` is the toolkit's own operator (install form `toolkit`) with the
+WebApp as its one resource: ready when Available, held to the built-in chart's rendering of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from compare.target.load import (
     OperatorInstall,
     Target,
 )
+from compare.target.model import ArmKey
 from compare.webapp import API_GROUP, API_VERSION, KIND, WebApp, chart_values, to_cr
 
 BUILTIN_CHART = CHARTS_DIR / "webapp"
@@ -37,27 +39,28 @@ def builtin_target(
     webapp: WebApp,
     source: Path | None = None,
     *,
+    arms: Sequence[ArmKey],
     release: str | None = None,
     extra_values: Mapping[str, Any] | None = None,
 ) -> Target:
-    """The WebApp (read from `source`, default examples/webapp.yaml) as a target: every chart
-    arm the built-in chart with `chart_values(webapp, extra_values)`, released as `release`
-    (default: the WebApp's name); the operator arm `builtin_operator(webapp)`. A bad extra
-    value is a one-line CompareError (`values: ...`)."""
+    """The WebApp (read from `source`, default examples/webapp.yaml) as a target with `arms`
+    (the registry's: `compare.approaches.builtin_target`): every chart arm the built-in chart
+    with `chart_values(webapp, extra_values)`, released as `release` (default: the WebApp's
+    name); every operator arm `builtin_operator(webapp)`. A bad extra value is a one-line
+    CompareError (`values: ...`)."""
     values = chart_values(webapp, extra_values)
 
-    def arm(where: str) -> HelmInstall:
+    def arm(key: ArmKey) -> HelmInstall | Operator:
+        if key.kind == "operator":
+            return builtin_operator(webapp)
         chart = Chart("path", path=BUILTIN_CHART)
-        return HelmInstall(where, chart, release or webapp.name, values)
+        return HelmInstall(key.name, chart, release or webapp.name, values)
 
     return Target(
         source=source or DEFAULT_APP,
         name=webapp.name,
         namespace=webapp.metadata.namespace,
-        helm=arm("helm"),
-        operator=builtin_operator(webapp),
-        flux=arm("flux"),
-        argocd=arm("argocd"),
+        arms={key.name: arm(key) for key in arms},
         own_chart=True,
         from_file=False,
         app_spec=webapp.spec.model_dump(mode="json", exclude_none=True),
@@ -68,12 +71,17 @@ def builtin_release(
     approach: str, release: str, namespace: str, values: Mapping[str, Any] | None = None
 ) -> Target:
     """A release of the built-in chart found deployed (`compare status`) as the built-in
-    target it is: its one arm `approach` (`helm`, `flux`, `argocd`) the built-in chart under
-    `release` with the `values` it was deployed with (a Helm release's are not read: its
-    applied manifest, not a rendering, is its desired state)."""
+    target it is: its one arm `approach` (a chart arm's) the built-in chart under `release`
+    with the `values` it was deployed with (a Helm release's are not read: its applied
+    manifest, not a rendering, is its desired state)."""
     arm = HelmInstall(approach, Chart("path", path=BUILTIN_CHART), release, dict(values or {}))
-    arms: dict[str, Any] = {approach: arm}
-    return Target(source=BUILTIN_CHART, name=release, namespace=namespace, own_chart=True, **arms)
+    return Target(
+        source=BUILTIN_CHART,
+        name=release,
+        namespace=namespace,
+        arms={approach: arm},
+        own_chart=True,
+    )
 
 
 def builtin_operator(webapp: WebApp) -> Operator:

@@ -1,7 +1,7 @@
 """Loading a target file: the model checked, its paths resolved, every file it names read.
 
 Everything is read before anything is deployed, so a bad target file is one CompareError line
-naming the file and the field (`compare.yaml: helm.valuesFiles[1]: ...`). The result is a
+naming the file and the field (`compare.yaml: <arm>.valuesFiles[1]: ...`). The result is a
 `Target` whose paths are absolute and whose values are merged, as the deployers consume them.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Never
 
 from pydantic import ValidationError
 
@@ -20,11 +20,13 @@ from compare.errors import CompareError
 from compare.inputfile import load_yaml, parse_yaml_all, read_text
 from compare.target.model import (
     RELEASE_MAX,
+    ArmKey,
     ChartSource,
     HelmSpec,
     OperatorChart,
     OperatorSpec,
     TargetFile,
+    target_file_model,
 )
 from compare.webapp import API_GROUP, API_VERSION, KIND, WebApp
 from compare.webapp.load import format_validation_error, parse_webapp
@@ -59,7 +61,7 @@ class Chart:
 class HelmInstall:
     """A chart to install as a release, with its values merged (files in order, then inline)."""
 
-    where: str  # the field that gave it: `helm`, `flux`, `argocd`, `operator.install.chart`
+    where: str  # the field that gave it: an arm's key, or `<key>.install.chart` (an operator's)
     chart: Chart
     release: str
     values: Mapping[str, Any]
@@ -95,10 +97,9 @@ class Target:
     source: Path
     name: str
     namespace: str | None
-    helm: HelmInstall | None = None
-    operator: Operator | None = None
-    flux: HelmInstall | None = None
-    argocd: HelmInstall | None = None
+    # Its arms by the name of the approach each is for, in the order of the keys declared
+    # (`ArmKey`): the ones it gives.
+    arms: Mapping[str, HelmInstall | Operator] = field(default_factory=dict)
     spec: TargetFile | None = field(default=None, compare=False)
     # Its chart arms are the toolkit's own chart with a checked WebApp's values (the built-in
     # WebApp): they render, the same every time and in every namespace, so an install checks
@@ -118,12 +119,29 @@ class Target:
     from_file: bool = True
     app_spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
-    def approach(self, name: str) -> HelmInstall | Operator:
-        arms = {"helm": self.helm, "operator": self.operator, "flux": self.flux}
-        found = {**arms, "argocd": self.argocd}.get(name)
-        if found is None:
-            raise CompareError(f"{self.source}: {name}: not given (this target has no {name} key)")
-        return found
+    def arm(self, name: str) -> HelmInstall | Operator:
+        """The arm of approach `name`; a one-line error naming the key when it has none."""
+        found = self.arms.get(name)
+        return self._absent(name) if found is None else found
+
+    def chart_arm(self, name: str) -> HelmInstall:
+        """`arm`, a chart (a key of another kind is not given either)."""
+        found = self.arms.get(name)
+        return found if isinstance(found, HelmInstall) else self._absent(name)
+
+    def operator_arm(self, name: str) -> Operator:
+        """`arm`, an operator (a key of another kind is not given either)."""
+        found = self.arms.get(name)
+        return found if isinstance(found, Operator) else self._absent(name)
+
+    def _absent(self, name: str) -> Never:
+        raise CompareError(f"{self.source}: {name}: not given (this target has no {name} key)")
+
+    @property
+    def webapps(self) -> tuple[WebApp, ...]:
+        """The WebApps of its operator arms whose operator is the toolkit's (`toolkit`)."""
+        arms = self.arms.values()
+        return tuple(w for arm in arms if isinstance(arm, Operator) for w in arm.webapps)
 
     def for_trial(self, namespace: str) -> Target:
         """The target as a trial in `namespace` deploys it: every chart arm under a release
@@ -132,11 +150,11 @@ class Target:
         every namespace too: it makes nothing cluster-scoped for two releases to contend for."""
         if self.own_chart:
             return self
-
-        def own(arm: HelmInstall | None) -> HelmInstall | None:
-            return None if arm is None else release_in(arm, namespace)
-
-        return replace(self, helm=own(self.helm), flux=own(self.flux), argocd=own(self.argocd))
+        arms = {
+            name: release_in(arm, namespace) if isinstance(arm, HelmInstall) else arm
+            for name, arm in self.arms.items()
+        }
+        return replace(self, arms=arms)
 
 
 def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
@@ -150,37 +168,32 @@ def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
     return replace(install, release=f"{head}-{digest}")
 
 
-def load_target(path: Path) -> Target:
-    """Read, validate and resolve a target file; one-line CompareError on any problem."""
+def load_target(path: Path, *, arms: Sequence[ArmKey]) -> Target:
+    """Read, validate and resolve a target file whose keys are `arms` (the registry's:
+    `compare.approaches.load_target`); one-line CompareError on any problem."""
     data = load_yaml(path, limit=MAX_TARGET_BYTES)
-    return parse_target(data, path)
+    return parse_target(data, path, arms=arms)
 
 
-def parse_target(data: Any, path: Path) -> Target:
+def parse_target(data: Any, path: Path, *, arms: Sequence[ArmKey]) -> Target:
     if not isinstance(data, dict):
         raise CompareError(f"{path}: expected a Target mapping, got {type(data).__name__}")
     try:
-        spec = TargetFile.model_validate(data)
+        spec: TargetFile = target_file_model(arms).model_validate(data)
     except ValidationError as exc:
         raise CompareError(f"{path}: {format_validation_error(exc)}") from None
     base = path.resolve().parent
-    return Target(
-        source=path,
-        name=spec.name,
-        namespace=spec.namespace,
-        helm=_helm(path, base, "helm", spec.helm, spec.name),
-        operator=_operator(path, base, spec.operator, spec.name),
-        flux=_helm(path, base, "flux", spec.flux, spec.name),
-        argocd=_helm(path, base, "argocd", spec.argocd, spec.name),
-        spec=spec,
-    )
+    loaded: dict[str, HelmInstall | Operator] = {}
+    for key in arms:
+        given = getattr(spec, key.name)
+        if isinstance(given, OperatorSpec):
+            loaded[key.name] = _operator(path, base, key.name, given, spec.name)
+        elif isinstance(given, HelmSpec):
+            loaded[key.name] = _chart_install(path, base, key.name, given, spec.name)
+    return Target(source=path, name=spec.name, namespace=spec.namespace, arms=loaded, spec=spec)
 
 
-def _helm(
-    path: Path, base: Path, where: str, spec: HelmSpec | None, name: str
-) -> HelmInstall | None:
-    if spec is None:
-        return None
+def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str) -> HelmInstall:
     values: dict[str, Any] = {}
     for index, file in enumerate(spec.values_files):
         at = f"{where}.valuesFiles[{index}]"
@@ -220,14 +233,12 @@ def _chart(path: Path, base: Path, where: str, source: ChartSource) -> Chart:
     return Chart("path", path=directory.resolve())
 
 
-def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> Operator | None:
-    if spec is None:
-        return None
+def _operator(path: Path, base: Path, where: str, spec: OperatorSpec, name: str) -> Operator:
     given = spec.install
     install: OperatorInstall
     if given.kustomize is not None:
         directory = base / given.kustomize
-        at = "operator.install.kustomize"
+        at = f"{where}.install.kustomize"
         if not directory.is_dir():
             raise CompareError(f"{path}: {at}: {given.kustomize} is not a directory")
         if not any((directory / f).is_file() for f in KUSTOMIZATION_FILES):
@@ -235,7 +246,7 @@ def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> O
         install = OperatorInstall("kustomize", kustomize=directory.resolve())
     elif given.chart is not None:
         install = OperatorInstall(
-            "chart", chart=_helm(path, base, "operator.install.chart", given.chart, name)
+            "chart", chart=_chart_install(path, base, f"{where}.install.chart", given.chart, name)
         )
     elif given.toolkit:
         install = OperatorInstall("toolkit")
@@ -244,7 +255,7 @@ def _operator(path: Path, base: Path, spec: OperatorSpec | None, name: str) -> O
     resources: list[Mapping[str, Any]] = []
     webapps: list[WebApp] = []
     for index, item in enumerate(spec.resources):
-        at = f"operator.resources[{index}]"
+        at = f"{where}.resources[{index}]"
         if isinstance(item, str):
             found = _file(path, base, item, at)
             objects = _read_documents(path, found, at)

@@ -4,14 +4,22 @@ A target file names an app under test and how each approach deploys it. Paths in
 relative to the file itself; `compare.target.load` resolves and checks them. Every mapping
 refuses unknown keys and every value has its exact type (`replicas: "3"` is never coerced),
 as the WebApp model does.
+
+Which approaches there are is not known here: each top-level key of an arm is declared by the
+approach it is named after (an `ArmKey`: its name, the kind of arm, a chart or an operator,
+and its description), and the registry (`compare.approaches`) hands them in; the model of a
+file with those keys is `target_file_model(arms)`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from compare.kube.namespace import DNS_LABEL
 
@@ -248,6 +256,22 @@ class OperatorSpec(_Strict):
         return value
 
 
+# The kinds of arm a target file's key holds: a chart (`HelmSpec`) or an operator
+# (`OperatorSpec`).
+ArmKind = Literal["chart", "operator"]
+ARM_SPECS: dict[str, type[_Strict]] = {"chart": HelmSpec, "operator": OperatorSpec}
+
+
+@dataclass(frozen=True)
+class ArmKey:
+    """A top-level key of a target file: the arm of the approach it is named after, of one
+    kind, with its description in the JSON schema. Declared by the approach."""
+
+    name: str
+    kind: ArmKind
+    description: str
+
+
 class TargetFile(_Strict):
     """A target file: the app under test and how each approach deploys it."""
 
@@ -264,19 +288,34 @@ class TargetFile(_Strict):
         max_length=NAMESPACE_MAX,
         description="The namespace it is deployed to (default: the command's).",
     )
-    helm: HelmSpec | None = Field(default=None, description="The Helm approach.")
-    operator: OperatorSpec | None = Field(default=None, description="The operator approach.")
-    flux: HelmSpec | None = Field(
-        default=None, description="The Flux approach: a chart helm-controller installs."
-    )
-    argocd: HelmSpec | None = Field(
-        default=None,
-        description="The Argo CD approach: a chart an Application syncs and self-heals.",
-    )
 
     @model_validator(mode="after")
     def _some_approach(self) -> Self:
-        arms = (self.helm, self.operator, self.flux, self.argocd)
-        if all(arm is None for arm in arms):
-            raise ValueError("name at least one approach: helm, operator, flux or argocd")
+        # The arms are the fields `target_file_model` adds.
+        arms = [name for name in type(self).model_fields if name not in TargetFile.model_fields]
+        if all(getattr(self, name) is None for name in arms):
+            *first, last = arms or [""]
+            listed = f"{', '.join(first)} or {last}" if first else last
+            raise ValueError(f"name at least one approach: {listed}")
         return self
+
+
+# The keys of every target file, never an arm's.
+RESERVED = frozenset({"apiVersion", "kind", "name", "namespace"})
+
+
+def target_file_model(arms: Sequence[ArmKey]) -> type[TargetFile]:
+    """The model of a target file whose arms are `arms` (optional keys, in that order)."""
+    return _target_file_model(tuple(arms))
+
+
+@functools.cache
+def _target_file_model(arms: tuple[ArmKey, ...]) -> type[TargetFile]:
+    for key in arms:
+        if key.name in RESERVED:
+            raise ValueError(f"approach {key.name}: a target file's own key, not an arm's")
+    fields: dict[str, Any] = {
+        key.name: (ARM_SPECS[key.kind] | None, Field(default=None, description=key.description))
+        for key in arms
+    }
+    return create_model("TargetFile", __base__=TargetFile, __doc__=TargetFile.__doc__, **fields)

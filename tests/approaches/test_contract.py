@@ -22,10 +22,16 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.resource import ResourceList
 
-from compare.approaches import REGISTRY, Approach, deployed_apps, desired_objects, names
+from compare.approaches import (
+    REGISTRY,
+    Approach,
+    builtin_target,
+    deployed_apps,
+    desired_objects,
+    names,
+)
 from compare.cluster import ClusterTarget
 from compare.judge import DesiredObjects, problems, read
-from compare.target import builtin_target
 from tests.helpers import deploy_builtin, eventually, make_webapp, undeploy_builtin
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from compare import approaches
-from compare.approaches import Cadence, trial_window
+from compare.approaches import Cadence, builtin_target, trial_window
 from compare.errors import CompareError
 from compare.report import ReportData
 from compare.results import RunResults, load_results, summarize
@@ -18,7 +18,6 @@ from compare.results.model import ApproachWindow, RunSettings
 from compare.run import RunRequest
 from compare.run.app import App
 from compare.run.engine import heal_windows
-from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 from tests.results.helpers import fixture, fixture_json
 

@@ -12,7 +12,7 @@ from typing import cast
 import pytest
 
 from compare import approaches
-from compare.approaches import Approach
+from compare.approaches import Approach, builtin_target, load_target
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.errors import EXIT_USAGE, CompareError
@@ -21,7 +21,6 @@ from compare.run import RunRequest, load_experiments
 from compare.run.app import App
 from compare.run.engine import runnable
 from compare.run.workload import Workload, workload_of
-from compare.target import builtin_target, load_target
 from compare.target.builtin import builtin_operator
 from compare.webapp import DEFAULT_APP, load_webapp
 
@@ -139,7 +138,7 @@ def test_the_run_starts_every_shared_part_but_an_operator_the_target_installs(
         # Argo CD controllers its chart arms need are the run's to start, as the built-in's.
         (own, ["helm", "flux", "argocd"]),
         # A file whose operator arm is the toolkit's: shared, started by the run too.
-        (replace(own, operator=builtin_operator(webapp)), every),
+        (replace(own, arms={**own.arms, "operator": builtin_operator(webapp)}), every),
         # Only the arms it has.
         (load_target(EXAMPLES_DIR / "target-shop.yaml"), ["helm"]),
     ]:
@@ -167,7 +166,6 @@ def test_the_builtin_target_needs_no_preflight_and_keeps_its_names(tmp_path: Pat
     assert app.sharing(("helm", "flux", "argocd")) == []
     # A target file's releases are the trial's own.
     shop = load_target(EXAMPLES_DIR / "target-shop.yaml")
-    assert shop.helm is not None
-    trial = shop.for_trial("cmp-helm-image-change-1-ab12").helm
-    assert trial is not None and trial.release != shop.helm.release
+    trial = shop.for_trial("cmp-helm-image-change-1-ab12").chart_arm("helm")
+    assert trial.release != shop.chart_arm("helm").release
     assert not App(shop).per_cluster

@@ -11,11 +11,11 @@ from typing import ClassVar
 import pytest
 
 from compare import approaches
+from compare.approaches import builtin_target
 from compare.approaches.helm import Helm
 from compare.run.app import App
 from compare.run.engine import RunRequest, plan_trials, runnable
 from compare.run.experiments import configuration_defaults, load_experiments, load_spec
-from compare.target import builtin_target
 from compare.webapp import load_webapp
 
 # The faults that stop or kill the operator's process: the only ones restricted.

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from compare.approaches import Approach
+from compare.approaches import Approach, builtin_target
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import _alive
@@ -32,7 +32,6 @@ from compare.run.app import App
 from compare.run.engine import Run, RunRequest
 from compare.run.experiments import load_experiments
 from compare.run.trial import TrialPlan
-from compare.target import builtin_target
 from compare.webapp import DEFAULT_APP, load_webapp
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from chaosk8s import create_k8s_api_client
 
+from compare.approaches import builtin_target, load_target
 from compare.chaos.cluster import cluster_target, listable, pointed_at, trial_secrets
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import ControlPlaneArg, check_cluster_name
@@ -21,7 +22,6 @@ from compare.run.engine import RunRequest, admissible, plan_trials, schedule
 from compare.run.experiments import load_experiments
 from compare.run.sibling import SECRETS_SCOPE, movable, point, splittable
 from compare.run.trial import TrialPlan
-from compare.target import builtin_target, load_target
 from tests.run.builders import WEBAPP
 
 # The catalogue's `scope: cluster` experiments: the control plane's and the operator's faults.

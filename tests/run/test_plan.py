@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from compare.approaches import builtin_target
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
 from compare.run.app import App
@@ -25,7 +26,6 @@ from compare.run.engine import (
 from compare.run.experiments import load_experiments, load_spec
 from compare.run.runner import epoch, inline_refs
 from compare.run.trial import TrialPlan, namespace_for
-from compare.target import builtin_target
 from compare.webapp import WebApp, load_webapp
 from tests.run.builders import WEBAPP
 

@@ -15,6 +15,7 @@ import yaml
 from chaoslib import substitute
 from chaoslib.configuration import load_configuration
 
+from compare.approaches import builtin_target, load_target
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.helm_arm import render_target
@@ -27,7 +28,7 @@ from compare.run.engine import runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
 from compare.run.workload import needs_of, workload_of
-from compare.target import builtin_target, load_target, release_in
+from compare.target import release_in
 from compare.webapp import DEFAULT_APP, load_webapp
 
 SERVICE_FAULTS = (
@@ -108,8 +109,7 @@ def test_a_target_chart_gives_its_first_deployment_selector_container_and_servic
 ) -> None:
     path = _target(tmp_path, CHARTS_DIR / "webapp-operator", manager={"replicas": 1})
     target = load_target(path)
-    assert target.helm is not None
-    workload = workload_of(render_target(target, target.helm, "shop"))
+    workload = workload_of(render_target(target, target.chart_arm("helm"), "shop"))
     configuration = workload.configuration()
     assert configuration == {
         "webapp_workload": "shop-webapp-operator",
@@ -134,8 +134,7 @@ def test_an_app_without_a_service_leaves_the_service_faults_out_with_the_reason(
     tmp_path: Path,
 ) -> None:
     target = load_target(_target(tmp_path, _chart_without_service(tmp_path)))
-    assert target.helm is not None
-    workload = workload_of(render_target(target, target.helm, "shop"))
+    workload = workload_of(render_target(target, target.chart_arm("helm"), "shop"))
     assert workload.name == "shop-worker" and workload.service is None
     assert workload.configuration()["webapp_pod_selector"] == "app=worker,tier=shop"
     assert workload.container == "work"  # the first container
@@ -183,13 +182,12 @@ def test_each_builtin_fault_says_what_it_acts_on() -> None:
 
 def test_each_trial_has_a_release_of_its_own() -> None:
     target = load_target(Path(__file__).parents[2] / "examples" / "target-operator-chart.yaml")
-    assert target.helm is not None
-    one = release_in(target.helm, "cmp-helm-pod-delete-one-1-ab12")
-    two = release_in(target.helm, "cmp-helm-image-change-1-cd34")
+    one = release_in(target.chart_arm("helm"), "cmp-helm-pod-delete-one-1-ab12")
+    two = release_in(target.chart_arm("helm"), "cmp-helm-image-change-1-cd34")
     assert one.release != two.release
     assert one.release.startswith("webapp-operator-") and len(one.release) <= 53
     # The same namespace, the same release: the probes find the trial's release again.
-    assert release_in(target.helm, "cmp-helm-pod-delete-one-1-ab12") == one
+    assert release_in(target.chart_arm("helm"), "cmp-helm-pod-delete-one-1-ab12") == one
 
 
 class _Silent:
@@ -238,8 +236,7 @@ def test_a_builtin_trial_acts_on_the_objects_it_always_did(tmp_path: Path) -> No
 
 def test_a_target_trial_acts_on_the_charts_objects(tmp_path: Path) -> None:
     target = load_target(_target(tmp_path, _chart_without_service(tmp_path)))
-    assert target.helm is not None
-    workload = workload_of(render_target(target, target.helm, "ns"))
+    workload = workload_of(render_target(target, target.chart_arm("helm"), "ns"))
     spec = load_experiments(["image-change"])[0]
     document = experiment_for(spec, _trial_context(tmp_path, target), "helm", "ns", workload)
     assert _resolved(document) == {
@@ -365,7 +362,6 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
     from compare.run.workload import OWNED
 
     target = load_target(EXAMPLES_DIR / "target-shop.yaml")
-    assert target.helm is not None
     owned = workload_of(
         [
             {
@@ -386,7 +382,7 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
         experiments=tuple(specs),
         app=App(
             target,
-            chart_workload=workload_of(render_target(target, target.helm, "shop")),
+            chart_workload=workload_of(render_target(target, target.chart_arm("helm"), "shop")),
             operator_workload=owned,
         ),
         output_dir=tmp_path,

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches import load_target
 from compare.deploy import baseline
 from compare.deploy.operator_arm import take_baseline
 from compare.errors import CompareError
-from compare.target import load_target
 
 from .operator_targets import shop_target
 

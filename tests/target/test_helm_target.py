@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from compare.approaches import desired_objects
+from compare.approaches import desired_objects, load_target
 from compare.cluster import ClusterTarget
 from compare.deploy.helm_arm import (
     install_target,
@@ -26,7 +26,6 @@ from compare.deploy.helm_arm import (
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import mismatches, problems, read, wait_until_holds
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
-from compare.target import load_target
 from compare.webapp import load_webapp
 
 NEW_KEY = "an-attacker-key-never-printed"
@@ -60,9 +59,8 @@ def test_a_chart_that_does_not_render_is_one_line_naming_the_file(tmp_path: Path
         tmp_path, "shop", "op", webhook={"certificateDays": 10, "certificateRenewBeforeDays": 20}
     )
     target = load_target(path)
-    assert target.helm is not None
     with pytest.raises(CompareError) as caught:
-        render_target(target, target.helm, "shop")
+        render_target(target, target.chart_arm("helm"), "shop")
     message = caught.value.message
     assert message.startswith(f"{path}: helm: helm template op failed: execution error at ")
     assert message.endswith(
@@ -73,17 +71,15 @@ def test_a_chart_that_does_not_render_is_one_line_naming_the_file(tmp_path: Path
     # The chart's values.schema.json: named as a field of the target file.
     path = _target_file(tmp_path, "shop", "op", logLevel="LOUD")
     target = load_target(path)
-    assert target.helm is not None
     with pytest.raises(CompareError) as caught:
-        render_target(target, target.helm, "shop")
+        render_target(target, target.chart_arm("helm"), "shop")
     assert caught.value.message.startswith(f"{path}: helm.values.logLevel: ")
     assert caught.value.exit_code == EXIT_USAGE
 
 
 def test_the_rendered_manifest_holds_every_kind_of_the_chart(tmp_path: Path) -> None:
     target = load_target(_target_file(tmp_path, "shop", "op"))
-    assert target.helm is not None
-    kinds = {obj["kind"] for obj in render_target(target, target.helm, "shop")}
+    kinds = {obj["kind"] for obj in render_target(target, target.chart_arm("helm"), "shop")}
     assert kinds == {
         "ServiceAccount",
         "Secret",
@@ -103,10 +99,9 @@ def test_any_chart_is_judged_closed_world_on_every_object_of_its_release(
 ) -> None:
     release = f"wop-{uuid.uuid4().hex[:6]}"  # its cluster-scoped objects are named after it
     target = load_target(_target_file(tmp_path, namespace, release))
-    assert target.helm is not None
-    install_target(cluster, target, target.helm, namespace, timeout=90)
+    install_target(cluster, target, target.chart_arm("helm"), namespace, timeout=90)
     try:
-        desired = release_desired(cluster, api, target, target.helm, namespace)
+        desired = release_desired(cluster, api, target, target.chart_arm("helm"), namespace)
         assert {item.kind for item in desired.items} >= {
             "Secret",
             "Role",
@@ -148,7 +143,7 @@ def test_any_chart_is_judged_closed_world_on_every_object_of_its_release(
         after = [str(m) for m in mismatches(desired, read(api, namespace, desired.kinds))]
         assert f"role/{leader_role}: missing" in after
     finally:
-        uninstall_target(cluster, target.helm, namespace, timeout=60)
+        uninstall_target(cluster, target.chart_arm("helm"), namespace, timeout=60)
     # Its cluster-scoped objects went with the release.
     names = [r.metadata.name for r in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
     assert not [name for name in names if name.startswith(release)]
@@ -159,8 +154,7 @@ def test_the_webapp_example_desires_exactly_what_the_built_in_helm_path_does(
     api: client.ApiClient, namespace: str
 ) -> None:
     target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
-    assert target.helm is not None
-    from_target = rendered_desired(api, target, target.helm, namespace)
+    from_target = rendered_desired(api, target, target.chart_arm("helm"), namespace)
     built_in = desired_objects(api, "helm", load_webapp(), namespace)
     assert [(i.kind, i.name, i.defaulted) for i in from_target.items] == [
         (i.kind, i.name, i.defaulted) for i in built_in.items

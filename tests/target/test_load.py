@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from compare.approaches import load_target
 from compare.errors import CompareError
-from compare.target import load_target, merge_values
+from compare.target import merge_values
 
 HEAD = {"apiVersion": "compare.example.com/v1alpha1", "kind": "Target", "name": "app"}
 CR = {"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": "x"}}
@@ -292,24 +293,25 @@ def test_paths_resolve_against_the_file_and_values_merge_in_order(folder: Path) 
     # Loaded from another working directory: only the file's own folder counts.
     target = load_target(sub / "compare.yaml")
     assert target.name == "app" and target.namespace == "shop"
-    assert target.helm is not None and target.helm.chart.path == (folder / "chart").resolve()
-    assert target.helm.release == "app"  # the target's name by default
+    helm, operator = target.chart_arm("helm"), target.operator_arm("operator")
+    assert helm.chart.path == (folder / "chart").resolve()
+    assert helm.release == "app"  # the target's name by default
     # Files in order, inline last; maps merge, null removes a key (helm's coalescing).
-    assert target.helm.values == {
+    assert helm.values == {
         "image": {"tag": "b"},
         "replicas": 3,
         "labels": {"x": "1", "y": "2"},
     }
-    assert target.operator is not None
-    assert target.operator.install.form == "chart"
-    assert target.operator.install.chart is not None
-    assert target.operator.install.chart.chart.describe() == "oci://r.example/charts/op 1"
-    assert [r["metadata"]["name"] for r in target.operator.resources] == ["x", "y", "x"]
-    assert target.operator.ready_condition == "Available"
-    assert target.flux is not None
-    assert target.flux.chart.describe() == "c 1.0.0 from https://charts.example/"
+    assert operator.install.form == "chart"
+    assert operator.install.chart is not None
+    assert operator.install.chart.chart.describe() == "oci://r.example/charts/op 1"
+    assert operator.install.chart.where == "operator.install.chart"
+    assert [r["metadata"]["name"] for r in operator.resources] == ["x", "y", "x"]
+    assert operator.ready_condition == "Available"
+    assert target.chart_arm("flux").chart.describe() == "c 1.0.0 from https://charts.example/"
+    assert list(target.arms) == ["helm", "operator", "flux"]  # the registry's order
     with pytest.raises(CompareError, match=r"compare\.yaml: helm: not given"):
-        load_target(_write(folder, {**HEAD, "flux": CHART})).approach("helm")
+        load_target(_write(folder, {**HEAD, "flux": CHART})).arm("helm")
 
 
 def test_merge_values_never_changes_its_inputs() -> None:
@@ -324,7 +326,7 @@ def test_the_toolkit_form_loads_webapps_ready_when_available(folder: Path) -> No
         yaml.safe_dump_all([WEBAPP, {**WEBAPP, "metadata": {"name": "cart"}}])
     )
     target = load_target(_write(folder, _toolkit("webapps.yaml")))
-    operator = target.operator
+    operator = target.operator_arm("operator")
     assert operator is not None and operator.toolkit
     assert operator.install.form == "toolkit"
     assert operator.ready_condition == "Available"

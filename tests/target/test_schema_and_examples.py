@@ -6,16 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from compare.approaches import builtin_target, load_target
+from compare.approaches.schema import main, render, target_schema
 from compare.deploy.helm_arm import helm_arm, render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
-from compare.target import builtin_target, load_target
-from compare.target.schema import SCHEMA_PATH, main, render, target_schema
+from compare.target.schema import SCHEMA_PATH
 from compare.webapp import load_webapp, to_cr, to_helm_values
 
 
 def test_committed_schema_is_the_generated_one() -> None:
     assert SCHEMA_PATH.read_text() == render(), (
-        "docs/target.schema.json is stale: run `python -m compare.target.schema`"
+        "docs/target.schema.json is stale: run `python -m compare.approaches.schema`"
     )
 
 
@@ -50,17 +51,16 @@ def test_schema_refuses_unknown_keys_everywhere() -> None:
 def test_the_webapp_example_is_the_built_in_webapp() -> None:
     target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
     webapp = load_webapp()
-    assert target.helm is not None and target.flux is not None and target.operator is not None
-    assert target.helm.chart.path == CHARTS_DIR / "webapp"
-    assert target.helm.values == to_helm_values(webapp)
-    assert target.helm.release == webapp.name
-    assert target.flux.chart.path == CHARTS_DIR / "webapp"
-    assert target.flux.values == to_helm_values(webapp)
-    assert target.argocd is not None and target.argocd.values == to_helm_values(webapp)
-    assert target.argocd.chart.path == CHARTS_DIR / "webapp"
-    assert target.operator.install.kustomize == OPERATOR_DIR / "config" / "default"
-    assert list(target.operator.resources) == [to_cr(webapp)]
-    assert target.operator.ready_condition == "Available"
+    assert list(target.arms) == ["helm", "operator", "flux", "argocd"]
+    for name in ("helm", "flux", "argocd"):
+        chart = target.chart_arm(name)
+        assert chart.chart.path == CHARTS_DIR / "webapp", name
+        assert chart.values == to_helm_values(webapp), name
+        assert chart.release == webapp.name, name
+    operator = target.operator_arm("operator")
+    assert operator.install.kustomize == OPERATOR_DIR / "config" / "default"
+    assert list(operator.resources) == [to_cr(webapp)]
+    assert operator.ready_condition == "Available"
 
 
 def test_the_built_in_target_is_the_webapp_example() -> None:
@@ -70,18 +70,17 @@ def test_the_built_in_target_is_the_webapp_example() -> None:
     built_in = builtin_target(load_webapp())
     assert built_in.name == from_file.name
     for arm in ("helm", "flux", "argocd"):
-        assert getattr(built_in, arm) == getattr(from_file, arm), arm
+        assert built_in.arms[arm] == from_file.arms[arm], arm
     # Its operator arm is the toolkit's own operator (the example installs the same operator
     # from its kustomize directory) with the same WebApp resource.
-    assert built_in.operator is not None and from_file.operator is not None
-    assert built_in.operator.toolkit
-    assert built_in.operator.resources == from_file.operator.resources
+    operator = built_in.operator_arm("operator")
+    assert operator.toolkit
+    assert operator.resources == from_file.operator_arm("operator").resources
 
 
 def test_the_operator_chart_example_names_the_operator_chart() -> None:
     target = load_target(EXAMPLES_DIR / "target-operator-chart.yaml")
-    assert target.helm is not None
-    assert target.helm.chart.path == CHARTS_DIR / "webapp-operator"
+    assert target.chart_arm("helm").chart.path == CHARTS_DIR / "webapp-operator"
     assert target.namespace == "webapp-system"
     # Runnable by `compare run`: rendered into a trial's namespace, every namespaced object
     # lands in it (a `watchNamespaces` list would put Roles elsewhere, which is refused).
@@ -95,10 +94,11 @@ def test_the_operator_chart_example_names_the_operator_chart() -> None:
 
 def test_the_shop_example_is_one_app_by_its_chart_and_by_its_operator() -> None:
     target = load_target(EXAMPLES_DIR / "target-shop.yaml")
-    assert target.helm is not None and target.operator is not None and target.flux is None
-    assert target.operator.install.form == "alreadyInstalled"
-    (cr,) = target.operator.resources
-    spec, values = cr["spec"], target.helm.values
+    assert list(target.arms) == ["helm", "operator"]
+    operator = target.operator_arm("operator")
+    assert operator.install.form == "alreadyInstalled"
+    (cr,) = operator.resources
+    spec, values = cr["spec"], target.chart_arm("helm").values
     assert (
         (spec["replicas"], spec["image"])
         == (values["replicaCount"], values["image"])
@@ -109,4 +109,4 @@ def test_the_shop_example_is_one_app_by_its_chart_and_by_its_operator() -> None:
     )
     assert spec["env"] == values["env"] and len(spec["env"]) == 3
     assert spec["resources"] == values["resources"]
-    assert target.operator.ready_condition == "Available"
+    assert operator.ready_condition == "Available"

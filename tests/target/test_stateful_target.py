@@ -18,6 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from compare.approaches import load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm_arm import render_target
@@ -26,7 +27,6 @@ from compare.run import RunRequest, load_experiments
 from compare.run.app import App
 from compare.run.engine import runnable
 from compare.run.workload import workload_of
-from compare.target import load_target
 
 runner = CliRunner()
 CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "stateful-app"
@@ -91,8 +91,9 @@ def test_the_charts_parts_are_its_statefulset_service_configmap_secret_and_bindi
     tmp_path: Path,
 ) -> None:
     target = load_target(_target(tmp_path))
-    assert target.helm is not None
-    configuration = workload_of(render_target(target, target.helm, "ns")).configuration()
+    configuration = workload_of(
+        render_target(target, target.chart_arm("helm"), "ns")
+    ).configuration()
     assert configuration == {
         "webapp_workload": "sapp-stateful-app",
         "webapp_workload_kind": "statefulset",
@@ -198,8 +199,7 @@ def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
 ) -> None:
     # The chart's container has no probes: changing or removing one makes no sense for it.
     target = load_target(_target(tmp_path))
-    assert target.helm is not None
-    workload = workload_of(render_target(target, target.helm, "ns"))
+    workload = workload_of(render_target(target, target.chart_arm("helm"), "ns"))
     names = ["probe-change", "probe-remove", "image-change", "deployment-paused"]
     request = RunRequest(
         approaches=("helm",),

@@ -14,13 +14,13 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.helm import get_release, release_objects
 from compare.deploy.helm_arm import uninstall_target
 from compare.judge.kinds import kind
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
-from compare.target import load_target
 
 runner = CliRunner()
 
@@ -194,7 +194,7 @@ def test_a_targets_release_deploys_holds_drifts_and_goes(
 
     release = f"wop-{uuid.uuid4().hex[:6]}"
     path = _operator_chart_target(tmp_path, namespace, release)
-    install = load_target(path).helm
+    install = load_target(path).chart_arm("helm")
     assert install is not None
     try:
         deployed = runner.invoke(

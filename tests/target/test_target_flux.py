@@ -25,6 +25,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import load_target, parse_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import flux_status, read_helm_release
@@ -44,7 +45,6 @@ from compare.deploy.processes import alive
 from compare.judge.kinds import KINDS
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results
-from compare.target import load_target, parse_target
 
 runner = CliRunner()
 NO_CLUSTER = ["--kubeconfig", "/nonexistent/kubeconfig"]
@@ -111,9 +111,8 @@ def test_a_local_chart_is_published_once_per_content(tmp_path: Path) -> None:
 
 def _objects(flux: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
     target = parse_target({**HEAD, "flux": flux}, tmp_path / "compare.yaml")
-    assert target.flux is not None
     server = ChartServer(tmp_path / "repo", "http://127.0.0.1:1")
-    return target_flux_objects(target, target.flux, "ns", server=server, interval=2.5)
+    return target_flux_objects(target, target.chart_arm("flux"), "ns", server=server, interval=2.5)
 
 
 def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
@@ -155,17 +154,16 @@ def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
 
 def test_the_example_is_the_operator_chart_through_flux() -> None:
     target = load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml")
-    assert target.flux is not None and target.helm is None and target.operator is None
-    assert target.flux.chart.path == CHARTS_DIR / "webapp-operator"
+    assert "flux" in target.arms and "helm" not in target.arms and "operator" not in target.arms
+    assert target.chart_arm("flux").chart.path == CHARTS_DIR / "webapp-operator"
     # Into any namespace: `compare run` installs it in each trial's.
-    kinds = {obj["kind"] for obj in render_target(target, target.flux, "cmp-flux-any")}
+    kinds = {obj["kind"] for obj in render_target(target, target.chart_arm("flux"), "cmp-flux-any")}
     assert {"Deployment", "ServiceAccount", "Role", "ClusterRole", "Secret"} <= kinds
 
 
 def test_helm_controller_is_granted_the_charts_kinds_and_roles(tmp_path: Path) -> None:
     target = load_target(_operator_chart(tmp_path, release="wop"))
-    assert target.flux is not None
-    rendered = render_target(target, target.flux, "ns")
+    rendered = render_target(target, target.chart_arm("flux"), "ns")
     rules = chart_rules(rendered)
     granted = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
     for obj in rendered:
@@ -256,7 +254,7 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
     kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
     release = f"wopf-{uuid.uuid4().hex[:6]}"
     path = _operator_chart(tmp_path, release=release, namespace=namespace)
-    install = load_target(path).flux
+    install = load_target(path).chart_arm("flux")
     assert install is not None
     try:
         deployed = runner.invoke(

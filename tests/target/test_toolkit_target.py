@@ -13,13 +13,12 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import desired_objects, get
+from compare.approaches import desired_objects, get, load_target
 from compare.approaches.operator import REASONS
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.baseline import baseline_name
 from compare.deploy.operator import operator_status
-from compare.target import load_target
 from compare.webapp import parse_webapp
 
 runner = CliRunner()

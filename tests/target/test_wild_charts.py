@@ -21,6 +21,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.flux_arm import deploy_target_flux, undeploy_target_flux
@@ -31,7 +32,7 @@ from compare.judge import judged_objects, problems, read
 from compare.judge.kinds import kind
 from compare.results import latest_run, load_results
 from compare.run.preflight import chart_sharing
-from compare.target import Target, load_target
+from compare.target import Target
 from tests.helpers import eventually
 
 runner = CliRunner()
@@ -80,12 +81,12 @@ def test_helm_writes_exactly_its_ownership_metadata_and_nothing_else_is_allowed(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
     target = load_target(_target(tmp_path, WILD))
-    assert target.helm is not None
-    _, desired = deploy_target(cluster, target, target.helm, namespace, timeout=90)
+    helm = target.chart_arm("helm")
+    _, desired = deploy_target(cluster, target, helm, namespace, timeout=90)
     try:
-        manifest = release_objects(cluster, namespace, target.helm.release)
+        manifest = release_objects(cluster, namespace, helm.release)
         assert manifest is not None
-        _check_written(api, namespace, manifest, helm_writes(target.helm.release, namespace))
+        _check_written(api, namespace, manifest, helm_writes(helm.release, namespace))
         # The state holds: the HPA set replicas 2 on a Deployment that leaves them out, the
         # Job completed and its finished pods (with the app's labels) are nobody's running pods.
         kinds = {item.kind for item in desired.items}
@@ -128,7 +129,7 @@ def test_helm_writes_exactly_its_ownership_metadata_and_nothing_else_is_allowed(
         found = problems(desired, read(api, namespace, desired.kinds))
         assert f"{deployment.root}.spec.replicas: want '2..4', got 9" in found, found
     finally:
-        uninstall_target(cluster, target.helm, namespace)
+        uninstall_target(cluster, helm, namespace)
 
 
 @pytest.mark.cluster
@@ -136,17 +137,17 @@ def test_helm_controller_writes_helms_metadata_and_its_origin_labels(
     cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
     target = load_target(_target(tmp_path, WILD))
-    assert target.flux is not None
-    desired = deploy_target_flux(cluster, target, target.flux, namespace, timeout=120)
+    flux = target.chart_arm("flux")
+    desired = deploy_target_flux(cluster, target, flux, namespace, timeout=120)
     try:
-        manifest = release_objects(cluster, namespace, target.flux.release)
+        manifest = release_objects(cluster, namespace, flux.release)
         assert manifest is not None
         # The stored manifest has the origin labels already (a post-render step of its own).
-        writes = flux_writes(target.flux.release, namespace)
+        writes = flux_writes(flux.release, namespace)
         _check_written(api, namespace, manifest, writes)
         assert problems(desired, read(api, namespace, desired.kinds)) == []
     finally:
-        undeploy_target_flux(cluster, target.flux, namespace)
+        undeploy_target_flux(cluster, flux, namespace)
 
 
 def _nodes(api: client.ApiClient) -> list[str]:
@@ -162,8 +163,7 @@ def test_a_daemonset_wants_one_pod_per_node_it_may_run_on(
     # Only the first node: the DaemonSet wants one pod, and the proof agrees.
     selector = {"kubernetes.io/hostname": nodes[0]}
     target = load_target(_target(tmp_path, DAEMON, values={"nodeSelector": selector}))
-    assert target.helm is not None
-    _, desired = deploy_target(cluster, target, target.helm, namespace, timeout=60)
+    _, desired = deploy_target(cluster, target, target.chart_arm("helm"), namespace, timeout=60)
     try:
         reading = read(api, namespace, desired.kinds)
         assert "Node" in desired.kinds and len(reading.all("Node")) == len(nodes)
@@ -174,7 +174,7 @@ def test_a_daemonset_wants_one_pod_per_node_it_may_run_on(
         assert live["status"]["desiredNumberScheduled"] == 1
         assert problems(desired, reading) == []
     finally:
-        uninstall_target(cluster, target.helm, namespace)
+        uninstall_target(cluster, target.chart_arm("helm"), namespace)
 
 
 def _every_node_target(folder: Path) -> Target:
@@ -194,7 +194,7 @@ def test_a_node_agent_cannot_share_the_cluster_and_a_namespaced_app_can(tmp_path
     assert "ClusterRoleBinding host-daemon-reader: a fixed name" in reasons
     wild = load_target(_target(tmp_path, WILD))
     assert chart_sharing(wild, ["helm", "flux"]) == []
-    assert wild.helm is not None and render_target(wild, wild.helm, "ns")
+    assert render_target(wild, wild.chart_arm("helm"), "ns")
 
 
 @pytest.mark.cluster

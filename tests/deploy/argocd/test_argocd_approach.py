@@ -10,13 +10,12 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
-from compare.approaches import desired_manifest, get
+from compare.approaches import builtin_target, desired_manifest, get
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import DIFF_STRATEGIES, last_self_heal, undeploy_argocd
 from compare.deploy.argocd_app import THREE_WAY_DIFF, read_application
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
-from compare.target import builtin_target
 from compare.webapp import WebApp
 from tests.helpers import current_problems, make_webapp
 

@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import desired_manifest
+from compare.approaches import desired_manifest, load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd import TRACKING_ID, chart_applied
@@ -32,7 +32,6 @@ from compare.deploy.flux_charts import publish_chart
 from compare.deploy.helm_arm import render_target
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
-from compare.target import load_target
 from compare.webapp import load_webapp
 
 runner = CliRunner()
@@ -165,10 +164,9 @@ def test_the_built_in_webapp_is_the_argocd_arm_of_its_target_file() -> None:
     # One rule for what an Application applies: the built-in chart with the WebApp's values,
     # given as a target file's argocd arm, desires exactly what the built-in path does.
     target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
-    assert target.argocd is not None
     namespace = "ns1"
-    rendered = render_target(target, target.argocd, namespace)
-    from_target = chart_applied(rendered, namespace, target.argocd.release)
+    rendered = render_target(target, target.chart_arm("argocd"), namespace)
+    from_target = chart_applied(rendered, namespace, target.chart_arm("argocd").release)
     assert from_target == desired_manifest("argocd", load_webapp(), namespace)
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from compare.approaches import desired_manifest, get
+from compare.approaches import builtin_target, desired_manifest, get
 from compare.cluster import ClusterTarget
 from compare.deploy.flux import (
     PROCESSES,
@@ -29,7 +29,6 @@ from compare.deploy.local import CLUSTER_UID_KEY
 from compare.deploy.processes import alive
 from compare.errors import CompareError
 from compare.judge import with_api_defaults
-from compare.target import builtin_target
 from compare.webapp import WebApp
 from tests.helpers import current_problems, make_webapp
 
