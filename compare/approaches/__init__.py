@@ -20,6 +20,7 @@ from compare.approaches.base import (
     Cadence,
     CommandOption,
     Detector,
+    LocalControllers,
     TargetDeploy,
     trial_window,
 )
@@ -38,11 +39,13 @@ __all__ = [
     "Cadence",
     "CommandOption",
     "Detector",
+    "LocalControllers",
     "TargetDeploy",
     "default_names",
     "deployed_apps",
     "desired_manifest",
     "desired_objects",
+    "forget_cluster",
     "get",
     "names",
     "trial_window",
@@ -74,6 +77,18 @@ def get(name: str) -> Approach:
         if approach.name == name:
             return approach
     raise CompareError(f"approach {name!r}: unknown (known: {', '.join(names())})")
+
+
+def forget_cluster(cluster: ClusterTarget) -> None:
+    """Drop what a cluster that is going away leaves on this machine: every approach's local
+    controllers (Redis included), their tokens, certificates, chart repositories, caches and
+    logs. Used by `compare cluster down`, the run's fault cluster, the test session and the
+    benchmarks, so that no process or credential outlives its cluster. (State left by a
+    cluster deleted some other way is found stale when the next cluster of that name starts
+    the processes again.)"""
+    for approach in REGISTRY:
+        if (controllers := approach.controllers()) is not None:
+            controllers.forget(cluster)
 
 
 def desired_manifest(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
@@ -29,17 +30,24 @@ from compare.webapp import WebApp, load_webapp
 if TYPE_CHECKING:
     from compare.deploy.rows import DeployedApp
 
-# Seconds a deploy of the built-in WebApp, and a full `undeploy`, may take before it is an
-# error.
-DEPLOY_TIMEOUT_S = 120.0
-UNDEPLOY_TIMEOUT_S = 120.0
-
 
 class Fault(Protocol):
     """What `applies_to` reads of an experiment (`compare.run.experiments.ExperimentSpec`)."""
 
     @property
     def approaches(self) -> tuple[str, ...]: ...
+
+
+class LocalControllers(Protocol):
+    """An approach's controllers run as local processes beside the cluster, one set per
+    cluster (`compare.deploy.processes.Controllers`): started if not running, stopped
+    (SIGTERM, or SIGKILL with `kill`), and forgotten with their state when the cluster goes."""
+
+    def start(self, cluster: ClusterTarget) -> object: ...
+
+    def stop(self, cluster: ClusterTarget, *, kill: bool = False) -> object: ...
+
+    def forget(self, cluster: ClusterTarget) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -220,6 +228,12 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
+    def controllers(self) -> LocalControllers | None:
+        """Its controllers when they run as local processes of this machine (the chaos
+        faults that stop the controllers act on them; `compare cluster down` forgets them);
+        None: it runs none here."""
+        return None
+
     # --- the built-in WebApp in one namespace ---------------------------------------------
     # A charted approach deploys, desires and removes it as the target it is
     # (`compare.target.builtin_target`), through its target methods; an approach whose arm is
@@ -275,7 +289,7 @@ class Approach(ABC):
         webapp: WebApp,
         namespace: str,
         *,
-        timeout: float = UNDEPLOY_TIMEOUT_S,
+        timeout: float = DEPLOY_TIMEOUT_S,
     ) -> None:
         """Remove what `deploy` made and wait until it is gone (children it owns may be left
         to the garbage collector: they go on their own)."""
@@ -406,7 +420,7 @@ class Approach(ABC):
     run_options: ClassVar[tuple[CommandOption, ...]] = ()
     # `--timeout`'s default, seconds.
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
-    undeploy_timeout: ClassVar[float] = UNDEPLOY_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
     # The commands' help (its first sentence is their line in `compare deploy --help`); empty:
     # a generic one.
     deploy_help: ClassVar[str] = ""
