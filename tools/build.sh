@@ -26,6 +26,11 @@ want=$(cat "$here/versions.env" "$here/build.sh" "$here/kube/go.mod" "$here/etcd
 # script and stamp in tools/flux/. This block is left out of the control-plane stamp (the next
 # line hashes this file without it), so adding or changing it never rebuilds the control plane,
 # and a Flux version change rebuilds only the two controllers.
+mkdir -p "$cache"
+# One build at a time (two commands or test sessions on a cold cache would overwrite each
+# other's output); kept in this block so that adding the lock never rebuilds the control plane.
+exec 9>"$cache/.build-control-plane.lock"
+flock 9
 bash "$here/flux/build.sh" "$@"
 # Argo CD (the `argocd` approach) likewise: tools/argocd/ has its own pins, script and stamp.
 bash "$here/argocd/build.sh" "$@"

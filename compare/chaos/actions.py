@@ -420,8 +420,8 @@ def stop_operator(
     meanwhile (its finalizer needs the operator). Trials that share the fault
     (`compare.chaos.shared`) stop them once.
     """
-    target = cluster_target(secrets)
     controllers = _controllers(configuration)
+    target = cluster_target(secrets)
 
     def stop() -> dict[str, Any]:
         try:
@@ -436,8 +436,8 @@ def stop_operator(
 def start_operator(configuration: Any = None, secrets: Any = None) -> dict[str, Any]:
     """Start the trial's approach's shared controllers again (nothing happens when they run
     already); trials that share the fault start them once."""
-    target = cluster_target(secrets)
     controllers = _controllers(configuration)
+    target = cluster_target(secrets)
 
     def start() -> dict[str, Any]:
         try:

@@ -24,7 +24,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -165,18 +165,6 @@ def forget(directory: Path, name: str) -> None:
     _state_file(directory, name).unlink(missing_ok=True)
 
 
-def describe_processes(
-    processes: Mapping[str, LocalProcess], names: Sequence[str], state_dir: Path
-) -> str:
-    """Each recorded process by name, running (its pid) or stopped, and where the logs are."""
-    parts = []
-    for name in names:
-        info = processes.get(name)
-        state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
-        parts.append(f"{name} {state}")
-    return ", ".join(parts) + f"; logs in {state_dir}"
-
-
 @dataclass(frozen=True)
 class ProcessSet:
     """The processes recorded in a cluster's state directory (those of `names` found there)
@@ -211,7 +199,12 @@ class ProcessSet:
         return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
 
     def describe(self) -> str:
-        return describe_processes(self.processes, self.names, self.state_dir)
+        """Each process by name, running (its pid) or stopped, and where the logs are."""
+        parts = []
+        for name in self.names:
+            info = self.processes.get(name)
+            parts.append(f"{name} {f'pid {info.pid}' if alive(info) and info else 'stopped'}")
+        return ", ".join(parts) + f"; logs in {self.state_dir}"
 
 
 @contextmanager
@@ -249,10 +242,6 @@ def stop_recorded(directory: Path, names: Sequence[str], *, kill: bool = False) 
 Launch = Callable[[ClusterTarget, Path, ProcessSet, dict[str, Any], list[LocalProcess]], None]
 
 
-def _always(_: ProcessSet) -> bool:
-    return True
-
-
 @dataclass(frozen=True)
 class Controllers:
     """The lifecycle of one approach's local processes, one set per cluster: lock, claim,
@@ -265,7 +254,7 @@ class Controllers:
     launch: Launch | None = None
     ready: Callable[[LocalProcess], bool] = is_ready
     # Whether a running set was started as this start asks (else `launch` restarts some).
-    current: Callable[[ProcessSet], bool] = field(default=_always)
+    current: Callable[[ProcessSet], bool] = lambda _: True
 
     def state_dir(self, cluster: ClusterTarget) -> Path:
         return state_dir(cluster, self.area)

@@ -24,6 +24,12 @@ go_minor=$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
 grep -q "github.com/argoproj/argo-cd/v3 $ARGOCD_VERSION" "$here/go.mod" \
   || die "ARGOCD_VERSION=$ARGOCD_VERSION disagrees with tools/argocd/go.mod"
 
+# Two builds at once (two commands, or two test sessions, on a cold cache) would overwrite
+# each other's output: one at a time; the second then finds the stamp and returns.
+mkdir -p "$cache"
+exec 9>"$cache/.build-argocd.lock"
+flock 9
+
 want=$(cat "$here/versions.env" "$here/build.sh" "$here/go.mod" "$here/go.sum" | sha256sum | cut -d' ' -f1)
 wanted=(bin/argocd bin/argocd-application-controller bin/argocd-repo-server bin/helm
   crds/application-crd.yaml crds/appproject-crd.yaml rbac/application-controller-clusterrole.yaml)

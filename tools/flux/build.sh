@@ -25,6 +25,12 @@ grep -q "github.com/fluxcd/source-controller $SOURCE_CONTROLLER_VERSION" "$here/
 grep -q "github.com/fluxcd/helm-controller $HELM_CONTROLLER_VERSION" "$here/helm-controller/go.mod" \
   || die "HELM_CONTROLLER_VERSION=$HELM_CONTROLLER_VERSION disagrees with tools/flux/helm-controller/go.mod"
 
+# Two builds at once (two commands, or two test sessions, on a cold cache) would overwrite
+# each other's output: one at a time; the second then finds the stamp and returns.
+mkdir -p "$cache"
+exec 9>"$cache/.build-flux.lock"
+flock 9
+
 want=$(cat "$here/versions.env" "$here/build.sh" "$here"/*/go.mod "$here"/*/go.sum | sha256sum | cut -d' ' -f1)
 binaries=(source-controller helm-controller)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
