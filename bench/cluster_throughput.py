@@ -44,9 +44,9 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.approaches import forget_cluster
 from compare.cluster import ClusterTarget, EmbeddedCluster, tool_path
 from compare.cluster.embedded import TUNINGS, ControlPlaneArg, parse_control_plane_args
-from compare.deploy.forget import forget_cluster
 
 NAMESPACE = "bench-throughput"
 WORKERS = 8

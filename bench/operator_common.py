@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 from kubernetes import client
 from tabulate import tabulate
 
+from compare.approaches import forget_cluster
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
-from compare.deploy.forget import forget_cluster
 from compare.deploy.operator import (
     OperatorHandle,
     apply_webapp,
@@ -28,7 +28,8 @@ from compare.deploy.operator import (
     operator_status,
     stop_operator,
 )
-from compare.deploy.operator_process import ProcessInfo, read_process
+from compare.deploy.operator_process import DEFAULT_INSTANCE
+from compare.deploy.processes import LocalProcess, read_process
 from compare.errors import CompareError
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp
 from webapp_operator.builders import build_deployment, build_service
@@ -89,9 +90,9 @@ def operator_running(target: ClusterTarget) -> Iterator[OperatorHandle]:
             stop_operator(target)
 
 
-def operator_info(handle: OperatorHandle) -> ProcessInfo:
+def operator_info(handle: OperatorHandle) -> LocalProcess:
     """The recorded local process behind `handle`: its pid and its health port."""
-    info = read_process(handle.state_dir)
+    info = read_process(handle.state_dir, DEFAULT_INSTANCE)
     assert info is not None and info.pid == handle.pid
     return info
 

@@ -20,20 +20,20 @@ from functools import partial
 
 from operator_common import add_cluster_args, bench_target, summary, wait_for
 
+from compare.deploy.local import free_port
 from compare.deploy.operator import install_operator, start_operator, stop_operator
-from compare.deploy.operator_install import free_port, state_dir
 from compare.deploy.operator_process import (
+    DEFAULT_INSTANCE,
+    OPERATOR,
     OperatorOptions,
-    ProcessInfo,
     health,
     is_ready,
-    read_process,
-    spawn,
-    terminate,
+    spawn_operator,
 )
+from compare.deploy.processes import LocalProcess, read_process, terminate
 
 
-def _role_is(info: ProcessInfo, role: str) -> bool:
+def _role_is(info: LocalProcess, role: str) -> bool:
     return (health(info) or {}).get("role") == role
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     with bench_target(args) as target:
         stop_operator(target)
         install_operator(target, options=options)
-        directory = state_dir(target)
+        directory = OPERATOR.state_dir(target)
         settings = json.loads((directory / "settings.json").read_text())
         print(
             f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, lease "
@@ -64,9 +64,9 @@ def main() -> None:
         handovers: list[float] = []
         try:
             for trial in range(args.trials):
-                leader = read_process(directory)
+                leader = read_process(directory, DEFAULT_INSTANCE)
                 assert leader is not None
-                standby = spawn(
+                standby = spawn_operator(
                     directory,
                     instance="standby",
                     kubeconfig=directory / "kubeconfig.yaml",

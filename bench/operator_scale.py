@@ -52,7 +52,8 @@ from operator_common import (
     write_json,
 )
 
-from compare.deploy.operator_process import ProcessInfo, health
+from compare.deploy.operator_process import health
+from compare.deploy.processes import LocalProcess
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
 WORKERS = 8
@@ -151,7 +152,7 @@ def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
     }
 
 
-def run_operator(api: client.ApiClient, apps: list[WebApp], info: ProcessInfo) -> dict[str, Any]:
+def run_operator(api: client.ApiClient, apps: list[WebApp], info: LocalProcess) -> dict[str, Any]:
     namespace = new_namespace(api, "bench-scale")
     before = counters(health(info))
     rss_before = rss_mib(info.pid) or 0.0

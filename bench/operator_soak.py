@@ -55,7 +55,8 @@ from operator_common import (
 from compare.approaches import desired_objects
 from compare.chaos.cluster import pointed_at
 from compare.deploy.helm import webapp_manifest
-from compare.deploy.operator_process import ProcessInfo, health
+from compare.deploy.operator_process import health
+from compare.deploy.processes import LocalProcess
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems
 from compare.run.experiments import configuration_defaults, load_experiments
@@ -271,7 +272,7 @@ def soak(
     judge: Judge,
     apps: dict[str, WebApp],
     namespace: str,
-    info: ProcessInfo,
+    info: LocalProcess,
 ) -> dict[str, Any]:
     tallies: dict[str, Tally] = {f.name: Tally() for f in faults}
     errors: list[str] = []

@@ -32,9 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from compare.approaches import forget_cluster
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.embedded import TUNINGS
-from compare.deploy.forget import forget_cluster
 from compare.results import STATUSES, latest_run, load_results
 
 COMPARE = str(Path(sys.executable).with_name("compare"))

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
+from compare.approaches import forget_cluster
 from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.cluster.target import check_reachable
-from compare.deploy.forget import forget_cluster
 from compare.errors import CompareError
 
 # Helpers working in parallel each set their own name.

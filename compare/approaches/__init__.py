@@ -24,6 +24,7 @@ from compare.approaches.base import (
     Cadence,
     CommandOption,
     Detector,
+    LocalControllers,
     TargetDeploy,
     builtin_target,
     trial_window,
@@ -47,6 +48,7 @@ __all__ = [
     "Cadence",
     "CommandOption",
     "Detector",
+    "LocalControllers",
     "TargetDeploy",
     "builtin_target",
     "declaring",
@@ -56,6 +58,7 @@ __all__ = [
     "desired_manifest",
     "desired_objects",
     "fault_targets",
+    "forget_cluster",
     "get",
     "load_target",
     "names",
@@ -126,6 +129,18 @@ def describe_settings(name: str, settings: Mapping[str, Any]) -> str:
     if name in names():
         return get(name).describe_settings(settings)
     return generic_settings(name, settings)
+
+
+def forget_cluster(cluster: ClusterTarget) -> None:
+    """Drop what a cluster that is going away leaves on this machine: every approach's local
+    controllers (Redis included), their tokens, certificates, chart repositories, caches and
+    logs. Used by `compare cluster down`, the run's fault cluster, the test session and the
+    benchmarks, so that no process or credential outlives its cluster. (State left by a
+    cluster deleted some other way is found stale when the next cluster of that name starts
+    the processes again.)"""
+    for approach in REGISTRY:
+        if (controllers := approach.controllers()) is not None:
+            controllers.forget(cluster)
 
 
 def desired_manifest(

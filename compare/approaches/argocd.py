@@ -32,12 +32,13 @@ from compare.approaches.base import (
     Cadence,
     CommandOption,
     Detector,
+    LocalControllers,
     TargetDeploy,
     webapp_notes,
 )
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.argocd import (
-    DEFAULT_TIMEOUT_S,
     chart_applied,
     check_diff_strategy,
     undeploy_argocd,
@@ -49,7 +50,7 @@ from compare.deploy.argocd_arm import (
     target_argocd_app,
     target_argocd_desired,
 )
-from compare.deploy.argocd_process import SELF_HEAL_BACKOFF_S, start_argocd
+from compare.deploy.argocd_process import ARGOCD, SELF_HEAL_BACKOFF_S, start_argocd
 from compare.deploy.argocd_status import list_applications
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
@@ -105,6 +106,9 @@ class Argocd(Approach):
         return Cadence(
             SELF_HEAL_BACKOFF_S, f"self-heal backoff {SELF_HEAL_BACKOFF_S:g} s (a second sync)"
         )
+
+    def controllers(self) -> LocalControllers:
+        return ARGOCD
 
     def prepare(self, cluster: ClusterTarget) -> None:
         start_argocd(cluster)
@@ -173,7 +177,7 @@ class Argocd(Approach):
     ) -> bool:
         install = argocd_arm(target)
         return undeploy_argocd(
-            cluster, namespace, release=install.release, timeout=timeout or DEFAULT_TIMEOUT_S
+            cluster, namespace, release=install.release, timeout=timeout or DEPLOY_TIMEOUT_S
         )
 
     def target_desired(

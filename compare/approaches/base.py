@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
 from compare.deploy.helm_arm import render_target
 from compare.errors import CompareError
@@ -31,17 +32,24 @@ from compare.webapp import WebApp, load_webapp
 if TYPE_CHECKING:
     from compare.deploy.rows import DeployedApp
 
-# Seconds a deploy of the built-in WebApp, and a full `undeploy`, may take before it is an
-# error.
-DEPLOY_TIMEOUT_S = 120.0
-UNDEPLOY_TIMEOUT_S = 120.0
-
 
 class Fault(Protocol):
     """What `applies_to` reads of an experiment (`compare.run.experiments.ExperimentSpec`)."""
 
     @property
     def approaches(self) -> tuple[str, ...]: ...
+
+
+class LocalControllers(Protocol):
+    """An approach's controllers run as local processes beside the cluster, one set per
+    cluster (`compare.deploy.processes.Controllers`): started if not running, stopped
+    (SIGTERM, or SIGKILL with `kill`), and forgotten with their state when the cluster goes."""
+
+    def start(self, cluster: ClusterTarget) -> object: ...
+
+    def stop(self, cluster: ClusterTarget, *, kill: bool = False) -> object: ...
+
+    def forget(self, cluster: ClusterTarget) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -275,6 +283,12 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
+    def controllers(self) -> LocalControllers | None:
+        """Its controllers when they run as local processes of this machine (the chaos
+        faults that stop the controllers act on them; `compare cluster down` forgets them);
+        None: it runs none here."""
+        return None
+
     # --- what an arm applies, known without a cluster ------------------------------------
     def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
         """The complete objects the target's arm applies in `namespace`, when they are known
@@ -412,7 +426,7 @@ class Approach(ABC):
     run_options: ClassVar[tuple[CommandOption, ...]] = ()
     # `--timeout`'s default, seconds.
     deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
-    undeploy_timeout: ClassVar[float] = UNDEPLOY_TIMEOUT_S
+    undeploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
     # The commands' help (its first sentence is their line in `compare deploy --help`); empty:
     # a generic one.
     deploy_help: ClassVar[str] = ""

@@ -31,10 +31,12 @@ from compare.approaches.base import (
     Cadence,
     CommandOption,
     Detector,
+    LocalControllers,
     TargetDeploy,
     webapp_notes,
 )
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy import flux as flux_path
 from compare.deploy.flux_arm import (
     deploy_target_flux,
@@ -89,8 +91,6 @@ class Flux(Approach):
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
     run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)
-    deploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
-    undeploy_timeout: ClassVar[float] = flux_path.DEFAULT_TIMEOUT_S
     deploy_help: ClassVar[str] = (
         "Deploy the WebApp as a Flux HelmRelease (drift detection enabled) from a local Helm"
         " repository, starting source-controller and helm-controller when needed."
@@ -123,6 +123,9 @@ class Flux(Approach):
     def cadence(self) -> Cadence:
         # It corrects drift only at its next reconcile, up to one jittered interval away.
         return Cadence(*flux_path.interval_cadence(self.interval))
+
+    def controllers(self) -> LocalControllers:
+        return flux_path.FLUX
 
     def prepare(self, cluster: ClusterTarget) -> None:
         flux_path.start_flux(cluster)
@@ -193,7 +196,7 @@ class Flux(Approach):
     ) -> bool:
         install = flux_arm(target)
         return undeploy_target_flux(
-            cluster, install, namespace, timeout=timeout or flux_path.DEFAULT_TIMEOUT_S
+            cluster, install, namespace, timeout=timeout or DEPLOY_TIMEOUT_S
         )
 
     def check_target(self, target: Target, namespace: str) -> None:

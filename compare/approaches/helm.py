@@ -27,7 +27,8 @@ from compare.approaches.base import (
     webapp_notes,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import DEFAULT_TIMEOUT_S, get_release, list_releases
+from compare.deploy import DEPLOY_TIMEOUT_S
+from compare.deploy.helm import get_release, list_releases
 from compare.deploy.helm_arm import (
     deploy_target,
     helm_arm,
@@ -51,8 +52,6 @@ class Helm(Approach):
     arm_description = "The Helm approach."
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
-    deploy_timeout: ClassVar[float] = DEFAULT_TIMEOUT_S
-    undeploy_timeout: ClassVar[float] = DEFAULT_TIMEOUT_S
     deploy_help: ClassVar[str] = (
         "Install or upgrade the WebApp (or a --target file's chart) as a Helm release and wait"
         " until its desired state holds."
@@ -121,7 +120,7 @@ class Helm(Approach):
         install = helm_arm(target)
         if get_release(cluster, namespace, install.release) is None:
             return False
-        uninstall_target(cluster, install, namespace, timeout=timeout or DEFAULT_TIMEOUT_S)
+        uninstall_target(cluster, install, namespace, timeout=timeout or DEPLOY_TIMEOUT_S)
         return True
 
     def target_desired(

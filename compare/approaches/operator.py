@@ -37,11 +37,12 @@ from compare.approaches.base import (
     Approach,
     CommandOption,
     Detector,
+    LocalControllers,
     TargetDeploy,
     builtin_target,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy import baseline
+from compare.deploy import DEPLOY_TIMEOUT_S, baseline
 from compare.deploy import operator as operator_path
 from compare.deploy.operator_arm import (
     REMOVE_TIMEOUT_S,
@@ -72,8 +73,6 @@ from compare.webapp import KIND, WebApp
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
 # child changed back, or a child recreated.
 REASONS = ("DriftCorrected", "Created")
-# A built-in deploy, the toolkit's operator's install included.
-DEPLOY_TIMEOUT_S = 120.0
 # `compare undeploy operator`'s default wait.
 COMMAND_UNDEPLOY_TIMEOUT_S = 60.0
 
@@ -143,6 +142,9 @@ class Operator(Approach):
 
     def prepare(self, cluster: ClusterTarget) -> None:
         operator_path.install_operator(cluster)
+
+    def controllers(self) -> LocalControllers:
+        return operator_path.LocalOperator()
 
     def recover(self, cluster: ClusterTarget) -> None:
         status = operator_path.operator_status(cluster)

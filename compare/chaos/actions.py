@@ -1,6 +1,7 @@
 """Actions chaostoolkit-kubernetes lacks: drift of the app's workload (a Deployment,
 StatefulSet or DaemonSet: `kind`), Service, ConfigMap, Secret and RBAC bindings, deleting them,
-and stopping/starting the operator.
+and stopping/starting the trial's approach's local controllers (the operator), found through
+the approaches' registry (`Approach.controllers`).
 
 Each drift action patches one owned field and returns what the API server stored, as
 `{"object", "name", "uid", "field", "value"}`: the field's value right after the injection
@@ -20,10 +21,10 @@ from typing import Any
 from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
+from compare import approaches
 from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
-from compare.deploy import operator as operator_path
 from compare.errors import CompareError
 from compare.judge.kinds import KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
 from compare.judge.secrets import hashed_secret
@@ -395,20 +396,34 @@ def delete_statefulset_pod(
     return {"object": "pod", "name": pod, "uid": found.metadata.uid, "deleted": True}
 
 
+def _controllers(configuration: Any) -> approaches.LocalControllers:
+    """The local controllers of the trial's approach (`webapp_approach`)."""
+    name = str((configuration or {}).get("webapp_approach") or "")
+    try:
+        found = approaches.get(name).controllers()
+    except CompareError as exc:
+        raise ActivityFailed(exc.message) from exc
+    if found is None:
+        raise ActivityFailed(f"approach {name!r} runs no local controllers to stop or start")
+    return found
+
+
 def stop_operator(
     kill: bool = False, configuration: Any = None, secrets: Any = None
 ) -> dict[str, Any]:
-    """Stop the shared WebApp operator: SIGTERM (graceful), or SIGKILL with `kill`.
+    """Stop the trial's approach's shared controllers (the WebApp operator: `webapp_approach`
+    names the approach): SIGTERM (graceful), or SIGKILL with `kill`.
 
-    Nothing reconciles WebApps until `start_operator`; do not delete a namespace holding a
-    WebApp meanwhile (its finalizer needs the operator). Trials that share the fault
-    (`compare.chaos.shared`) stop it once.
+    Nothing reconciles until `start_operator`; do not delete a namespace holding a WebApp
+    meanwhile (its finalizer needs the operator). Trials that share the fault
+    (`compare.chaos.shared`) stop them once.
     """
+    controllers = _controllers(configuration)
     target = cluster_target(secrets)
 
     def stop() -> dict[str, Any]:
         try:
-            operator_path.stop_operator(target, kill=bool(kill))
+            controllers.stop(target, kill=bool(kill))
         except CompareError as exc:
             raise ActivityFailed(exc.message) from exc
         return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
@@ -417,13 +432,14 @@ def stop_operator(
 
 
 def start_operator(configuration: Any = None, secrets: Any = None) -> dict[str, Any]:
-    """Start the shared WebApp operator again (nothing happens when it runs already); trials
-    that share the fault start it once."""
+    """Start the trial's approach's shared controllers again (nothing happens when they run
+    already); trials that share the fault start them once."""
+    controllers = _controllers(configuration)
     target = cluster_target(secrets)
 
     def start() -> dict[str, Any]:
         try:
-            operator_path.start_operator(target)
+            controllers.start(target)
         except CompareError as exc:
             raise ActivityFailed(exc.message) from exc
         return {"operator": "running"}

@@ -27,8 +27,7 @@ import yaml
 from kubernetes import client
 from kubernetes.config import kube_config
 
-from compare.cluster import ClusterTarget, new_api_client
-from compare.deploy.operator_install import is_local
+from compare.cluster import ClusterTarget, is_local, new_api_client
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_CONTEXT = "KUBERNETES_CONTEXT"

@@ -28,9 +28,8 @@ from kubernetes import client
 
 from compare.chaos import shared
 from compare.chaos.cluster import cluster_target
-from compare.cluster import EmbeddedCluster, new_api_client
+from compare.cluster import EmbeddedCluster, cluster_key, is_local, new_api_client
 from compare.cluster.embedded import COMPONENTS
-from compare.deploy.operator_install import cluster_key, is_local
 from compare.errors import CompareError
 from compare.kube import wait_until_gone
 

@@ -127,8 +127,8 @@ def up(
 @app.command()
 def down(name: NameOpt = None) -> None:
     """Delete the embedded cluster and stop all of its processes."""
+    from compare.approaches import forget_cluster
     from compare.cluster.target import ClusterTarget
-    from compare.deploy.forget import forget_cluster
 
     cluster = _cluster(name)
     # The local operator and Flux processes (started by `compare deploy` / `compare run`) belong

@@ -33,7 +33,7 @@ from compare.cli.common import (
     sigterm_as_interrupt,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
-from compare.deploy.helm import DEFAULT_TIMEOUT_S
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import EXIT_FAILED
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
@@ -156,7 +156,7 @@ def run(
             help="Seconds a deploy may take to be ready (each trial's, and a --target's"
             " preflight); past it the trial (the run) is an error.",
         ),
-    ] = DEFAULT_TIMEOUT_S,
+    ] = DEPLOY_TIMEOUT_S,
     shared_cluster: Annotated[
         bool,
         typer.Option(

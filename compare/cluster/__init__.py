@@ -1,7 +1,8 @@
 """Clusters: the embedded kwok control plane and the target every command runs against.
 
 `binaries` builds and finds the Go-built executables, `embedded` drives kwokctl, `target`
-resolves `--kubeconfig/--context` (or the embedded default) into a reachable API client.
+resolves `--kubeconfig/--context` (or the embedded default) into a reachable API client,
+`identity` names a cluster for the state kept beside it (`cluster_key`, `state_dir`).
 Nothing here knows about WebApps.
 
 Each name is imported from its module on first use (PEP 562): the embedded cluster's
@@ -17,6 +18,7 @@ from compare.lazy import lazy_names
 if TYPE_CHECKING:
     from compare.cluster.binaries import ensure_binaries, tool_path
     from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
+    from compare.cluster.identity import cluster_key, is_local, state_dir
     from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
 
 # Where each name lives (imported on first use).
@@ -25,6 +27,9 @@ _WHERE = {
     "tool_path": "binaries",
     "ClusterStatus": "embedded",
     "EmbeddedCluster": "embedded",
+    "cluster_key": "identity",
+    "is_local": "identity",
+    "state_dir": "identity",
     "ClusterTarget": "target",
     "new_api_client": "target",
     "resolve_target": "target",
@@ -34,9 +39,12 @@ __all__ = [
     "ClusterStatus",
     "ClusterTarget",
     "EmbeddedCluster",
+    "cluster_key",
     "ensure_binaries",
+    "is_local",
     "new_api_client",
     "resolve_target",
+    "state_dir",
     "tool_path",
 ]
 

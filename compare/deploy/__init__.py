@@ -10,3 +10,7 @@ deployed to the objects the approach's `desired` returns. The approaches themsel
 interface the rest of the toolkit uses - are `compare.approaches`, whose modules delegate to
 the code here.
 """
+
+# Seconds a deploy, or an undeploy, of any approach may take before it is an error: the default
+# of `compare deploy/undeploy NAME --timeout` and of `compare run --deploy-timeout`.
+DEPLOY_TIMEOUT_S = 120.0

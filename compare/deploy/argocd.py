@@ -29,6 +29,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.argocd_app import (
     SERVER_SIDE_DIFF,
     THREE_WAY_DIFF,
@@ -49,7 +50,6 @@ from compare.kube.served import Served, served
 from compare.kube.served import read as served_read
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
-DEFAULT_TIMEOUT_S = 120.0
 DIFF_STRATEGIES = (THREE_WAY_DIFF, SERVER_SIDE_DIFF)
 POLL_S = 0.2
 
@@ -117,7 +117,7 @@ def deploy_chart_argocd(
     chart: ArgocdChart,
     namespace: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     diff: str = THREE_WAY_DIFF,
     cancel: threading.Event | None = None,
 ) -> DesiredObjects:
@@ -157,7 +157,7 @@ def deploy_chart_argocd(
 
 
 def undeploy_argocd(
-    target: ClusterTarget, namespace: str, *, release: str, timeout: float = DEFAULT_TIMEOUT_S
+    target: ClusterTarget, namespace: str, *, release: str, timeout: float = DEPLOY_TIMEOUT_S
 ) -> bool:
     """Delete the Application; Argo CD deletes what it deployed first (its finalizer). Waits
     until the Application and every object its status listed are gone. False: there was no

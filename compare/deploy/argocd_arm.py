@@ -29,8 +29,8 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.argocd import (
-    DEFAULT_TIMEOUT_S,
     ArgocdChart,
     chart_applied,
     deploy_chart_argocd,
@@ -111,7 +111,7 @@ def deploy_target_argocd(
     namespace: str,
     *,
     diff: str = THREE_WAY_DIFF,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     cancel: threading.Event | None = None,
 ) -> DesiredObjects:
     """The target's Application, Synced, Healthy and holding; returns its desired state."""

@@ -32,7 +32,7 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.install import apply_documents, write_token_kubeconfig
+from compare.deploy.install import apply_documents
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import if_found
@@ -212,8 +212,3 @@ def _secret_key(cluster: ClusterTarget) -> str:
         api.close()
     key = ((found.data or {}) if found is not None else {}).get(SECRET_KEY)
     return str(key) if key else base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-def write_identity_kubeconfig(cluster: ClusterTarget, path: Path) -> None:
-    """A kubeconfig with the target's server and CA and the application controller's token."""
-    write_token_kubeconfig(cluster, ARGOCD_NAMESPACE, APPLICATION_CONTROLLER, path)

@@ -26,7 +26,9 @@ import os
 import shutil
 import socket
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from compare.cluster import ClusterTarget
 from compare.deploy.argocd_install import (
@@ -37,20 +39,13 @@ from compare.deploy.argocd_install import (
     apply_argocd_objects,
     argocd_bin_dir,
     check_argocd_binaries,
-    write_identity_kubeconfig,
 )
 from compare.deploy.flux_charts import package_repository
 from compare.deploy.helm import CHART_DIR
-from compare.deploy.local import (
-    claim_for_cluster,
-    cluster_uid,
-    free_port,
-    read_settings,
-    save_settings,
-    state_lock,
-)
-from compare.deploy.operator_install import cluster_key
+from compare.deploy.install import write_identity_kubeconfig
+from compare.deploy.local import free_port
 from compare.deploy.processes import (
+    Controllers,
     LocalProcess,
     ProcessSet,
     alive,
@@ -59,13 +54,10 @@ from compare.deploy.processes import (
     is_ready,
     last_log_line,
     spawn,
-    starting,
-    stop_recorded,
     terminate,
     wait_ready,
 )
 from compare.errors import CompareError
-from compare.paths import cache_dir
 
 REDIS = "redis"
 CHART_SERVER = "chart-server"
@@ -83,7 +75,7 @@ _SOCKET_PATH_MAX = 100
 
 def argocd_state_dir(cluster: ClusterTarget) -> Path:
     """Where this cluster's Argo CD processes keep their state, token, chart repository and logs."""
-    return cache_dir() / "argocd" / "clusters" / cluster_key(cluster)
+    return ARGOCD.state_dir(cluster)
 
 
 # -- Redis ------------------------------------------------------------------------------------
@@ -145,7 +137,7 @@ def process_ready(info: LocalProcess) -> bool:
 
 def argocd_status(cluster: ClusterTarget) -> ProcessSet:
     """What this cluster's Argo CD processes are."""
-    return ProcessSet.read(argocd_state_dir(cluster), PROCESSES)
+    return ARGOCD.status(cluster)
 
 
 def check_running(cluster: ClusterTarget) -> ProcessSet:
@@ -215,70 +207,83 @@ def start_argocd(
     `--self-heal-timeout-seconds`, `--self-heal-backoff-*`); a controller running with other
     extra flags than these is restarted with them (they change the answer)."""
     wanted = {name: list((extra_args or {}).get(name, [])) for name in CONTROLLERS}
-    with state_lock(argocd_state_dir(cluster)) as directory:
-        claim_for_cluster(directory, cluster_uid(cluster), lambda: _stop_locked(directory))
-        handle = argocd_status(cluster)
-        recorded = read_settings(directory).get("extra_args") or {}
-        same_args = all(recorded.get(name, []) == wanted[name] for name in CONTROLLERS)
-        if (
-            same_args
-            and handle.running
-            and all(process_ready(p) for p in handle.processes.values())
-        ):
-            return handle
-        check_argocd_binaries(bin_dir)
-        redis = redis_binary()
-        binaries = argocd_bin_dir(bin_dir)
-        settings = read_settings(directory)
-        with starting(directory) as started:
-            apply_argocd_objects(cluster)
-            running = {n: p for n, p in handle.processes.items() if alive(p)}
-            for name in CONTROLLERS:
-                if name in running and recorded.get(name, []) != wanted[name]:
+    return ARGOCD.start(
+        cluster,
+        launch=partial(_launch, bin_dir=bin_dir, wanted=wanted, timeout=timeout),
+        current=partial(_started_with, wanted),
+    )
+
+
+def _started_with(wanted: Mapping[str, list[str]], handle: ProcessSet) -> bool:
+    """Whether the controllers run with these extra flags."""
+    recorded = handle.settings.get("extra_args") or {}
+    return all(recorded.get(name, []) == wanted.get(name, []) for name in CONTROLLERS)
+
+
+def _launch(
+    cluster: ClusterTarget,
+    directory: Path,
+    handle: ProcessSet,
+    settings: dict[str, Any],
+    started: list[LocalProcess],
+    *,
+    bin_dir: Path | None = None,
+    wanted: Mapping[str, list[str]] | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> None:
+    """Start what is not running, restarting what runs with other flags or talks to a process
+    started anew (`Controllers.start` holds the lock)."""
+    wanted = wanted or {}
+    recorded = settings.get("extra_args") or {}
+    check_argocd_binaries(bin_dir)
+    redis = redis_binary()
+    binaries = argocd_bin_dir(bin_dir)
+    apply_argocd_objects(cluster)
+    running = {n: p for n, p in handle.processes.items() if alive(p)}
+    for name in CONTROLLERS:
+        if name in running and recorded.get(name, []) != wanted.get(name, []):
+            terminate(running.pop(name))
+            forget(directory, name)
+    # The controllers' Redis and repo-server addresses are fixed at their start: a process
+    # started anew restarts those that talk to it.
+    for needed, clients in (
+        (REDIS, (REPO_SERVER, APPLICATION_CONTROLLER)),
+        (REPO_SERVER, (APPLICATION_CONTROLLER,)),
+    ):
+        if needed not in running:
+            for name in clients:
+                if name in running:
                     terminate(running.pop(name))
                     forget(directory, name)
-            # The controllers' Redis and repo-server addresses are fixed at their start: a
-            # process started anew restarts those that talk to it.
-            for needed, clients in (
-                (REDIS, (REPO_SERVER, APPLICATION_CONTROLLER)),
-                (REPO_SERVER, (APPLICATION_CONTROLLER,)),
-            ):
-                if needed not in running:
-                    for name in clients:
-                        if name in running:
-                            terminate(running.pop(name))
-                            forget(directory, name)
-            # A process still running keeps its port; one started anew gets the port it had
-            # when that is still free (Applications name the chart server's URL).
-            ports = {}
-            for key, name in _PORTS.items():
-                old = settings.get(f"{key}_port")
-                if name in running and isinstance(old, int):
-                    ports[key] = old
-                else:
-                    ports[key] = free_port(old if isinstance(old, int) else None)
-            env = _environment(directory, binaries)
-            kubeconfig = directory / f"{APPLICATION_CONTROLLER}.kubeconfig"
-            for name in PROCESSES:
-                if name in running:
-                    continue
-                info = _spawn(
-                    cluster,
-                    directory,
-                    name,
-                    redis,
-                    binaries,
-                    ports,
-                    env,
-                    kubeconfig,
-                    wanted.get(name, []),
-                )
-                started.append(info)
-                wait_ready(info, timeout, ready=process_ready)
-            settings.update({f"{key}_port": port for key, port in ports.items()})
-            settings["extra_args"] = wanted
-        save_settings(directory, settings)
-        return argocd_status(cluster)
+    # A process still running keeps its port; one started anew gets the port it had when
+    # that is still free (Applications name the chart server's URL).
+    ports = {}
+    for key, name in _PORTS.items():
+        old = settings.get(f"{key}_port")
+        if name in running and isinstance(old, int):
+            ports[key] = old
+        else:
+            ports[key] = free_port(old if isinstance(old, int) else None)
+    env = _environment(directory, binaries)
+    kubeconfig = directory / f"{APPLICATION_CONTROLLER}.kubeconfig"
+    for name in PROCESSES:
+        if name in running:
+            continue
+        info = _spawn(
+            cluster,
+            directory,
+            name,
+            redis,
+            binaries,
+            ports,
+            env,
+            kubeconfig,
+            list(wanted.get(name, [])),
+        )
+        started.append(info)
+        wait_ready(info, timeout, ready=process_ready)
+    settings.update({f"{key}_port": port for key, port in ports.items()})
+    settings["extra_args"] = {name: list(wanted.get(name, [])) for name in CONTROLLERS}
 
 
 # Each port setting and the process that listens on it.
@@ -327,7 +332,7 @@ def _spawn(
         return spawn(
             directory, name, args, marker=str(binaries / name), ready_url=ready, env=dict(env)
         )
-    write_identity_kubeconfig(cluster, kubeconfig)
+    write_identity_kubeconfig(cluster, ARGOCD_NAMESPACE, APPLICATION_CONTROLLER, kubeconfig)
     ready = f"http://127.0.0.1:{ports['controller_metrics']}/healthz"
     return spawn(
         directory,
@@ -363,21 +368,22 @@ def _environment(directory: Path, binaries: Path) -> dict[str, str]:
     }
 
 
+# In start order, stopped in reverse (Redis last); ready when each answers its health check.
+ARGOCD = Controllers(
+    area="argocd/clusters",
+    names=PROCESSES,
+    launch=_launch,
+    ready=process_ready,
+    current=partial(_started_with, {}),
+)
+
+
 def stop_argocd(cluster: ClusterTarget) -> list[str]:
     """Stop this cluster's Argo CD processes (Redis last); the names of those that were running."""
-    with state_lock(argocd_state_dir(cluster)) as directory:
-        return _stop_locked(directory)
-
-
-def _stop_locked(directory: Path) -> list[str]:
-    return stop_recorded(directory, PROCESSES)
+    return ARGOCD.stop(cluster)
 
 
 def forget_argocd(cluster: ClusterTarget) -> None:
     """Stop the processes and drop their state (token, chart repository, caches, logs): for a
     cluster that is going away."""
-    directory = argocd_state_dir(cluster)
-    if not directory.exists():
-        return
-    stop_argocd(cluster)
-    shutil.rmtree(directory, ignore_errors=True)
+    ARGOCD.forget(cluster)

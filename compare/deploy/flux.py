@@ -13,9 +13,9 @@ Every chart, the built-in WebApp's included, is deployed as a target file's `flu
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,29 +32,20 @@ from compare.deploy.flux_install import (
     check_flux_binaries,
     delete_flux_objects,
     flux_binary,
-    write_identity_kubeconfig,
 )
 from compare.deploy.helm import (
     CHART_DIR,
     CHART_NAME,
 )
-from compare.deploy.local import (
-    claim_for_cluster,
-    cluster_uid,
-    free_port,
-    read_settings,
-    save_settings,
-    state_lock,
-)
-from compare.deploy.operator_install import cluster_key
+from compare.deploy.install import write_identity_kubeconfig
+from compare.deploy.local import free_port
 from compare.deploy.processes import (
+    Controllers,
+    LocalProcess,
     ProcessSet,
     alive,
     chart_server_args,
-    is_ready,
     spawn,
-    starting,
-    stop_recorded,
     wait_ready,
 )
 from compare.errors import EXIT_FAILED, CompareError
@@ -62,7 +53,6 @@ from compare.judge import REQUEST_TIMEOUT
 from compare.kube import Deadline, served, wait_for
 from compare.kube.apierror import if_found
 from compare.kube.served import Served
-from compare.paths import cache_dir
 
 HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
 HELM_RELEASES = Served(f"{HELM_API[0]}/{HELM_API[1]}", "HelmRelease", HELM_API[2], namespaced=True)
@@ -73,7 +63,6 @@ DEFAULT_INTERVAL_S = 5.0
 # helm-controller's `--interval-jitter-percentage` (fluxcd/pkg/runtime's default, 5; not set
 # here): each requeue lands anywhere in interval +/- 5 %.
 INTERVAL_JITTER = 0.05
-DEFAULT_TIMEOUT_S = 120.0
 START_TIMEOUT_S = 60.0
 # helm-controller's reconcile workers (its default: 4). An install holds a worker until the
 # release's objects are ready (seconds each), so with 4 workers a run's 24 simultaneous installs
@@ -88,7 +77,7 @@ POLL_S = 0.2
 
 def flux_state_dir(target: ClusterTarget) -> Path:
     """Where this cluster's Flux processes keep their state, tokens and logs."""
-    return cache_dir() / "flux" / "clusters" / cluster_key(target)
+    return FLUX.state_dir(target)
 
 
 def format_interval(seconds: float) -> str:
@@ -121,7 +110,7 @@ def check_interval(interval: float, heal_window: float) -> None:
 
 def flux_status(target: ClusterTarget) -> ProcessSet:
     """What this cluster's Flux processes are."""
-    return ProcessSet.read(flux_state_dir(target), PROCESSES)
+    return FLUX.status(target)
 
 
 def start_flux(
@@ -134,105 +123,99 @@ def start_flux(
     """Start what is not running (idempotent). A process started here that does not become
     ready is stopped again, with every other one started by this call, before the error.
     `extra_args` adds flags per controller (e.g. `--concurrent`)."""
-    with state_lock(flux_state_dir(target)) as directory:
-        _claim(target, directory)
-        handle = flux_status(target)
-        if handle.running and all(is_ready(p) for p in handle.processes.values()):
-            return handle
-        check_flux_binaries(bin_dir)
-        binaries = {name: flux_binary(name, bin_dir) for name in CONTROLLERS}
-        settings = read_settings(directory)
-        with starting(directory) as started:
-            apply_flux_objects(target)
-            running = {n: p for n, p in handle.processes.items() if alive(p)}
-            if CHART_SERVER not in running:
-                # The port used before, when it is still free: the HelmRepositories name it.
-                old = settings.get("chart_port")
-                port = free_port(old if isinstance(old, int) else None)
-                url = f"http://127.0.0.1:{port}"
-                package_repository([CHART_DIR], directory / "repo", url)
-                info = spawn(
-                    directory,
-                    CHART_SERVER,
-                    chart_server_args(port, directory / "repo"),
-                    marker="http.server",
-                    ready_url=f"{url}/index.yaml",
-                )
-                started.append(info)
-                wait_ready(info, timeout)
-                settings["chart_port"] = port
-            for name in CONTROLLERS:
-                if name in running:
-                    continue
-                kubeconfig = directory / f"{name}.kubeconfig"
-                write_identity_kubeconfig(target, name, kubeconfig)
-                ports = {"metrics": free_port(), "health": free_port()}
-                args = [
-                    str(binaries[name]),
-                    f"--metrics-addr=127.0.0.1:{ports['metrics']}",
-                    f"--health-addr=127.0.0.1:{ports['health']}",
-                    "--enable-leader-election=false",
-                    "--log-level=info",
-                    *(
-                        [f"--concurrent={HELM_CONTROLLER_CONCURRENT}"]
-                        if name == HELM_CONTROLLER
-                        else []
-                    ),
-                    *(extra_args or {}).get(name, []),
-                ]
-                if name == SOURCE_CONTROLLER:
-                    ports["storage"] = free_port()
-                    storage = directory / "storage"
-                    storage.mkdir(exist_ok=True)
-                    args += [
-                        f"--storage-addr=127.0.0.1:{ports['storage']}",
-                        f"--storage-adv-addr=127.0.0.1:{ports['storage']}",
-                        f"--storage-path={storage}",
-                    ]
-                home = directory / "home"
-                home.mkdir(exist_ok=True)
-                info = spawn(
-                    directory,
-                    name,
-                    args,
-                    marker=str(binaries[name]),
-                    ready_url=f"http://127.0.0.1:{ports['health']}/readyz",
-                    env={
-                        "KUBECONFIG": str(kubeconfig),
-                        "RUNTIME_NAMESPACE": FLUX_NAMESPACE,
-                        "HOME": str(home),
-                    },
-                )
-                started.append(info)
-                wait_ready(info, timeout)
-        save_settings(directory, settings)
-        return flux_status(target)
+    return FLUX.start(
+        target, launch=partial(_launch, bin_dir=bin_dir, extra_args=extra_args, timeout=timeout)
+    )
+
+
+def _launch(
+    target: ClusterTarget,
+    directory: Path,
+    handle: ProcessSet,
+    settings: dict[str, Any],
+    started: list[LocalProcess],
+    *,
+    bin_dir: Path | None = None,
+    extra_args: Mapping[str, list[str]] | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> None:
+    """Start what of the chart server and the controllers is not running (`Controllers.start`
+    holds the lock; this call's flags are bound by `start_flux`)."""
+    check_flux_binaries(bin_dir)
+    binaries = {name: flux_binary(name, bin_dir) for name in CONTROLLERS}
+    apply_flux_objects(target)
+    running = {n: p for n, p in handle.processes.items() if alive(p)}
+    if CHART_SERVER not in running:
+        # The port used before, when it is still free: the HelmRepositories name it.
+        old = settings.get("chart_port")
+        port = free_port(old if isinstance(old, int) else None)
+        url = f"http://127.0.0.1:{port}"
+        package_repository([CHART_DIR], directory / "repo", url)
+        info = spawn(
+            directory,
+            CHART_SERVER,
+            chart_server_args(port, directory / "repo"),
+            marker="http.server",
+            ready_url=f"{url}/index.yaml",
+        )
+        started.append(info)
+        wait_ready(info, timeout)
+        settings["chart_port"] = port
+    for name in CONTROLLERS:
+        if name in running:
+            continue
+        kubeconfig = directory / f"{name}.kubeconfig"
+        write_identity_kubeconfig(target, FLUX_NAMESPACE, name, kubeconfig)
+        ports = {"metrics": free_port(), "health": free_port()}
+        args = [
+            str(binaries[name]),
+            f"--metrics-addr=127.0.0.1:{ports['metrics']}",
+            f"--health-addr=127.0.0.1:{ports['health']}",
+            "--enable-leader-election=false",
+            "--log-level=info",
+            *([f"--concurrent={HELM_CONTROLLER_CONCURRENT}"] if name == HELM_CONTROLLER else []),
+            *(extra_args or {}).get(name, []),
+        ]
+        if name == SOURCE_CONTROLLER:
+            ports["storage"] = free_port()
+            storage = directory / "storage"
+            storage.mkdir(exist_ok=True)
+            args += [
+                f"--storage-addr=127.0.0.1:{ports['storage']}",
+                f"--storage-adv-addr=127.0.0.1:{ports['storage']}",
+                f"--storage-path={storage}",
+            ]
+        home = directory / "home"
+        home.mkdir(exist_ok=True)
+        info = spawn(
+            directory,
+            name,
+            args,
+            marker=str(binaries[name]),
+            ready_url=f"http://127.0.0.1:{ports['health']}/readyz",
+            env={
+                "KUBECONFIG": str(kubeconfig),
+                "RUNTIME_NAMESPACE": FLUX_NAMESPACE,
+                "HOME": str(home),
+            },
+        )
+        started.append(info)
+        wait_ready(info, timeout)
+
+
+# The chart server, then both controllers (stopped in reverse).
+FLUX = Controllers(area="flux/clusters", names=PROCESSES, launch=_launch)
 
 
 def stop_flux(target: ClusterTarget) -> list[str]:
     """Stop this cluster's Flux processes; the names of those that were running."""
-    with state_lock(flux_state_dir(target)) as directory:
-        return _stop_locked(directory)
-
-
-def _stop_locked(directory: Path) -> list[str]:
-    return stop_recorded(directory, PROCESSES)
-
-
-def _claim(target: ClusterTarget, directory: Path) -> None:
-    """Processes left for an earlier cluster of this name (deleted without `compare cluster
-    down`) hold its tokens: stopped and forgotten before anything starts for this one."""
-    claim_for_cluster(directory, cluster_uid(target), lambda: _stop_locked(directory))
+    return FLUX.stop(target)
 
 
 def forget_flux(target: ClusterTarget) -> None:
     """Stop the processes and drop their state (tokens, chart repository, artifacts, logs):
     for a cluster that is going away."""
-    directory = flux_state_dir(target)
-    if not directory.exists():
-        return
-    stop_flux(target)
-    shutil.rmtree(directory, ignore_errors=True)
+    FLUX.forget(target)
 
 
 def remove_flux(target: ClusterTarget) -> None:

@@ -38,9 +38,9 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.flux import (
     DEFAULT_INTERVAL_S,
-    DEFAULT_TIMEOUT_S,
     FIELD_MANAGER,
     HELM_API,
     POLL_S,
@@ -320,7 +320,7 @@ def deploy_target_flux(
     namespace: str,
     *,
     interval: float = DEFAULT_INTERVAL_S,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     cancel: threading.Event | None = None,
 ) -> DesiredObjects:
     """Render (a chart that does not render changes nothing), start Flux when needed, grant
@@ -382,7 +382,7 @@ def undeploy_target_flux(
     install: HelmInstall,
     namespace: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
 ) -> bool:
     """Delete the HelmRelease (helm-controller uninstalls the release, its cluster-scoped
     objects included) and its source; wait until both are gone. False: no HelmRelease."""

@@ -25,7 +25,7 @@ import yaml
 from compare.cluster import ClusterTarget
 from compare.cluster.binaries import run_build
 from compare.cluster.toolchain import FLUX
-from compare.deploy.install import apply_documents, kubectl, write_token_kubeconfig
+from compare.deploy.install import apply_documents, kubectl
 from compare.errors import CompareError
 from compare.kube.served import wait_established
 from compare.paths import bin_dir, cache_dir
@@ -225,8 +225,3 @@ def delete_flux_objects(cluster: ClusterTarget) -> None:
         *bindings,
         f"namespace/{FLUX_NAMESPACE}",
     )
-
-
-def write_identity_kubeconfig(cluster: ClusterTarget, controller: str, path: Path) -> None:
-    """A kubeconfig with the target's server and CA and the controller ServiceAccount's token."""
-    write_token_kubeconfig(cluster, FLUX_NAMESPACE, controller, path)

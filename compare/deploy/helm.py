@@ -25,6 +25,7 @@ from kubernetes import client
 from pyhelm3 import errors as helm_errors
 
 from compare.cluster import ClusterTarget, tool_path
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.helm_errors import helm_failure
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects
@@ -36,7 +37,6 @@ from compare.webapp import WebApp, chart_values
 CHART_DIR = BUILTIN_CHART
 CHART_NAME = "webapp"
 DEFAULT_NAMESPACE = "webapp"
-DEFAULT_TIMEOUT_S = 120.0
 
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -159,7 +159,7 @@ def install_or_upgrade(
     namespace: str,
     *,
     release: str,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     chart_dir: Path = CHART_DIR,
     chart: pyhelm3.Chart | None = None,
 ) -> HelmRelease:
@@ -345,7 +345,7 @@ def undeploy_helm(
     namespace: str,
     *,
     release: str,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     on_progress: Progress | None = None,
 ) -> None:
     """`helm uninstall`, then wait until every object of the release and its pods are gone.

@@ -24,9 +24,9 @@ import pyhelm3
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.helm import (
     DEFAULT_NAMESPACE,
-    DEFAULT_TIMEOUT_S,
     HelmRelease,
     get_chart,
     install_or_upgrade,
@@ -152,7 +152,7 @@ def install_target(
     install: HelmInstall,
     namespace: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
 ) -> HelmRelease:
     """Render first (a bad chart changes nothing; the toolkit's own chart renders), then `helm
     upgrade --install`."""
@@ -210,7 +210,7 @@ def uninstall_target(
     install: HelmInstall,
     namespace: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
 ) -> None:
     undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)
 
@@ -239,7 +239,7 @@ def deploy_target(
     install: HelmInstall,
     namespace: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float = DEPLOY_TIMEOUT_S,
     cancel: threading.Event | None = None,
 ) -> tuple[HelmRelease, DesiredObjects]:
     """Install the release and wait until every object of its manifest holds; returns the

@@ -64,7 +64,7 @@ def apply_documents(
         api.close()
 
 
-def write_token_kubeconfig(
+def write_identity_kubeconfig(
     cluster: ClusterTarget,
     namespace: str,
     service_account: str,
@@ -72,9 +72,10 @@ def write_token_kubeconfig(
     *,
     missing: str | None = None,
 ) -> None:
-    """A kubeconfig with the cluster's server and CA and a fresh token of the ServiceAccount,
-    owner-only and written atomically (the token is a credential). `missing`: the error when
-    the ServiceAccount does not exist (default: the API server's answer)."""
+    """The kubeconfig a local controller runs with (every approach's): the cluster's server and
+    CA and a fresh token of its ServiceAccount, owner-only and written atomically (the token is
+    a credential). `missing`: the error when the ServiceAccount does not exist (default: the
+    API server's answer)."""
     api = cluster.api_client()
     try:
         request = {

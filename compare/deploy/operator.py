@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -31,23 +30,10 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget
-from compare.deploy.local import (
-    claim_for_cluster,
-    cluster_uid,
-    free_port,
-    read_settings,
-    save_settings,
-    state_lock,
-)
-from compare.deploy.operator_install import (
-    apply_cluster_objects,
-    cluster_key,
-    ensure_certs,
-    is_local,
-    state_dir,
-    write_identity_kubeconfig,
-)
+from compare.cluster import ClusterTarget, cluster_key, is_local
+from compare.deploy.install import write_identity_kubeconfig
+from compare.deploy.local import free_port, read_settings, save_settings, state_lock
+from compare.deploy.operator_install import apply_cluster_objects, ensure_certs
 from compare.deploy.operator_lease import (
     LeaseView,
     LeaseWatch,
@@ -58,15 +44,18 @@ from compare.deploy.operator_lease import (
 )
 from compare.deploy.operator_process import (
     DEFAULT_INSTANCE,
+    OPERATOR,
     OperatorOptions,
-    ProcessInfo,
     health,
-    instances,
     is_ready,
-    is_running,
+    spawn_operator,
+)
+from compare.deploy.processes import (
+    LocalProcess,
+    alive,
     last_log_line,
     read_process,
-    spawn,
+    recorded,
     terminate,
 )
 from compare.errors import EXIT_FAILED, CompareError
@@ -78,7 +67,7 @@ from compare.kube import (
 from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
-from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE
+from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE, SERVICE_ACCOUNT
 
 __all__ = [
     "OperatorHandle",
@@ -132,8 +121,8 @@ def _webhook_url(settings: dict[str, Any]) -> str | None:
 # -- process management ---------------------------------------------------------------------
 
 
-def _handle(target: ClusterTarget, directory: Path, info: ProcessInfo | None) -> OperatorHandle:
-    running = is_running(info)
+def _handle(target: ClusterTarget, directory: Path, info: LocalProcess | None) -> OperatorHandle:
+    running = alive(info)
     return OperatorHandle(
         cluster=cluster_key(target),
         state_dir=directory,
@@ -149,19 +138,19 @@ def _handle(target: ClusterTarget, directory: Path, info: ProcessInfo | None) ->
 # -- the operator already leading the cluster ------------------------------------------------
 
 
-def _local_processes() -> Iterator[tuple[Path, ProcessInfo]]:
+def _local_processes() -> Iterator[tuple[Path, LocalProcess]]:
     """Every running operator process this machine's toolkit started, any cluster."""
-    root = cache_dir() / "operator"
+    root = cache_dir() / OPERATOR.area
     if not root.is_dir():
         return
     for directory in sorted(root.iterdir()):
         if directory.is_dir():
-            for info in instances(directory):
-                if is_running(info):
+            for info in recorded(directory):
+                if alive(info):
                     yield directory, info
 
 
-def _local_leader(holders: set[str]) -> tuple[Path, ProcessInfo] | None:
+def _local_leader(holders: set[str]) -> tuple[Path, LocalProcess] | None:
     """The local process holding one of these Leases and leading (its /healthz says so)."""
     for directory, info in _local_processes():
         summary = health(info) or {}
@@ -172,7 +161,7 @@ def _local_leader(holders: set[str]) -> tuple[Path, ProcessInfo] | None:
 
 
 def _own_identities(directory: Path) -> frozenset[str]:
-    info = read_process(directory)
+    info = read_process(directory, DEFAULT_INSTANCE)
     return frozenset({info.identity}) if info is not None and info.identity else frozenset()
 
 
@@ -245,7 +234,7 @@ def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | No
 
 
 def _await_ready(
-    target: ClusterTarget, directory: Path, info: ProcessInfo, *, timeout: float
+    target: ClusterTarget, directory: Path, info: LocalProcess, *, timeout: float
 ) -> OperatorHandle:
     """Wait until our process leads and is ready. Should another operator be seen renewing a
     Lease meanwhile (ours stands by behind it), ours is a duplicate: stop it, use that one.
@@ -259,7 +248,7 @@ def _await_ready(
         nonlocal watch, next_look
         if is_ready(info):
             return True
-        if not is_running(info):
+        if not alive(info):
             raise CompareError(
                 f"the operator process {info.pid} exited during start-up: "
                 f"{last_log_line(info.log_path)} (log: {info.log_path})",
@@ -305,16 +294,23 @@ def _start_locked(
     look: bool = True,
     timeout: float | None = None,
 ) -> OperatorHandle:
-    info = read_process(directory)
+    info = read_process(directory, DEFAULT_INSTANCE)
     options = options or OperatorOptions()
-    if is_running(info) and info is not None:
+    if alive(info) and info is not None:
         return _await_ready(target, directory, info, timeout=timeout or START_TIMEOUT_S)
     if look and (found := _find_serving(target, directory)) is not None:
         return found
     settings = read_settings(directory)
     kubeconfig = directory / "kubeconfig.yaml"
-    write_identity_kubeconfig(target, kubeconfig)
-    info = spawn(
+    write_identity_kubeconfig(
+        target,
+        OPERATOR_NAMESPACE,
+        SERVICE_ACCOUNT,
+        kubeconfig,
+        missing=f"the operator is not installed on {target.describe()}: "
+        "run `compare deploy operator` first",
+    )
+    info = spawn_operator(
         directory,
         instance=DEFAULT_INSTANCE,
         kubeconfig=kubeconfig,
@@ -358,12 +354,11 @@ def install_operator(
 
     An operator already leading the cluster (found on its Lease) is used as it is: nothing is
     installed over it."""
-    with state_lock(state_dir(target)) as directory:
-        _claim(target, directory)
-        info = read_process(directory)
-        if is_running(info) and info is not None and is_ready(info) and _crd_present(target):
+    with OPERATOR.claimed(target) as directory:
+        info = read_process(directory, DEFAULT_INSTANCE)
+        if alive(info) and info is not None and is_ready(info) and _crd_present(target):
             return _handle(target, directory, info)
-        if not is_running(info) and (found := _find_serving(target, directory)) is not None:
+        if not alive(info) and (found := _find_serving(target, directory)) is not None:
             return found
         settings = read_settings(directory)
         settings.setdefault("webhook_port", free_port())
@@ -387,21 +382,8 @@ def start_operator(
     """Start the local operator process unless one runs for this cluster or another operator
     leads it already (the cluster must be installed). `timeout`: seconds to wait for it to
     lead (default: start-up plus one lease duration); past it the process is stopped."""
-    with state_lock(state_dir(target)) as directory:
-        _claim(target, directory)
+    with OPERATOR.claimed(target) as directory:
         return _start_locked(target, directory, options, timeout=timeout)
-
-
-def _claim(target: ClusterTarget, directory: Path) -> None:
-    """A process left for an earlier cluster of this name (deleted without `compare cluster
-    down`) holds its token and certificates: stopped and forgotten before this one starts."""
-
-    def stop_all() -> None:
-        for info in instances(directory):
-            if is_running(info):
-                terminate(info)
-
-    claim_for_cluster(directory, cluster_uid(target), stop_all)
 
 
 def stop_operator(
@@ -411,9 +393,9 @@ def stop_operator(
     SIGKILL. With `serving`, when this target started none, the local process found leading
     the cluster (started through another kubeconfig) is the one stopped. Returns what was
     stopped (None: no local process serves the cluster; one in the cluster is never touched)."""
-    with state_lock(state_dir(target)) as directory:
-        info = read_process(directory)
-        if info is not None and is_running(info):
+    with state_lock(OPERATOR.state_dir(target)) as directory:
+        info = read_process(directory, DEFAULT_INSTANCE)
+        if alive(info) and info is not None:
             handle = _handle(target, directory, info)
             terminate(info, kill=kill)
             return handle
@@ -433,17 +415,24 @@ def stop_operator(
         return handle
 
 
-def forget_operator(target: ClusterTarget) -> None:
-    """Stop the cluster's local operator and drop its state (certs, token, log) — for a
-    cluster that is going away, so no process or credential outlives it."""
-    stop_operator(target, serving=False)
-    shutil.rmtree(state_dir(target), ignore_errors=True)
+class LocalOperator:
+    """The operator's local process as `Approach.controllers` offers it (the chaos faults stop
+    and start it): started and stopped with the cluster's Lease in mind."""
+
+    def start(self, cluster: ClusterTarget) -> OperatorHandle:
+        return start_operator(cluster)
+
+    def stop(self, cluster: ClusterTarget, *, kill: bool = False) -> OperatorHandle | None:
+        return stop_operator(cluster, kill=kill)
+
+    def forget(self, cluster: ClusterTarget) -> None:
+        OPERATOR.forget(cluster)
 
 
 def operator_status(target: ClusterTarget) -> OperatorHandle | None:
     """The local operator of this cluster (None: never started here)."""
-    directory = state_dir(target)
-    info = read_process(directory)
+    directory = OPERATOR.state_dir(target)
+    info = read_process(directory, DEFAULT_INSTANCE)
     if info is None:
         return None
     return _handle(target, directory, info)

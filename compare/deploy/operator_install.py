@@ -15,7 +15,6 @@ given (`--webhook-host`); the schema and CEL rules apply everywhere.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -23,55 +22,19 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.install import TOKEN_SECONDS, apply_documents, write_token_kubeconfig
-from compare.deploy.local import free_port
+from compare.deploy.install import apply_documents
 from compare.kube.apierror import delete_if_found, if_found
 from compare.kube.served import wait_established
-from compare.paths import OPERATOR_DIR, cache_dir
+from compare.paths import OPERATOR_DIR
 from webapp_operator.admission import webhook_configuration
 from webapp_operator.certs import CertFiles, ensure_tls
 from webapp_operator.manifests import CRD_PATH
-from webapp_operator.names import (
-    CRD_NAME,
-    OPERATOR_NAMESPACE,
-    SERVICE_ACCOUNT,
-    WEBHOOK_CONFIGURATION,
-)
+from webapp_operator.names import CRD_NAME, WEBHOOK_CONFIGURATION
 
-__all__ = [
-    "TOKEN_SECONDS",
-    "apply_cluster_objects",
-    "cluster_key",
-    "ensure_certs",
-    "free_port",
-    "is_local",
-    "state_dir",
-    "write_identity_kubeconfig",
-]
+__all__ = ["apply_cluster_objects", "ensure_certs"]
 
 FIELD_MANAGER = "compare-install"
 _CONFIG = OPERATOR_DIR / "config"
-
-
-def is_local(cluster: ClusterTarget) -> bool:
-    """The embedded cluster, however it was named (`--kubeconfig` pointing at its kubeconfig
-    included): its API server runs on loopback and can call a webhook on 127.0.0.1."""
-    embedded_root = (cache_dir() / "kwok" / "clusters").resolve()
-    return cluster.embedded or cluster.kubeconfig.resolve().parent.parent == embedded_root
-
-
-def cluster_key(cluster: ClusterTarget) -> str:
-    """A directory name per cluster: the embedded cluster's name, else a hash of the
-    kubeconfig path and context. Two ways of naming one cluster share one operator."""
-    if is_local(cluster) and cluster.context is None:
-        return cluster.kubeconfig.resolve().parent.name
-    digest = hashlib.sha256(f"{cluster.kubeconfig.resolve()}|{cluster.context}".encode())
-    return f"ext-{digest.hexdigest()[:12]}"
-
-
-def state_dir(cluster: ClusterTarget) -> Path:
-    """Where the local operator of this cluster keeps its pid, log, certs and kubeconfig."""
-    return cache_dir() / "operator" / cluster_key(cluster)
 
 
 def _kustomized(directory: Path) -> list[Path]:
@@ -132,15 +95,3 @@ def ensure_certs(directory: Path, hosts: list[str]) -> CertFiles:
     files = CertFiles(directory)
     ensure_tls(files, hosts)
     return files
-
-
-def write_identity_kubeconfig(cluster: ClusterTarget, path: Path) -> None:
-    """A kubeconfig for the operator: the target's server and CA, the ServiceAccount's token."""
-    write_token_kubeconfig(
-        cluster,
-        OPERATOR_NAMESPACE,
-        SERVICE_ACCOUNT,
-        path,
-        missing=f"the operator is not installed on {cluster.describe()}: "
-        "run `compare deploy operator` first",
-    )

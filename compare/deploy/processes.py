@@ -1,18 +1,23 @@
-"""A cluster's local processes, for every approach that runs controllers beside the cluster
-(Flux: `compare.deploy.flux`; Argo CD: `compare.deploy.argocd_process`).
+"""The local processes of an approach per cluster, and their one lifecycle (`Controllers`):
+the toolkit's operator (`compare.deploy.operator`), Flux's controllers (`compare.deploy.flux`)
+and Argo CD's (`compare.deploy.argocd_process`) are each one `Controllers`, configured by data.
 
 Each process starts in its own session (`compare.deploy.local`), writes its output to
-`<name>.log` in the cluster's state directory under the cache, and is recorded in
-`<name>.json`; only a pid whose command line still names its binary counts as alive.
-`ProcessSet` is what a state directory records, `starting` stops again what a start that
-fails had started. The chart server is the same for both approaches: a real Helm repository
-(`compare.deploy.flux_charts`) served over HTTP on 127.0.0.1 by Python's `http.server`, as a
-team serves charts from any static web server.
+`<name>.log` in the cluster's state directory under the cache (`compare.cluster.state_dir`),
+and is recorded in `<name>.json` (`LocalProcess`); only a pid whose command line still names
+what was started counts as alive. `ProcessSet` is what a state directory records. The
+lifecycle: `claimed` (the directory locked and bound to this cluster: what an earlier cluster
+of its name left is stopped and wiped), `start` (what is not running, each one waited ready;
+a start that fails stops again what it started), `status`, `stop` (last started first) and
+`forget` (stopped, state dropped). The chart server is the same for Flux and Argo CD: a real
+Helm repository (`compare.deploy.flux_charts`) served over HTTP on 127.0.0.1 by Python's
+`http.server`, as a team serves charts from any static web server.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 import urllib.error
@@ -23,12 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compare.cluster import ClusterTarget, state_dir
 from compare.deploy.local import (
     caller_env,
+    claim_for_cluster,
+    cluster_uid,
     pid_alive,
     read_record,
     read_settings,
+    save_settings,
     start_session,
+    state_lock,
     stop_session,
     write_record,
 )
@@ -36,7 +46,8 @@ from compare.errors import CompareError
 from compare.kube import wait_for
 
 POLL_S = 0.1
-STOP_TIMEOUT_S = 15.0
+# A graceful stop's wait before SIGKILL: long enough for the operator to release its Lease.
+STOP_TIMEOUT_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -45,16 +56,19 @@ class LocalProcess:
     pid: int
     marker: str  # a string its /proc/<pid>/cmdline contains
     log: str
-    ready_url: str  # 200 when it serves
+    ready_url: str  # 200 when it serves (the operator: its /healthz)
     started: float
+    # A replica's leader-election identity (its Lease holderIdentity); empty for the others.
+    identity: str = ""
 
     @property
     def log_path(self) -> Path:
         return Path(self.log)
 
 
-def alive(info: LocalProcess) -> bool:
-    return pid_alive(info.pid, info.marker.encode())
+def alive(info: LocalProcess | None) -> bool:
+    """A process recorded (not None) and still running what it was started as."""
+    return info is not None and pid_alive(info.pid, info.marker.encode())
 
 
 def _state_file(directory: Path, name: str) -> Path:
@@ -62,7 +76,14 @@ def _state_file(directory: Path, name: str) -> Path:
 
 
 def read_process(directory: Path, name: str) -> LocalProcess | None:
+    """The recorded process `name`, whether or not it still runs (None: never started)."""
     return read_record(_state_file(directory, name), LocalProcess)
+
+
+def recorded(directory: Path) -> list[LocalProcess]:
+    """Every process recorded in a state directory, by name (settings.json is none)."""
+    found = (read_process(directory, path.stem) for path in sorted(directory.glob("*.json")))
+    return [info for info in found if info is not None]
 
 
 def is_ready(info: LocalProcess) -> bool:
@@ -81,14 +102,18 @@ def spawn(
     marker: str,
     ready_url: str,
     env: dict[str, str] | None = None,
+    identity: str = "",
+    cwd: Path | None = None,
 ) -> LocalProcess:
-    """Start one process in its own session, its output appended to `<name>.log`."""
+    """Start one process in its own session (in `cwd`, default the state directory), its
+    output appended to `<name>.log`. The caller's cluster settings never reach it: it runs
+    with the kubeconfig it is given."""
     directory.mkdir(parents=True, exist_ok=True)
     log = directory / f"{name}.log"
     environment = caller_env()
     environment.update(env or {})
-    pid = start_session(args, log, environment, cwd=directory)
-    info = LocalProcess(name, pid, marker, str(log), ready_url, time.time())
+    pid = start_session(args, log, environment, cwd=cwd or directory)
+    info = LocalProcess(name, pid, marker, str(log), ready_url, time.time(), identity)
     write_record(_state_file(directory, name), info)
     return info
 
@@ -121,28 +146,23 @@ def wait_ready(
     )
 
 
-def terminate(info: LocalProcess, timeout: float = STOP_TIMEOUT_S) -> None:
-    """SIGTERM the process, SIGKILL its session when it is still there after the timeout; wait
-    until gone."""
+def terminate(info: LocalProcess, *, kill: bool = False, timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM the process (graceful: the operator releases its Lease) or SIGKILL its session;
+    a graceful stop still there after the timeout is finished with SIGKILL; wait until gone.
+    The pid leads a session of its own (the operator's: its supervisor and the operator):
+    SIGTERM goes to the leader, which passes it on; SIGKILL takes the whole group at once."""
     stop_session(
-        info.pid, lambda: alive(info), what=f"{info.name} process", timeout=timeout, poll=POLL_S
+        info.pid,
+        lambda: alive(info),
+        what=f"{info.name} process",
+        kill=kill,
+        timeout=timeout,
+        poll=POLL_S,
     )
 
 
 def forget(directory: Path, name: str) -> None:
     _state_file(directory, name).unlink(missing_ok=True)
-
-
-def describe_processes(
-    processes: Mapping[str, LocalProcess], names: Sequence[str], state_dir: Path
-) -> str:
-    """Each recorded process by name, running (its pid) or stopped, and where the logs are."""
-    parts = []
-    for name in names:
-        info = processes.get(name)
-        state = "stopped" if info is None or not alive(info) else f"pid {info.pid}"
-        parts.append(f"{name} {state}")
-    return ", ".join(parts) + f"; logs in {state_dir}"
 
 
 @dataclass(frozen=True)
@@ -157,6 +177,10 @@ class ProcessSet:
 
     @classmethod
     def read(cls, directory: Path, names: Sequence[str]) -> ProcessSet:
+        """Those of `names` recorded in `directory` (no names: every one recorded)."""
+        if not names:
+            found = {p.name: p for p in recorded(directory)}
+            return cls(directory, tuple(found), found, read_settings(directory))
         found = {name: p for name in names if (p := read_process(directory, name)) is not None}
         return cls(directory, tuple(names), found, read_settings(directory))
 
@@ -175,7 +199,12 @@ class ProcessSet:
         return f"http://127.0.0.1:{port}" if isinstance(port, int) else None
 
     def describe(self) -> str:
-        return describe_processes(self.processes, self.names, self.state_dir)
+        """Each process by name, running (its pid) or stopped, and where the logs are."""
+        parts = []
+        for name in self.names:
+            info = self.processes.get(name)
+            parts.append(f"{name} {f'pid {info.pid}' if alive(info) and info else 'stopped'}")
+        return ", ".join(parts) + f"; logs in {self.state_dir}"
 
 
 @contextmanager
@@ -192,19 +221,96 @@ def starting(directory: Path) -> Iterator[list[LocalProcess]]:
         raise
 
 
-def stop_recorded(directory: Path, names: Sequence[str]) -> list[str]:
-    """Stop the processes recorded in `directory` (last named first) and forget them; the
-    names of those that were running. The caller holds the directory's lock."""
+def stop_recorded(directory: Path, names: Sequence[str], *, kill: bool = False) -> list[str]:
+    """Stop the processes recorded in `directory` (last named first; no names: every one) and
+    forget them; the names of those that were running. The caller holds the directory's lock."""
     stopped = []
-    for name in reversed(names):
-        info = read_process(directory, name)
+    found = [read_process(directory, name) for name in names] if names else recorded(directory)
+    for info in reversed(found):
         if info is None:
             continue
         if alive(info):
-            stopped.append(name)
-        terminate(info)
-        forget(directory, name)
+            stopped.append(info.name)
+        terminate(info, kill=kill)
+        forget(directory, info.name)
     return stopped
+
+
+# What a start does once the directory is claimed and the set found not running: start what is
+# missing (appending each process to `started`, waiting for it), noting ports and flags in the
+# settings (saved afterwards).
+Launch = Callable[[ClusterTarget, Path, ProcessSet, dict[str, Any], list[LocalProcess]], None]
+
+
+@dataclass(frozen=True)
+class Controllers:
+    """The lifecycle of one approach's local processes, one set per cluster: lock, claim,
+    start, status, stop, forget. What differs per approach is data: where its state lives,
+    its processes, how they are started (`launch`) and when they are ready."""
+
+    area: str  # the state directory's place under the cache: "operator", "flux/clusters"
+    # In start order (stopped in reverse); none: whichever are recorded (operator replicas).
+    names: tuple[str, ...] = ()
+    launch: Launch | None = None
+    ready: Callable[[LocalProcess], bool] = is_ready
+    # Whether a running set was started as this start asks (else `launch` restarts some).
+    current: Callable[[ProcessSet], bool] = lambda _: True
+
+    def state_dir(self, cluster: ClusterTarget) -> Path:
+        return state_dir(cluster, self.area)
+
+    @contextmanager
+    def claimed(self, cluster: ClusterTarget) -> Iterator[Path]:
+        """The cluster's state directory, locked and bound to it: processes left by an
+        earlier cluster of this name (deleted without `compare cluster down`) hold its tokens
+        and certificates, so they are stopped and their state wiped first."""
+        with state_lock(self.state_dir(cluster)) as directory:
+            claim_for_cluster(
+                directory, cluster_uid(cluster), lambda: stop_recorded(directory, self.names)
+            )
+            yield directory
+
+    def status(self, cluster: ClusterTarget) -> ProcessSet:
+        return ProcessSet.read(self.state_dir(cluster), self.names)
+
+    def start(
+        self,
+        cluster: ClusterTarget,
+        *,
+        launch: Launch | None = None,
+        current: Callable[[ProcessSet], bool] | None = None,
+    ) -> ProcessSet:
+        """Start what is not running (idempotent: a running, ready, current set is left as it
+        is). A process started here that does not become ready is stopped again, with every
+        other one this call started, before the error. `launch`, `current`: this call's own."""
+        run = launch or self.launch
+        if run is None:
+            raise CompareError(f"the processes of {self.area} have no launcher")
+        with self.claimed(cluster) as directory:
+            handle = ProcessSet.read(directory, self.names)
+            ready = handle.running and all(self.ready(p) for p in handle.processes.values())
+            if ready and (current or self.current)(handle):
+                return handle
+            settings = dict(handle.settings)
+            with starting(directory) as started:
+                run(cluster, directory, handle, settings, started)
+            save_settings(directory, settings)
+            return ProcessSet.read(directory, self.names)
+
+    def stop(self, cluster: ClusterTarget, *, kill: bool = False) -> list[str]:
+        """Stop the cluster's processes (SIGTERM, or SIGKILL with `kill`); the names of those
+        that were running."""
+        with state_lock(self.state_dir(cluster)) as directory:
+            return stop_recorded(directory, self.names, kill=kill)
+
+    def forget(self, cluster: ClusterTarget) -> None:
+        """Stop the processes and drop their state (tokens, certificates, caches, logs): for a
+        cluster that is going away, so no process or credential outlives it."""
+        directory = self.state_dir(cluster)
+        if not directory.exists():
+            return
+        self.stop(cluster)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def last_log_line(path: Path) -> str:

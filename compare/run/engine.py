@@ -44,9 +44,8 @@ from compare.approaches import Approach, trial_window
 from compare.chaos import control_plane, probes
 from compare.chaos.cluster import pointed_at, recognised
 from compare.chaos.shared import SharedFault
-from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.deploy.helm import DEFAULT_TIMEOUT_S as DEFAULT_DEPLOY_TIMEOUT_S
-from compare.deploy.operator_install import cluster_key
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.kube import poll
@@ -107,7 +106,7 @@ class RunRequest:
     # from `--flux-interval`; an approach not named keeps its defaults.
     settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # How long a deploy into a trial's namespace may take (`--deploy-timeout`).
-    deploy_timeout: float = DEFAULT_DEPLOY_TIMEOUT_S
+    deploy_timeout: float = DEPLOY_TIMEOUT_S
     # Cluster-wide faults on a sibling embedded cluster (`--shared-cluster` turns it off).
     fault_cluster: bool = True
 

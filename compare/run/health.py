@@ -26,9 +26,8 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key, is_local
 from compare.cluster.embedded import COMPONENTS
-from compare.deploy.operator_install import cluster_key, is_local
 from compare.errors import first_line
 from compare.judge.kinds import REQUEST_TIMEOUT
 

@@ -28,8 +28,7 @@ from typing import Any
 from compare import outputfile
 from compare.approaches import Approach
 from compare.chaos.cluster import listable, trial_secrets
-from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.deploy.operator_install import cluster_key
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.errors import CompareError, first_line
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
@@ -139,7 +138,7 @@ class FaultCluster:
             self._thread.join(CLOSE_JOIN_S)
         left: list[str] = []
         # Deferred: the deploy layer imports the approaches, which import the run's parts.
-        from compare.deploy.forget import forget_cluster
+        from compare.approaches import forget_cluster
 
         try:
             forget_cluster(self.target)

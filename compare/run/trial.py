@@ -24,7 +24,7 @@ from compare import approaches, kube
 from compare.approaches import Approach, Detector
 from compare.chaos import shared
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import DEFAULT_TIMEOUT_S
+from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import CompareError, first_line
 from compare.kube.events import EventWatch
 from compare.results import CrossCheck, TrialResult, chaos_agrees
@@ -123,7 +123,7 @@ class TrialContext:
     listener: Listener
     cleanup_errors: list[str] = field(default_factory=list)
     # Each deploy into a trial's namespace within this.
-    deploy_timeout: float = DEFAULT_TIMEOUT_S
+    deploy_timeout: float = DEPLOY_TIMEOUT_S
     # The run's approaches with their settings (`Approach.configured`); one not here is the
     # registry's, with its defaults.
     approaches: Mapping[str, Approach] = field(default_factory=dict)

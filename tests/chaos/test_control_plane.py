@@ -26,10 +26,9 @@ from compare.chaos.control_plane import (
     stop_control_plane_component,
 )
 from compare.cli import app
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import COMPONENTS
 from compare.deploy.operator import operator_status
-from compare.deploy.operator_install import cluster_key
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import latest_run, load_results
 from compare.webapp import load_webapp

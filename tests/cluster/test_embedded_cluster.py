@@ -11,9 +11,8 @@ from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from compare.chaos.control_plane import restore
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
-from compare.deploy.operator_install import cluster_key
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.cluster

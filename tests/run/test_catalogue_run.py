@@ -27,11 +27,10 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.cli import app
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import COMPONENTS
 from compare.deploy.helm import webapp_manifest
 from compare.deploy.operator import operator_status
-from compare.deploy.operator_install import cluster_key
 from compare.results import RunResults, TrialResult, latest_run, load_results
 from compare.run.engine import DEFAULT_PARALLEL
 from compare.run.experiments import CATALOGUE as EVERY_FAULT

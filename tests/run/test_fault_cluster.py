@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 
 from compare.approaches import Approach, builtin_target
 from compare.cli import app
-from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import _alive
-from compare.deploy.operator_install import cluster_key, state_dir
+from compare.deploy.operator_process import OPERATOR
 from compare.errors import CompareError
 from compare.paths import cache_dir
 from compare.results import TrialResult, latest_run, load_results
@@ -50,7 +50,7 @@ def _gone(name: str) -> None:
     sibling = EmbeddedCluster(name)
     assert not sibling.status().exists, name
     target = ClusterTarget(sibling.kubeconfig, None, embedded=True)
-    assert not state_dir(target).exists(), "the operator started for it left its state"
+    assert not OPERATOR.state_dir(target).exists(), "the operator started for it left its state"
 
 
 def test_the_cluster_wide_trials_run_on_a_sibling_that_is_gone_after_the_run(

@@ -29,16 +29,10 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.local import free_port
 from compare.deploy.operator import stop_operator
-from compare.deploy.operator_install import free_port, state_dir
-from compare.deploy.operator_process import (
-    ProcessInfo,
-    health,
-    is_ready,
-    is_running,
-    spawn,
-    terminate,
-)
+from compare.deploy.operator_process import OPERATOR, health, is_ready, spawn_operator
+from compare.deploy.processes import LocalProcess, alive, terminate
 from tests.helpers import eventually, make_webapp, raw
 from tests.loopback_proxy import LoopbackProxy
 from webapp_operator.leader import (
@@ -401,14 +395,14 @@ def test_frozen_operator_process_exits_before_the_standby_leads(
     reconciles, kopf's watches) goes through a proxy that freezes: it must stop (its process
     is gone, so it writes nothing more) before the standby takes the Lease."""
     stop_operator(cluster)  # the shared leader: these two processes compete instead
-    directory = state_dir(cluster)
+    directory = OPERATOR.state_dir(cluster)
     settings = json.loads((directory / "settings.json").read_text())
     kubeconfig = directory / "kubeconfig.yaml"
     server = urlsplit(yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"])
     proxy = LoopbackProxy((server.hostname or "127.0.0.1", server.port or 443))
 
-    def replica(instance: str, via: Path) -> ProcessInfo:
-        return spawn(
+    def replica(instance: str, via: Path) -> LocalProcess:
+        return spawn_operator(
             directory,
             instance=instance,
             kubeconfig=via,
@@ -421,7 +415,7 @@ def test_frozen_operator_process_exits_before_the_standby_leads(
         )
 
     leader = replica("frozen", _through_proxy(kubeconfig, proxy, tmp_path / "kubeconfig"))
-    standby: ProcessInfo | None = None
+    standby: LocalProcess | None = None
     try:
         eventually(lambda: is_ready(leader), timeout=30, what="the proxied replica leading")
         standby = replica("standby", kubeconfig)
@@ -434,7 +428,7 @@ def test_frozen_operator_process_exits_before_the_standby_leads(
         deadline = paused + FAST.lease_duration + 15
         while time.monotonic() < deadline and (exited is None or takeover is None):
             now = time.monotonic()
-            if exited is None and not is_running(leader):
+            if exited is None and not alive(leader):
                 exited = now
             holder = _lease(api, OPERATOR_NAMESPACE, LEASE_NAME)["spec"].get("holderIdentity")
             if takeover is None and holder == standby.identity:

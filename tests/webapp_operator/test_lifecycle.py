@@ -21,23 +21,15 @@ import pytest
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.local import CLUSTER_UID_KEY
+from compare.deploy.local import CLUSTER_UID_KEY, free_port
 from compare.deploy.operator import (
     OperatorHandle,
     install_operator,
     start_operator,
     stop_operator,
 )
-from compare.deploy.operator_install import free_port, state_dir
-from compare.deploy.operator_process import (
-    DEFAULT_INSTANCE,
-    ProcessInfo,
-    health,
-    is_running,
-    read_process,
-    spawn,
-    terminate,
-)
+from compare.deploy.operator_process import DEFAULT_INSTANCE, OPERATOR, health, spawn_operator
+from compare.deploy.processes import LocalProcess, alive, read_process, terminate
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually, make_webapp, raw
 from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
@@ -55,13 +47,13 @@ from .helpers import (
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("restore_operator")]
 
 
-def _latest_log(info: ProcessInfo) -> str:
+def _latest_log(info: LocalProcess) -> str:
     """The log of the current process only (the file accumulates every start)."""
     return info.log_path.read_text().rsplit("\n--- ", 1)[-1]
 
 
-def _process(cluster: ClusterTarget, instance: str = DEFAULT_INSTANCE) -> ProcessInfo:
-    info = read_process(state_dir(cluster), instance)
+def _process(cluster: ClusterTarget, instance: str = DEFAULT_INSTANCE) -> LocalProcess:
+    info = read_process(OPERATOR.state_dir(cluster), instance)
     assert info is not None
     return info
 
@@ -217,10 +209,10 @@ def test_drift_while_killed_is_healed_after_restart(
     )
 
 
-def _spawn_replica(cluster: ClusterTarget, instance: str) -> ProcessInfo:
-    directory = state_dir(cluster)
+def _spawn_replica(cluster: ClusterTarget, instance: str) -> LocalProcess:
+    directory = OPERATOR.state_dir(cluster)
     settings = json.loads((directory / "settings.json").read_text())
-    return spawn(
+    return spawn_operator(
         directory,
         instance=instance,
         kubeconfig=directory / "kubeconfig.yaml",
@@ -298,9 +290,9 @@ def test_webhook_only_replica_serves_admission_and_never_reconciles(
 ) -> None:
     """The in-cluster webhook Deployment's mode: every replica answers AdmissionReviews over
     TLS (verified against the project's CA), none takes the Lease or reconciles."""
-    directory = state_dir(cluster)
+    directory = OPERATOR.state_dir(cluster)
     port = free_port()
-    info = spawn(
+    info = spawn_operator(
         directory,
         instance="webhook",
         kubeconfig=directory / "kubeconfig.yaml",
@@ -402,15 +394,15 @@ def test_an_operator_left_by_an_earlier_cluster_of_this_name_is_replaced(
     # new kube-system uid: the process holding the old cluster's token is stopped, and its
     # certificates go with it.
     old = _process(cluster)
-    settings_path = state_dir(cluster) / "settings.json"
+    settings_path = OPERATOR.state_dir(cluster) / "settings.json"
     settings = json.loads(settings_path.read_text())
     this_cluster = client.CoreV1Api(api).read_namespace("kube-system").metadata.uid
     assert settings[CLUSTER_UID_KEY] == this_cluster
-    old_ca = (state_dir(cluster) / "certs" / "ca.crt").read_bytes()
+    old_ca = (OPERATOR.state_dir(cluster) / "certs" / "ca.crt").read_bytes()
     settings_path.write_text(json.dumps({**settings, CLUSTER_UID_KEY: "an-earlier-cluster"}))
     handle = install_operator(cluster, options=FAST)
     new = _process(cluster)
     assert handle.ready and new.pid != old.pid
-    assert not is_running(old)
-    assert (state_dir(cluster) / "certs" / "ca.crt").read_bytes() != old_ca
+    assert not alive(old)
+    assert (OPERATOR.state_dir(cluster) / "certs" / "ca.crt").read_bytes() != old_ca
     assert json.loads(settings_path.read_text())[CLUSTER_UID_KEY] == this_cluster

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from compare.approaches.operator import Operator
 from compare.cli import app
-from compare.cluster import ClusterTarget, tool_path
+from compare.cluster import ClusterTarget, cluster_key, tool_path
 from compare.deploy.operator import (
     OperatorHandle,
     install_operator,
@@ -38,9 +38,9 @@ from compare.deploy.operator import (
     stop_operator,
 )
 from compare.deploy.operator_arm import remaining
-from compare.deploy.operator_install import cluster_key, state_dir
 from compare.deploy.operator_lease import crd_difference, read_crd
-from compare.deploy.operator_process import is_running, read_process
+from compare.deploy.operator_process import DEFAULT_INSTANCE, OPERATOR
+from compare.deploy.processes import alive, read_process
 from compare.errors import CompareError
 from compare.paths import CHARTS_DIR
 from compare.target.builtin import webapp_named
@@ -68,7 +68,7 @@ def _operator_pids(*targets: ClusterTarget) -> set[int]:
     """The live local operators started for these targets, one pid each: the supervisor's
     (its `python -m webapp_operator` child is the same replica). Other clusters' operators on
     this machine are not counted."""
-    marks = [str(state_dir(t)).encode() + b"/" for t in targets]
+    marks = [str(OPERATOR.state_dir(t)).encode() + b"/" for t in targets]
     pids = set()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -175,7 +175,7 @@ def copied(cluster: ClusterTarget, tmp_path: Path) -> Iterator[ClusterTarget]:
     target = ClusterTarget(path, cluster.context)
     assert cluster_key(target) != cluster_key(cluster)  # the premise: another state directory
     yield target
-    shutil.rmtree(state_dir(target), ignore_errors=True)
+    shutil.rmtree(OPERATOR.state_dir(target), ignore_errors=True)
 
 
 @pytest.fixture
@@ -241,7 +241,7 @@ def test_copied_kubeconfig_uses_the_running_operator(
 
     # No second process, no state of its own: the copy's state directory records none.
     assert _operator_pids(cluster, copied) == before
-    assert read_process(state_dir(copied)) is None
+    assert read_process(OPERATOR.state_dir(copied), DEFAULT_INSTANCE) is None
     status = operator_status(cluster)
     assert status is not None and status.running and status.pid == leader.pid
 
@@ -410,8 +410,8 @@ def test_failed_start_stops_the_process(cluster: ClusterTarget, api: client.ApiC
         message = str(failure.value)
         assert "\n" not in message and "not ready within 3s" in message
         assert "it was stopped" in message
-        info = read_process(state_dir(cluster))
-        assert info is not None and not is_running(info)
+        info = read_process(OPERATOR.state_dir(cluster), DEFAULT_INSTANCE)
+        assert info is not None and not alive(info)
         assert _operator_pids(cluster) == before
     finally:
         _delete_lease(api, OPERATOR_NAMESPACE)
@@ -457,7 +457,7 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     out = undeploy("--namespace", namespace, "--name", "nosuch")
     assert f"no WebApp nosuch in namespace {namespace}: nothing to remove" in out
     assert "operator stopped" not in out
-    assert is_running(read_process(state_dir(cluster)))
+    assert alive(read_process(OPERATOR.state_dir(cluster), DEFAULT_INSTANCE))
 
     # The webhook still admits writes elsewhere (the operator serves it).
     client.CustomObjectsApi(api).patch_namespaced_custom_object(
@@ -481,7 +481,7 @@ def test_undeploy_keeps_the_operator_while_webapps_remain(
     assert f"WebApp cart removed from namespace {other_namespace}" in out
     assert f"operator stopped (pid {leader.pid}" in out
     assert remaining(cluster, webapp_named("any")) == 0
-    assert not is_running(read_process(state_dir(cluster)))
+    assert not alive(read_process(OPERATOR.state_dir(cluster), DEFAULT_INSTANCE))
 
 
 @pytest.mark.usefixtures("restore_operator")
@@ -500,7 +500,7 @@ def test_undeploy_stop_operator_flag(
     assert result.exit_code == 0, result.output
     assert f"operator stopped (pid {leader.pid}" in result.output
     assert "WebApp(s) remain without an operator" in result.output
-    assert not is_running(read_process(state_dir(cluster)))
+    assert not alive(read_process(OPERATOR.state_dir(cluster), DEFAULT_INSTANCE))
 
     both = runner.invoke(
         app,

@@ -35,8 +35,8 @@ from cryptography import x509
 from kubernetes import client, config
 
 from compare.cluster import ClusterTarget, tool_path
+from compare.deploy.local import free_port
 from compare.deploy.operator import OperatorHandle, operator_status, stop_operator
-from compare.deploy.operator_install import free_port
 from compare.paths import CHARTS_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually
