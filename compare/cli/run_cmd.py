@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -64,21 +63,27 @@ MAX_HEAL_WINDOW_S = 3600.0
 # The approaches of a run without --approach: every registered one that is part of a default
 # run, in registry order.
 DEFAULT_APPROACHES = registry.default_names()
-# `--approach`'s choices: the registry's names (Typer makes a choice of an enum's values).
-if TYPE_CHECKING:
-    ApproachName = str
-else:
-    ApproachName = StrEnum("ApproachName", {name: name for name in registry.names()})
+
+
+def _approach_name(value: str) -> str:
+    """`--approach`'s value: a registered approach's name, read when the command runs (an
+    approach registered after this module's import is one too)."""
+    known = registry.names()
+    if value not in known:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, known))}.")
+    return value
 
 
 def run(
     ctx: typer.Context,
     approach: Annotated[
-        list[ApproachName] | None,
+        list[str] | None,
         typer.Option(
             "--approach",
             "-a",
-            help="Approach to test (repeatable; default "
+            parser=_approach_name,
+            metavar="NAME",
+            help=f"Approach to test: {', '.join(registry.names())} (repeatable; default "
             f"{', '.join(DEFAULT_APPROACHES[:-1])} and {DEFAULT_APPROACHES[-1]}).",
         ),
     ] = None,
