@@ -30,7 +30,7 @@ from compare.approaches import (
     register,
     registered,
 )
-from compare.cli import app
+from compare.cli import app, run_cmd
 from compare.cluster import ClusterTarget
 from compare.errors import CompareError
 from compare.judge import problems, read
@@ -229,6 +229,10 @@ def test_a_run_trial_sees_an_image_change_healed_by_the_reapply(
         ],
     )
     assert result.exit_code == 0, result.output
+    # `compare run` was imported (above, at collection) before the approach was registered,
+    # as in a session of the whole suite: `--approach` takes it all the same (it reads the
+    # registry when the command runs), and its default approaches stay the built-in ones.
+    assert "reapply" not in run_cmd.DEFAULT_APPROACHES
     results = load_results(latest_run(out))
     assert results.complete and results.settings.approaches == ["reapply"]
     [trial] = results.trials
