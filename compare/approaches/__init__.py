@@ -7,14 +7,18 @@ their deploy code in `compare.deploy`, and the functions that are generic over t
 every approach's key, `load_target`, and the built-in target with an arm for each,
 `builtin_target`). What does not: the deploy code itself (`compare.deploy`), the trials
 (`compare.run`), the CLI (`compare.cli`).
-Adding an approach is one module here plus one line in `REGISTRY` (docs/adding-an-approach.md).
+Adding an approach is one module here plus one line in `REGISTRY` (docs/adding-an-approach.md);
+an approach from a package of its own (a test's, a plugin's) is added with `register` or, for a
+while, `registered` (the CLI, the run and `compare status` see it from then on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from kubernetes import client
 
@@ -49,6 +53,7 @@ __all__ = [
     "CommandOption",
     "Detector",
     "LocalControllers",
+    "Registry",
     "TargetDeploy",
     "builtin_target",
     "declaring",
@@ -63,18 +68,99 @@ __all__ = [
     "load_target",
     "names",
     "parse_target",
+    "register",
+    "registered",
     "target_arms",
     "trial_window",
+    "unregister",
 ]
+
+# An approach of any class: `register` and `registered` give back what they were given.
+A = TypeVar("A", bound=Approach)
+
+
+class Registry(Sequence[Approach]):
+    """The registered approaches, in order: a sequence that changes in place, so that every
+    module holding it (`from compare.approaches import REGISTRY`) sees an approach registered
+    after its import. A name or short already registered is refused (one line)."""
+
+    def __init__(self, approaches: Iterable[Approach] = ()) -> None:
+        self._approaches: tuple[Approach, ...] = ()
+        self._lock = threading.Lock()
+        for approach in approaches:
+            self.register(approach)
+
+    @overload
+    def __getitem__(self, index: int) -> Approach: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Approach, ...]: ...
+    def __getitem__(self, index: int | slice) -> Approach | tuple[Approach, ...]:
+        return self._approaches[index]
+
+    def __len__(self) -> int:
+        return len(self._approaches)
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(a.name for a in self._approaches)})"
+
+    def register(self, approach: A) -> A:
+        """Add `approach` after the registered ones (its place in every output)."""
+        with self._lock:
+            for known in self._approaches:
+                for field in ("name", "short"):
+                    if getattr(known, field) == getattr(approach, field):
+                        raise CompareError(
+                            f"approach {approach.name!r}: its {field}"
+                            f" {getattr(approach, field)!r} is {known.name!r}'s already"
+                        )
+            # A new tuple: a reader iterating the old one is not disturbed.
+            self._approaches = (*self._approaches, approach)
+        return approach
+
+    def unregister(self, name: str) -> Approach:
+        """Remove the approach called `name`; the approach removed."""
+        with self._lock:
+            found = [a for a in self._approaches if a.name == name]
+            if not found:
+                raise CompareError(f"approach {name!r}: not registered")
+            self._approaches = tuple(a for a in self._approaches if a.name != name)
+        return found[0]
+
+    @contextlib.contextmanager
+    def registered(self, approach: A) -> Iterator[A]:
+        """`approach` registered for the block, unregistered after it (whatever happens)."""
+        self.register(approach)
+        try:
+            yield approach
+        finally:
+            self.unregister(approach.name)
+
 
 # The registered approaches, in order: the default order of a run's trials, of results.json's
 # `settings.approaches`, of the report's columns and of `compare status`'s rows.
-REGISTRY: tuple[Approach, ...] = (
-    Helm(),
-    Operator(),
-    Flux(),
-    Argocd(),
+REGISTRY = Registry(
+    (
+        Helm(),
+        Operator(),
+        Flux(),
+        Argocd(),
+    )
 )
+
+
+def register(approach: A) -> A:
+    """Register an approach defined outside this package (after the others, in that order)."""
+    return REGISTRY.register(approach)
+
+
+def unregister(name: str) -> Approach:
+    """Remove a registered approach by name."""
+    return REGISTRY.unregister(name)
+
+
+def registered(approach: A) -> contextlib.AbstractContextManager[A]:
+    """`approach` registered for a `with` block (a test's), unregistered after it."""
+    return REGISTRY.registered(approach)
 
 
 def names() -> tuple[str, ...]:

@@ -83,9 +83,13 @@ def undeploy_group() -> typer.Typer:
 
 
 def _with_approaches() -> None:
-    """`deploy NAME` and `undeploy NAME` for each registered approach, in registry order."""
+    """`deploy NAME` and `undeploy NAME` for each registered approach, in registry order (an
+    approach registered since the last use gets its commands; an unregistered one loses them)."""
     from compare import approaches
 
+    known = approaches.names()
+    for group in (deploy_app, undeploy_app):
+        group.registered_commands = [c for c in group.registered_commands if c.name in known]
     attached = {info.name for info in deploy_app.registered_commands}
     for approach in approaches.REGISTRY:
         if approach.name not in attached:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -63,21 +62,27 @@ MAX_HEAL_WINDOW_S = 3600.0
 # The approaches of a run without --approach: every registered one that is part of a default
 # run, in registry order.
 DEFAULT_APPROACHES = registry.default_names()
-# `--approach`'s choices: the registry's names (Typer makes a choice of an enum's values).
-if TYPE_CHECKING:
-    ApproachName = str
-else:
-    ApproachName = StrEnum("ApproachName", {name: name for name in registry.names()})
+
+
+def _approach_name(value: str) -> str:
+    """`--approach`'s value: a registered approach's name, read when the command runs (an
+    approach registered after this module's import is one too)."""
+    known = registry.names()
+    if value not in known:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, known))}.")
+    return value
 
 
 def run(
     ctx: typer.Context,
     approach: Annotated[
-        list[ApproachName] | None,
+        list[str] | None,
         typer.Option(
             "--approach",
             "-a",
-            help="Approach to test (repeatable; default "
+            parser=_approach_name,
+            metavar="NAME",
+            help=f"Approach to test: {', '.join(registry.names())} (repeatable; default "
             f"{', '.join(DEFAULT_APPROACHES[:-1])} and {DEFAULT_APPROACHES[-1]}).",
         ),
     ] = None,
@@ -173,8 +178,14 @@ def run(
     """Deploy, inject every fault, measure healing; write results.json and the journals."""
     # Everything the user gave is checked before the cluster is touched: first each
     # approach's own options (`--flux-interval`, ...), as its settings.
+    # An approach registered after the command was built has no flags of its own: its
+    # settings are its defaults.
     settings = {
-        a.name: {o.name: approach_options[_parameter(a, o)] for o in a.run_options}
+        a.name: {
+            o.name: approach_options[_parameter(a, o)]
+            for o in a.run_options
+            if _parameter(a, o) in approach_options
+        }
         for a in registry.REGISTRY
         if a.run_options
     }

@@ -32,14 +32,18 @@ from compare.kube.events import Arrival
 from compare.webapp import KIND
 
 Kinds = Mapping[str, tuple[str, ...]]
-# The Events that announce a correction, per kind of the object they are posted on, of every
-# registered approach (what a caller that names no approach's detector looks for).
-DETECTORS: dict[str, tuple[str, ...]] = {
-    kind: reasons
-    for approach in REGISTRY
-    if (detector := approach.detector()) is not None
-    for kind, reasons in detector.kinds.items()
-}
+
+
+def detectors() -> dict[str, tuple[str, ...]]:
+    """The Events that announce a correction, per kind of the object they are posted on, of
+    every registered approach (what a caller that names no approach's detector looks for),
+    read when asked: an approach registered later is among them."""
+    return {
+        kind: reasons
+        for approach in REGISTRY
+        if (detector := approach.detector()) is not None
+        for kind, reasons in detector.kinds.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def first_detection(
     Timed by its own `eventTime` when it has one, else by its arrival (`arrivals`, from the
     watch during the trial); an Event with neither names the detector without a time, and
     only when no timed one was found."""
-    kinds = DETECTORS if kinds is None else kinds
+    kinds = detectors() if kinds is None else kinds
     timed: list[tuple[float, Detection]] = []
     untimed: list[tuple[float, Detection]] = []
     for event in [*events, *(a.event for a in arrivals)]:
@@ -116,7 +120,7 @@ def read_events(
         namespace, field_selector=selector, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
     )
     items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
-    wanted = {*(DETECTORS if kinds is None else kinds), *custom}
+    wanted = {*(detectors() if kinds is None else kinds), *custom}
     return [i for i in items if (i.get("involvedObject") or {}).get("kind") in wanted]
 
 
