@@ -33,9 +33,9 @@ from typing import Any
 
 from operator_common import add_cluster_args, bench_target
 
+from compare.approaches.flux.controllers import flux_state_dir
+from compare.approaches.operator.controllers import operator_status
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
-from compare.deploy.flux import flux_state_dir
-from compare.deploy.operator import operator_status
 from compare.deploy.processes import read_process
 from compare.results import RESULTS_FILE, load_results
 from compare.run.trial import RUN_LABEL

@@ -19,16 +19,16 @@ from kubernetes import client
 from tabulate import tabulate
 
 from compare.approaches import forget_cluster
-from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.cluster.target import check_reachable
-from compare.deploy.operator import (
+from compare.approaches.operator.controllers import (
     OperatorHandle,
     apply_webapp,
     install_operator,
     operator_status,
     stop_operator,
 )
-from compare.deploy.operator_process import DEFAULT_INSTANCE
+from compare.approaches.operator.process import DEFAULT_INSTANCE
+from compare.cluster import ClusterTarget, EmbeddedCluster
+from compare.cluster.target import check_reachable
 from compare.deploy.processes import LocalProcess, read_process
 from compare.errors import CompareError
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, parse_webapp

@@ -20,9 +20,8 @@ from functools import partial
 
 from operator_common import add_cluster_args, bench_target, summary, wait_for
 
-from compare.deploy.local import free_port
-from compare.deploy.operator import install_operator, start_operator, stop_operator
-from compare.deploy.operator_process import (
+from compare.approaches.operator.controllers import install_operator, start_operator, stop_operator
+from compare.approaches.operator.process import (
     DEFAULT_INSTANCE,
     OPERATOR,
     OperatorOptions,
@@ -30,6 +29,7 @@ from compare.deploy.operator_process import (
     is_ready,
     spawn_operator,
 )
+from compare.deploy.local import free_port
 from compare.deploy.processes import LocalProcess, read_process, terminate
 
 

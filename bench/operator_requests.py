@@ -50,9 +50,9 @@ from operator_common import (
     write_json,
 )
 
+from compare.approaches.operator.controllers import stop_operator
+from compare.approaches.operator.process import health
 from compare.cluster import EmbeddedCluster
-from compare.deploy.operator import stop_operator
-from compare.deploy.operator_process import health
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from webapp_operator.names import OPERATOR_NAMESPACE, SERVICE_ACCOUNT
 

@@ -52,7 +52,7 @@ from operator_common import (
     write_json,
 )
 
-from compare.deploy.operator_process import health
+from compare.approaches.operator.process import health
 from compare.deploy.processes import LocalProcess
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 

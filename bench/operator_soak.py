@@ -53,9 +53,9 @@ from operator_common import (
 )
 
 from compare.approaches import desired_objects
+from compare.approaches.operator.process import health
 from compare.chaos.cluster import pointed_at
-from compare.deploy.helm import webapp_manifest
-from compare.deploy.operator_process import health
+from compare.deploy.charts import webapp_manifest
 from compare.deploy.processes import LocalProcess
 from compare.errors import first_line
 from compare.judge import DesiredObjects, NamespaceWatch, Reading, problems

@@ -13,8 +13,8 @@ from kubernetes import client
 
 from compare.approaches import Approach, TargetDeploy, arms, builtin_target
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import HelmRelease
-from compare.deploy.helm_arm import deploy_target
+from compare.deploy.chart_target import deploy_target
+from compare.deploy.charts import HelmRelease
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects, problems, read
 from compare.webapp import WebApp, parse_webapp

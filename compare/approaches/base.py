@@ -20,8 +20,8 @@ from kubernetes import client
 
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
-from compare.deploy.helm import DEFAULT_NAMESPACE, check_release_name
-from compare.deploy.helm_arm import render_target
+from compare.deploy.chart_target import render_target
+from compare.deploy.charts import DEFAULT_NAMESPACE, check_release_name
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects

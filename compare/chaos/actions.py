@@ -426,7 +426,7 @@ def stop_operator(
             controllers.stop(target, kill=bool(kill))
         except CompareError as exc:
             raise ActivityFailed(exc.message) from exc
-        return {"operator": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
+        return {"controllers": "stopped", "signal": "SIGKILL" if kill else "SIGTERM"}
 
     return dict(shared.perform(configuration, "stop the operator", stop))
 
@@ -442,7 +442,7 @@ def start_operator(configuration: Any = None, secrets: Any = None) -> dict[str, 
             controllers.start(target)
         except CompareError as exc:
             raise ActivityFailed(exc.message) from exc
-        return {"operator": "running"}
+        return {"controllers": "running"}
 
     return dict(shared.perform(configuration, "start the operator", start))
 

@@ -23,7 +23,7 @@ from kubernetes import client
 
 from compare import approaches
 from compare.chaos.cluster import api_client, cluster_target
-from compare.deploy.helm_arm import is_target_file
+from compare.deploy.chart_target import is_target_file
 from compare.errors import CompareError, first_line
 from compare.judge import (
     DEFAULT_SETTLE_S,

@@ -46,7 +46,7 @@ from compare.cli.target_cmd import (
     undeploy_arm,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import DEFAULT_NAMESPACE
+from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.kube import check_namespace_name
 from compare.target import Target
 from compare.webapp import load_webapp

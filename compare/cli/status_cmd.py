@@ -12,7 +12,7 @@ from rich.table import Table
 from compare.approaches import REGISTRY, deployed_apps, load_target
 from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty
 from compare.cli.target_cmd import TargetOpt, target_namespace_of
-from compare.deploy.helm import DEFAULT_NAMESPACE
+from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
 from compare.kube import check_namespace_name

@@ -22,8 +22,8 @@ from typer._click.core import ParameterSource
 from compare.approaches import Approach, arms, load_target
 from compare.cli.common import console, print_warning
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import DEFAULT_NAMESPACE
-from compare.deploy.helm_arm import target_namespace
+from compare.deploy.chart_target import target_namespace
+from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.errors import EXIT_USAGE, CompareError
 from compare.target import Target
 

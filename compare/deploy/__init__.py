@@ -1,14 +1,17 @@
-"""The deploy code of every approach: Helm (chart + pyhelm3), the operator (CRD + controller),
-Flux (a HelmRelease reconciled by the real Flux controllers) and Argo CD (an Application).
+"""Deploy mechanics every approach shares, none of them an approach's (those live in their
+packages, `compare.approaches.<name>`):
 
-Each approach's arm of a target has one module (`helm_arm`, `flux_arm`, `argocd_arm`,
-`operator_arm`) over its mechanics (`helm`: pyhelm3; `flux`, `argocd`, `operator`: starting,
-checking and stopping their controllers); the built-in WebApp is such a target
-(`compare.target.builtin_target`), so its Deployment and Service, named after the WebApp, come
-the same way. The judge (`compare.judge`) holds what is
-deployed to the objects the approach's `desired` returns. The approaches themselves - the one
-interface the rest of the toolkit uses - are `compare.approaches`, whose modules delegate to
-the code here.
+    charts        the Helm engine (pyhelm3): install, upgrade, render, uninstall a chart
+    chart_errors  helm's stderr as one line naming the values field
+    chart_target  a target's chart arm rendered, installed as a release, judged
+    chart_server  the local Helm repository served on 127.0.0.1 (for GitOps controllers)
+    processes     local processes and their one lifecycle (`Controllers`), `local` their state
+    supervise     restartPolicy Always for a local process
+    install       CLI tools (kubectl, helm), server-side apply, the identity kubeconfig
+    ownership     what each deployer writes on the objects it applies
+    live          waiting until a desired state holds (the judge's verdict)
+    rows          one `compare status` row, judged
+    rollback      a failed deploy leaves nothing half-done
 """
 
 # Seconds a deploy, or an undeploy, of any approach may take before it is an error: the default

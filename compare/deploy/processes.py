@@ -1,6 +1,6 @@
 """The local processes of an approach per cluster, and their one lifecycle (`Controllers`):
-the toolkit's operator (`compare.deploy.operator`), Flux's controllers (`compare.deploy.flux`)
-and Argo CD's (`compare.deploy.argocd_process`) are each one `Controllers`, configured by data.
+the toolkit's operator's, Flux's and Argo CD's (each approach's `controllers` module, in
+`compare.approaches`) are each one `Controllers`, configured by data.
 
 Each process starts in its own session (`compare.deploy.local`), writes its output to
 `<name>.log` in the cluster's state directory under the cache (`compare.cluster.state_dir`),
@@ -10,7 +10,7 @@ lifecycle: `claimed` (the directory locked and bound to this cluster: what an ea
 of its name left is stopped and wiped), `start` (what is not running, each one waited ready;
 a start that fails stops again what it started), `status`, `stop` (last started first) and
 `forget` (stopped, state dropped). The chart server is the same for Flux and Argo CD: a real
-Helm repository (`compare.deploy.flux_charts`) served over HTTP on 127.0.0.1 by Python's
+Helm repository (`compare.deploy.chart_server`) served over HTTP on 127.0.0.1 by Python's
 `http.server`, as a team serves charts from any static web server.
 """
 

@@ -151,7 +151,7 @@ def as_given(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
 
 def from_pairs(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
     """Desired objects from (raw, defaulted) pairs made comparable elsewhere: a snapshot of
-    live objects (`compare.deploy.baseline`), whose raw form leaves allocated fields unset."""
+    live objects (an operator's baseline), whose raw form leaves allocated fields unset."""
     return _build(pairs)
 
 

@@ -35,7 +35,7 @@ from compare import approaches as registry
 from compare.approaches import Approach, Detector
 from compare.approaches.arms import ArmDeployed, deploy_arm, install_namespace, preflight_arm
 from compare.cluster import ClusterTarget
-from compare.deploy.helm_arm import render_target
+from compare.deploy.chart_target import render_target
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere

@@ -17,8 +17,8 @@ from kubernetes import client
 
 from compare import approaches as registry
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import chart_crds
-from compare.deploy.helm_arm import render_target, target_chart
+from compare.deploy.chart_target import render_target, target_chart
+from compare.deploy.charts import chart_crds
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message

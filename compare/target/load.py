@@ -86,7 +86,7 @@ class Operator:
     @property
     def toolkit(self) -> bool:
         """The toolkit's own operator: its desired state is the built-in chart's rendering of
-        each WebApp (`compare.deploy.reference`), not a baseline."""
+        each WebApp (`compare.approaches.operator.reference`), not a baseline."""
         return self.install.form == "toolkit"
 
 

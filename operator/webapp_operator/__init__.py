@@ -15,7 +15,8 @@ Layers, lowest first; a module imports only from the layers below it:
   webhook-only), `__main__`;
 - `manifests`: the generator of everything under operator/config (`make manifests`).
 
-Run it with `python -m webapp_operator`; the local runner is `compare.deploy.operator`.
+Run it with `python -m webapp_operator`; the local runner is
+`compare.approaches.operator.controllers`.
 This top level re-exports the pure parts only, so importing it does not import kopf.
 """
 

@@ -2,7 +2,7 @@
 
 Defaults are the in-cluster ones (config/manager): all namespaces, leader election on the
 `webapp-operator-leader` Lease in webapp-system, 30 s resync, webhook on 0.0.0.0:9443 with the
-certificate mounted from a Secret. The local runner (compare/deploy/operator_process.py)
+certificate mounted from a Secret. The local runner (compare/approaches/operator/process.py)
 passes loopback addresses, a kubeconfig and the cache directory's certificate.
 """
 

@@ -18,6 +18,7 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.approaches.operator import Operator
+from compare.approaches.operator.controllers import operator_status
 from compare.chaos import probes
 from compare.chaos.cluster import pointed_at
 from compare.chaos.control_plane import (
@@ -28,7 +29,6 @@ from compare.chaos.control_plane import (
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import COMPONENTS
-from compare.deploy.operator import operator_status
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import latest_run, load_results
 from compare.webapp import load_webapp

@@ -36,7 +36,7 @@ def test_an_approach_without_local_controllers_is_a_one_line_failure(action: obj
 
 
 def test_the_chaos_layer_imports_no_approach_with_controllers() -> None:
-    """Their deploy modules (`compare.deploy.operator*`, `flux*`, `argocd*`) are reached
+    """Their deploy modules (the approaches' `controllers` modules) are reached
     through the registry only."""
     from tests.architecture.imports import imports
 

@@ -17,10 +17,10 @@ import pytest
 from kubernetes import client
 
 from compare.approaches.operator import Operator
+from compare.approaches.operator.controllers import operator_status
 from compare.chaos import actions, probes
 from compare.chaos.cluster import pointed_at
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import operator_status
 from compare.paths import EXPERIMENTS_DIR
 from compare.webapp import load_webapp
 from tests.helpers import deploy_builtin, deploy_webapp, undeploy_builtin

@@ -15,10 +15,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from compare.approaches.operator.controllers import install_operator
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, tool_path
 from compare.cluster.embedded import MAX_NODES, control_plane_args
-from compare.deploy.operator import install_operator
 from compare.errors import CompareError
 from compare.paths import TOOLS_DIR
 from tests.conftest import TEST_CLUSTER

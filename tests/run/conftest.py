@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from compare.approaches.operator.controllers import operator_status, stop_operator
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import operator_status, stop_operator
 
 
 @pytest.fixture(scope="package")

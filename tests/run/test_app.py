@@ -14,7 +14,7 @@ import pytest
 from compare import approaches
 from compare.approaches import Approach, builtin_target, load_target
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import webapp_manifest
+from compare.deploy.charts import webapp_manifest
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import EXAMPLES_DIR
 from compare.run import RunRequest, load_experiments

@@ -26,11 +26,11 @@ import pytest
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator.controllers import operator_status
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import COMPONENTS
-from compare.deploy.helm import webapp_manifest
-from compare.deploy.operator import operator_status
+from compare.deploy.charts import webapp_manifest
 from compare.results import RunResults, TrialResult, latest_run, load_results
 from compare.run.engine import DEFAULT_PARALLEL
 from compare.run.experiments import CATALOGUE as EVERY_FAULT

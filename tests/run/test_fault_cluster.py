@@ -21,10 +21,10 @@ import pytest
 from typer.testing import CliRunner
 
 from compare.approaches import Approach, builtin_target
+from compare.approaches.operator.process import OPERATOR
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import _alive
-from compare.deploy.operator_process import OPERATOR
 from compare.errors import CompareError
 from compare.paths import cache_dir
 from compare.results import TrialResult, latest_run, load_results

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
+from compare.approaches.operator.controllers import operator_status
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import operator_status
 from compare.results import RESULTS_FILE, load_results
 from compare.run.trial import RUN_LABEL
 

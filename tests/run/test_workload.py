@@ -17,8 +17,8 @@ from chaoslib.configuration import load_configuration
 
 from compare.approaches import builtin_target, load_target
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import webapp_manifest
-from compare.deploy.helm_arm import render_target
+from compare.deploy.chart_target import render_target
+from compare.deploy.charts import webapp_manifest
 from compare.errors import EXIT_USAGE, CompareError
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult

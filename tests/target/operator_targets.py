@@ -12,8 +12,8 @@ import pytest
 import yaml
 from kubernetes import client
 
+from compare.approaches.operator.controllers import install_operator, operator_status, stop_operator
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import install_operator, operator_status, stop_operator
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually

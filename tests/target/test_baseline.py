@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from compare.deploy.baseline import cleaned, desired_of, unallocated
+from compare.approaches.operator.baseline import cleaned, desired_of, unallocated
 from compare.judge import diff_object
 from compare.judge.secrets import PREFIX, hashed_secret
 

@@ -16,8 +16,8 @@ import pytest
 from kubernetes import client
 
 from compare.approaches import load_target
-from compare.deploy import baseline
-from compare.deploy.operator_arm import take_baseline
+from compare.approaches.operator import baseline
+from compare.approaches.operator.arm import take_baseline
 from compare.errors import CompareError
 
 from .operator_targets import shop_target

@@ -16,7 +16,7 @@ from kubernetes import client
 
 from compare.approaches import desired_objects, load_target
 from compare.cluster import ClusterTarget
-from compare.deploy.helm_arm import (
+from compare.deploy.chart_target import (
     install_target,
     release_desired,
     render_target,

@@ -1,5 +1,5 @@
-"""Who wrote a target operator's baseline (`compare.deploy.managers`), without a cluster: the
-operator's managers found from what only it writes, Kubernetes' own and status writers
+"""Who wrote a target operator's baseline (`compare.approaches.operator.managers`), without a
+cluster: the operator's managers found from what only it writes, Kubernetes' own and status writers
 legitimate, every other manager's fields reported, content refused. The managedFields below
 are shaped as the API server records them (a kopf operator's Deployment, then `kubectl label`
 and `kubectl patch`); the cluster test is tests/target/test_operator_target.py."""
@@ -9,8 +9,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from compare.deploy.baseline import CONTROLLER_ANNOTATION_PREFIXES, CONTROLLER_ANNOTATIONS
-from compare.deploy.managers import (
+from compare.approaches.operator.baseline import (
+    CONTROLLER_ANNOTATION_PREFIXES,
+    CONTROLLER_ANNOTATIONS,
+)
+from compare.approaches.operator.managers import (
     ForeignField,
     field_paths,
     foreign_fields,

@@ -17,10 +17,10 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator.baseline import baseline_name
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.baseline import baseline_name
-from compare.deploy.helm import get_release
+from compare.deploy.charts import get_release
 
 from .operator_targets import ENV, shop_target, stuck_target, webapp_operator
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compare.approaches import builtin_target, load_target
 from compare.approaches.schema import main, render, target_schema
-from compare.deploy.helm_arm import helm_arm, render_target
+from compare.deploy.chart_target import render_target
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR, OPERATOR_DIR
 from compare.target.schema import SCHEMA_PATH
 from compare.webapp import load_webapp, to_cr, to_helm_values
@@ -84,7 +84,7 @@ def test_the_operator_chart_example_names_the_operator_chart() -> None:
     assert target.namespace == "webapp-system"
     # Runnable by `compare run`: rendered into a trial's namespace, every namespaced object
     # lands in it (a `watchNamespaces` list would put Roles elsewhere, which is refused).
-    rendered = render_target(target, helm_arm(target), "cmp-trial-ns")
+    rendered = render_target(target, target.chart_arm("helm"), "cmp-trial-ns")
     kinds = {obj["kind"] for obj in rendered}
     assert {"Deployment", "ServiceAccount", "Secret", "ClusterRole"} <= kinds
     assert {obj["metadata"].get("namespace", "cmp-trial-ns") for obj in rendered} == {

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from compare.approaches import load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.helm_arm import render_target
+from compare.deploy.chart_target import render_target
 from compare.results import latest_run, load_results
 from compare.run import RunRequest, load_experiments
 from compare.run.app import App

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from compare.approaches import load_target
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import get_release, release_objects
-from compare.deploy.helm_arm import uninstall_target
+from compare.deploy.chart_target import uninstall_target
+from compare.deploy.charts import get_release, release_objects
 from compare.judge.kinds import kind
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 

@@ -1,5 +1,5 @@
 """`--target FILE`, Flux arm: a target's chart as a HelmRelease the real helm-controller installs
-and keeps (`compare.deploy.flux_arm`).
+and keeps (`compare.approaches.flux.arm`).
 
 Without a cluster: the source object follows the chart's form (a local chart published in the
 toolkit's own repository, a repository URL, an OCI reference as an OCIRepository), helm-
@@ -26,20 +26,20 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.approaches import load_target, parse_target
-from compare.cli import app
-from compare.cluster import ClusterTarget
-from compare.deploy.flux import flux_status, read_helm_release
-from compare.deploy.flux_arm import (
+from compare.approaches.flux.arm import (
     ChartServer,
     chart_rules,
     resource_of,
     target_flux_objects,
     undeploy_target_flux,
 )
-from compare.deploy.flux_charts import publish_chart
-from compare.deploy.flux_install import CHART_ROLE_LABEL, FLUX_NAMESPACE
-from compare.deploy.helm import get_release
-from compare.deploy.helm_arm import render_target
+from compare.approaches.flux.controllers import flux_status, read_helm_release
+from compare.approaches.flux.install import CHART_ROLE_LABEL, FLUX_NAMESPACE
+from compare.cli import app
+from compare.cluster import ClusterTarget
+from compare.deploy.chart_server import publish_chart
+from compare.deploy.chart_target import render_target
+from compare.deploy.charts import get_release
 from compare.deploy.install import kubectl
 from compare.deploy.processes import alive
 from compare.judge.kinds import KINDS

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.helm_arm import is_target_file
+from compare.deploy.chart_target import is_target_file
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from compare.approaches import desired_objects, get, load_target
 from compare.approaches.operator import REASONS
+from compare.approaches.operator.baseline import baseline_name
+from compare.approaches.operator.controllers import operator_status
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.baseline import baseline_name
-from compare.deploy.operator import operator_status
 from compare.webapp import parse_webapp
 
 runner = CliRunner()

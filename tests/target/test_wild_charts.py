@@ -22,11 +22,11 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.approaches import load_target
+from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.flux_arm import deploy_target_flux, undeploy_target_flux
-from compare.deploy.helm import release_objects
-from compare.deploy.helm_arm import deploy_target, render_target, uninstall_target
+from compare.deploy.chart_target import deploy_target, render_target, uninstall_target
+from compare.deploy.charts import release_objects
 from compare.deploy.ownership import flux_writes, helm_writes
 from compare.judge import judged_objects, problems, read
 from compare.judge.kinds import kind

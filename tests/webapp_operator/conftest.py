@@ -12,15 +12,15 @@ from collections.abc import Generator, Iterator
 import pytest
 from kubernetes import client
 
-from compare.cluster import ClusterTarget
-from compare.deploy.operator import (
+from compare.approaches.operator.controllers import (
     OperatorHandle,
     install_operator,
     operator_status,
     start_operator,
     stop_operator,
 )
-from compare.deploy.operator_process import OperatorOptions
+from compare.approaches.operator.process import OperatorOptions
+from compare.cluster import ClusterTarget
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
-from compare.deploy.operator import apply_webapp
+from compare.approaches.operator.controllers import apply_webapp
 from compare.judge import mismatches, read, with_api_defaults
 from compare.webapp import (
     API_GROUP,
@@ -113,7 +113,8 @@ def run_webapp(api: client.ApiClient, namespace: str, webapp: WebApp) -> Running
 
 def operator_manifest(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
     """The children the operator's own pure builders make for this WebApp (the judge holds
-    them to the built-in chart's rendering instead, `compare.deploy.reference`). The owner
+    them to the built-in chart's rendering instead, `compare.approaches.operator.reference`).
+    The owner
     reference is identity, not desired state, so its uid is left empty here."""
     owner = owner_reference({"metadata": {"name": webapp.name, "uid": ""}})
     return [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]

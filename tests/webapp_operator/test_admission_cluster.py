@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches.operator.controllers import OperatorHandle, apply_webapp, stop_operator
 from compare.cluster import ClusterTarget, tool_path
-from compare.deploy.operator import OperatorHandle, apply_webapp, stop_operator
 from compare.errors import CompareError
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually, make_webapp

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from compare.approaches.operator.controllers import OperatorHandle, operator_status
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import OperatorHandle, operator_status
 
 from .helpers import get_deployment, get_webapp
 

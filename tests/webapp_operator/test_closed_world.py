@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from compare.approaches.operator.controllers import OperatorHandle, apply_webapp
 from compare.cluster import ClusterTarget
-from compare.deploy.helm import install_or_upgrade
-from compare.deploy.operator import OperatorHandle, apply_webapp
+from compare.deploy.charts import install_or_upgrade
 from compare.judge import diff_object, with_api_defaults
 from compare.webapp import chart_values
 from tests.helpers import eventually, make_webapp

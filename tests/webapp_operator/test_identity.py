@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+from compare.approaches.operator.controllers import OperatorHandle, operator_status
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import OperatorHandle, operator_status
 from webapp_operator.names import LEASE_NAME, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 pytestmark = pytest.mark.cluster

@@ -28,10 +28,10 @@ import pytest
 import yaml
 from kubernetes import client
 
+from compare.approaches.operator.controllers import stop_operator
+from compare.approaches.operator.process import OPERATOR, health, is_ready, spawn_operator
 from compare.cluster import ClusterTarget
 from compare.deploy.local import free_port
-from compare.deploy.operator import stop_operator
-from compare.deploy.operator_process import OPERATOR, health, is_ready, spawn_operator
 from compare.deploy.processes import LocalProcess, alive, terminate
 from tests.helpers import eventually, make_webapp, raw
 from tests.loopback_proxy import LoopbackProxy

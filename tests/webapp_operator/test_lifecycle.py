@@ -20,15 +20,15 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.cluster import ClusterTarget
-from compare.deploy.local import CLUSTER_UID_KEY, free_port
-from compare.deploy.operator import (
+from compare.approaches.operator.controllers import (
     OperatorHandle,
     install_operator,
     start_operator,
     stop_operator,
 )
-from compare.deploy.operator_process import DEFAULT_INSTANCE, OPERATOR, health, spawn_operator
+from compare.approaches.operator.process import DEFAULT_INSTANCE, OPERATOR, health, spawn_operator
+from compare.cluster import ClusterTarget
+from compare.deploy.local import CLUSTER_UID_KEY, free_port
 from compare.deploy.processes import LocalProcess, alive, read_process, terminate
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually, make_webapp, raw

@@ -28,18 +28,18 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.approaches.operator import Operator
-from compare.cli import app
-from compare.cluster import ClusterTarget, cluster_key, tool_path
-from compare.deploy.operator import (
+from compare.approaches.operator.arm import remaining
+from compare.approaches.operator.controllers import (
     OperatorHandle,
     install_operator,
     operator_status,
     start_operator,
     stop_operator,
 )
-from compare.deploy.operator_arm import remaining
-from compare.deploy.operator_lease import crd_difference, read_crd
-from compare.deploy.operator_process import DEFAULT_INSTANCE, OPERATOR
+from compare.approaches.operator.lease import crd_difference, read_crd
+from compare.approaches.operator.process import DEFAULT_INSTANCE, OPERATOR
+from compare.cli import app
+from compare.cluster import ClusterTarget, cluster_key, tool_path
 from compare.deploy.processes import alive, read_process
 from compare.errors import CompareError
 from compare.paths import CHARTS_DIR

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from compare.deploy.operator import OperatorHandle, apply_webapp
-from compare.deploy.operator_process import OperatorOptions
+from compare.approaches.operator.controllers import OperatorHandle, apply_webapp
+from compare.approaches.operator.process import OperatorOptions
 from compare.judge import mismatches, read, with_api_defaults
 from tests.helpers import eventually, make_webapp, raw
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP

@@ -22,8 +22,8 @@ from urllib.parse import urlparse
 import pytest
 from kubernetes import client
 
+from compare.approaches.operator.controllers import OperatorHandle, start_operator, stop_operator
 from compare.cluster import ClusterTarget
-from compare.deploy.operator import OperatorHandle, start_operator, stop_operator
 from tests.helpers import make_webapp
 from tests.loopback_proxy import LoopbackProxy
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP

@@ -1,6 +1,7 @@
 """The operator is held to an independent reference: the chart's rendering of the same WebApp as
-the operator applies it (`compare.deploy.reference`), never its own builders. Its builders
-must agree with that reference, through the API server's defaults, for every kind of spec."""
+the operator applies it (`compare.approaches.operator.reference`), never its own builders. Its
+builders must agree with that reference, through the API server's defaults, for every kind of
+spec."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from compare.approaches import desired_manifest
-from compare.deploy.reference import CHART_METADATA_LABELS, operator_reference
+from compare.approaches.operator.reference import CHART_METADATA_LABELS, operator_reference
 from compare.judge import diff_object, with_api_defaults
 from tests.helpers import make_webapp
 from webapp_operator.names import OPERATOR_NAME

@@ -34,9 +34,9 @@ import yaml
 from cryptography import x509
 from kubernetes import client, config
 
+from compare.approaches.operator.controllers import OperatorHandle, operator_status, stop_operator
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy.local import free_port
-from compare.deploy.operator import OperatorHandle, operator_status, stop_operator
 from compare.paths import CHARTS_DIR
 from compare.webapp import API_GROUP, API_VERSION, PLURAL
 from tests.helpers import eventually

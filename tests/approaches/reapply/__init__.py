@@ -7,7 +7,7 @@ re-applies every stored manifest every two seconds (forced, with its own field m
 drift of a field the manifest sets is undone within one interval; drift the manifest says
 nothing about (an added env var, a foreign label) stays.
 
-- `approach`: the approach (`Reapply`), over the shared mechanics (`compare.deploy.helm_arm`
+- `approach`: the approach (`Reapply`), over the shared mechanics (`compare.deploy.chart_target`
   renders, `compare.kube.served` applies and deletes, the judge waits and judges);
 - `controllers`: starting and stopping its controller process;
 - `controller`: the process itself (run as a script: it imports no test code but `manifests`);

@@ -24,7 +24,7 @@ from kubernetes import client
 from compare.approaches import Approach, Cadence, LocalControllers, TargetDeploy
 from compare.approaches.base import webapp_notes
 from compare.cluster import ClusterTarget
-from compare.deploy.helm_arm import desired_of
+from compare.deploy.chart_target import desired_of
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.rows import DeployedApp, judged_row
 from compare.errors import CompareError

@@ -17,10 +17,10 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches.operator.controllers import install_operator, operator_status, stop_operator
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster
-from compare.deploy.helm import list_releases
-from compare.deploy.operator import install_operator, operator_status, stop_operator
+from compare.deploy.charts import list_releases
 from tests.cli.badinput.cases import VALID_APP
 from tests.conftest import TEST_CLUSTER
 

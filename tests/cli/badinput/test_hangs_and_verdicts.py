@@ -148,7 +148,7 @@ def test_a_misspelt_optional_fault_breaks_the_policy(tmp_path: Path) -> None:
 
 
 def test_a_helm_call_that_never_returns_is_stopped() -> None:
-    from compare.deploy.helm import _run
+    from compare.deploy.charts import _run
     from compare.errors import CompareError
 
     started = time.monotonic()
@@ -159,8 +159,8 @@ def test_a_helm_call_that_never_returns_is_stopped() -> None:
 
 def test_an_empty_webapp_name_never_reaches_a_delete(tmp_path: Path) -> None:
     from compare.approaches.operator import builtin
+    from compare.approaches.operator.arm import remove_resources
     from compare.cluster import ClusterTarget
-    from compare.deploy.operator_arm import remove_resources
     from compare.errors import CompareError
     from compare.target.builtin import webapp_named
 

@@ -1,0 +1,261 @@
+"""Any chart as the app under test: a target file's Helm approach rendered, installed, judged.
+
+The desired state of a Helm app is every object of its release's manifest, hooks dropped
+(`compare.judge.judged_objects`), made comparable by the judge's server-side dry-run - for any
+chart and any kind the judge knows, namespaced or cluster-scoped. Before anything is installed
+the chart is rendered (`helm template`, no cluster): a chart that does not render with the
+target's values is one line naming the target file and helm's error. Once installed, the
+release's own manifest is the desired state: a chart that generates values at render time (a
+certificate, a random password) renders differently each time, so only what was applied is
+what must hold.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyhelm3
+from kubernetes import client
+
+from compare.cluster import ClusterTarget
+from compare.deploy import DEPLOY_TIMEOUT_S
+from compare.deploy.charts import (
+    DEFAULT_NAMESPACE,
+    HelmRelease,
+    get_chart,
+    install_or_upgrade,
+    release_objects,
+    render,
+    undeploy_helm,
+)
+from compare.deploy.live import wait_for_desired_state
+from compare.deploy.ownership import helm_applied
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
+from compare.inputfile import parse_yaml, read_text
+from compare.judge import DesiredObjects, judged_objects, with_api_defaults
+from compare.judge.kinds import kind
+from compare.kube import check_namespace_name
+from compare.target import API_VERSION, KIND, HelmInstall, Target
+
+
+def _fail(target: Target, install: HelmInstall, exc: CompareError, *, usage: bool) -> CompareError:
+    """A helm failure as a line of the target file: a values schema violation names the
+    field (`compare.yaml: helm.values.logLevel: ...`), any other failure helm's error line.
+    The built-in target (`own_chart`) has no target file: helm's line as it is."""
+    if target.own_chart:
+        return CompareError(exc.message, exit_code=EXIT_USAGE if usage else exc.exit_code)
+    where, message = install.where, exc.message
+    if message.startswith("values: "):
+        where, message = f"{where}.values.{message.removeprefix('values: ')}", ""
+    line = f"{target.source}: {where}: {message}" if message else f"{target.source}: {where}"
+    return CompareError(line, exit_code=EXIT_USAGE if usage else exc.exit_code)
+
+
+def target_chart(target: Target, install: HelmInstall) -> pyhelm3.Chart:
+    """The chart a target names (directory, repository or OCI), read once per process."""
+    chart = install.chart
+    try:
+        if chart.form == "path":
+            return get_chart(str(chart.path))
+        if chart.form == "repo":
+            return get_chart(str(chart.name), repo=chart.repo, version=chart.version)
+        return get_chart(str(chart.oci), version=chart.version)
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+
+
+def target_namespace(target: Target, namespace: str | None) -> str:
+    """The namespace a command works in: its own option, else the target's, else an error."""
+    chosen = namespace or target.namespace
+    if chosen is None:
+        raise CompareError(f"{target.source}: namespace: not given (set it here or with -n)")
+    check_namespace_name(chosen)
+    return chosen
+
+
+def render_target(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
+    """`helm template` of the target's chart with its values: the objects a release would keep
+    (hooks dropped). A chart that does not render is a one-line CompareError (exit 2)."""
+    chart = target_chart(target, install)
+    try:
+        if install.chart.form == "path":
+            values = json.dumps(dict(install.values), sort_keys=True)
+            # The toolkit's own chart renders the same in every namespace: rendered once.
+            where = DEFAULT_NAMESPACE if target.own_chart else namespace
+            text = _render_path(str(install.chart.path), values, install.release, where)
+            objects = json.loads(text)
+        else:
+            objects = render(
+                dict(install.values), release=install.release, namespace=namespace, chart=chart
+            )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    kept = judged_objects(objects)
+    if not kept:
+        # Helm would install an empty release that pyhelm3 cannot read back (no manifest):
+        # nothing to deploy or judge, and nothing any command could then remove.
+        raise CompareError(
+            f"{target.source}: {install.where}: the chart renders no objects"
+            " (nothing to deploy or judge; check its values and templates)"
+        )
+    _check_judged(target, install, kept)
+    return kept
+
+
+@functools.lru_cache(maxsize=256)
+def _render_path(path: str, values: str, release: str, namespace: str) -> str:
+    """`helm template` of a chart directory, once per process for each (values, release,
+    namespace): the probes ask for a trial's desired state at every look."""
+    chart = get_chart(path)
+    return json.dumps(render(json.loads(values), release=release, namespace=namespace, chart=chart))
+
+
+def _check_judged(target: Target, install: HelmInstall, objects: list[dict[str, Any]]) -> None:
+    """Every object is of a kind the judge knows (one in another namespace than the release's
+    is judged there: `compare.judge.desired`)."""
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        what = f"{obj.get('kind')} {meta.get('name')}"
+        try:
+            kind(str(obj.get("kind")))
+        except ValueError as exc:
+            raise CompareError(f"{target.source}: {install.where}: {what}: {exc}") from None
+
+
+def desired_of(
+    api: client.ApiClient, namespace: str, objects: Sequence[Mapping[str, Any]]
+) -> DesiredObjects:
+    """Objects of a manifest with the API's defaults (the judge's dry-run), hooks dropped."""
+    return with_api_defaults(api, namespace, judged_objects(objects))
+
+
+def rendered_desired(
+    api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
+) -> DesiredObjects:
+    """The desired state before (or without) an install: the rendered manifest as Helm would
+    apply it (its ownership metadata merged in), defaulted."""
+    rendered = render_target(target, install, namespace)
+    return desired_of(
+        api, namespace, helm_applied(rendered, release=install.release, namespace=namespace)
+    )
+
+
+def install_target(
+    cluster: ClusterTarget,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEPLOY_TIMEOUT_S,
+) -> HelmRelease:
+    """Render first (a bad chart changes nothing; the toolkit's own chart renders), then `helm
+    upgrade --install`."""
+    if not target.own_chart:
+        render_target(target, install, namespace)
+    try:
+        return install_or_upgrade(
+            cluster,
+            dict(install.values),
+            namespace,
+            release=install.release,
+            timeout=timeout,
+            chart=target_chart(target, install),
+        )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=False) from None
+
+
+def release_desired(
+    cluster: ClusterTarget,
+    api: client.ApiClient,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+) -> DesiredObjects:
+    """The desired state of the installed release: every object of its manifest, defaulted."""
+    objects = release_objects(cluster, namespace, install.release)
+    if objects is None:
+        raise CompareError(
+            f"{target.source}: {install.where}: no release {install.release!r}"
+            f" in namespace {namespace}",
+            exit_code=EXIT_FAILED,
+        )
+    return manifest_desired(api, target, install, namespace, objects)
+
+
+def manifest_desired(
+    api: client.ApiClient,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    objects: Sequence[Mapping[str, Any]],
+) -> DesiredObjects:
+    """A release's manifest as its desired state: every object (hooks dropped), with Helm's
+    ownership metadata, defaulted."""
+    kept = judged_objects(objects)
+    _check_judged(target, install, kept)
+    return desired_of(
+        api, namespace, helm_applied(kept, release=install.release, namespace=namespace)
+    )
+
+
+def uninstall_target(
+    cluster: ClusterTarget,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEPLOY_TIMEOUT_S,
+) -> None:
+    undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)
+
+
+def is_target_file(path: Path) -> bool:
+    """Whether a manifest is a target file (`kind: Target`), not a WebApp."""
+    try:
+        data = parse_yaml(read_text(path), str(path))
+    except CompareError:
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == KIND
+        and data.get("apiVersion") == API_VERSION
+    )
+
+
+def deploy_target(
+    cluster: ClusterTarget,
+    target: Target,
+    install: HelmInstall,
+    namespace: str,
+    *,
+    timeout: float = DEPLOY_TIMEOUT_S,
+    cancel: threading.Event | None = None,
+) -> tuple[HelmRelease, DesiredObjects]:
+    """Install the release and wait until every object of its manifest holds; returns the
+    release and that desired state (the release's own manifest, defaulted)."""
+    started = time.monotonic()
+    deployed = install_target(cluster, target, install, namespace, timeout=timeout)
+    api = cluster.api_client()
+    try:
+        if deployed.objects is None:
+            desired = release_desired(cluster, api, target, install, namespace)
+        else:
+            desired = manifest_desired(api, target, install, namespace, deployed.objects)
+        wait_for_desired_state(
+            api,
+            namespace,
+            desired,
+            timeout=timeout,
+            started=started,
+            what=f"helm release {install.release}",
+            cancel=cancel,
+        )
+    finally:
+        api.close()
+    return deployed, desired
