@@ -73,11 +73,6 @@ REDIS_TIMEOUT_S = 2.0
 _SOCKET_PATH_MAX = 100
 
 
-def argocd_state_dir(cluster: ClusterTarget) -> Path:
-    """Where this cluster's Argo CD processes keep their state, token, chart repository and logs."""
-    return ARGOCD.state_dir(cluster)
-
-
 # -- Redis ------------------------------------------------------------------------------------
 
 
@@ -135,16 +130,11 @@ def process_ready(info: LocalProcess) -> bool:
 # -- the processes ----------------------------------------------------------------------------
 
 
-def argocd_status(cluster: ClusterTarget) -> ProcessSet:
-    """What this cluster's Argo CD processes are."""
-    return ARGOCD.status(cluster)
-
-
 def check_running(cluster: ClusterTarget) -> ProcessSet:
     """The handle when every process is alive and answers its health check; otherwise a
     one-line error naming the first one that does not (a controller or Redis down is an
     error, never a verdict)."""
-    handle = argocd_status(cluster)
+    handle = ARGOCD.status(cluster)
     for name in PROCESSES:
         info = handle.processes.get(name)
         if info is None or not alive(info):
@@ -376,14 +366,3 @@ ARGOCD = Controllers(
     ready=process_ready,
     current=partial(_started_with, {}),
 )
-
-
-def stop_argocd(cluster: ClusterTarget) -> list[str]:
-    """Stop this cluster's Argo CD processes (Redis last); the names of those that were running."""
-    return ARGOCD.stop(cluster)
-
-
-def forget_argocd(cluster: ClusterTarget) -> None:
-    """Stop the processes and drop their state (token, chart repository, caches, logs): for a
-    cluster that is going away."""
-    ARGOCD.forget(cluster)
