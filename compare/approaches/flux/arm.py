@@ -56,7 +56,7 @@ from compare.approaches.flux.status import flux_detail
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
-from compare.deploy.chart_target import desired_of, render_target, target_chart
+from compare.deploy.chart_target import desired_of, release_desired, render_target, target_chart
 from compare.deploy.charts import chart_crds, release_objects
 from compare.deploy.install import apply_documents
 from compare.deploy.live import wait_for_desired_state
@@ -64,7 +64,7 @@ from compare.deploy.ownership import flux_applied
 from compare.deploy.processes import ProcessSet
 from compare.deploy.rows import DeployedApp, judged_row, unjudged
 from compare.errors import EXIT_FAILED, CompareError
-from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
+from compare.judge import REQUEST_TIMEOUT, DesiredObjects
 from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
 from compare.kube.apierror import delete_if_found
 from compare.kube.served import Served
@@ -271,26 +271,6 @@ def _granted(
     return answer is not None
 
 
-def flux_release_desired(
-    cluster: ClusterTarget,
-    api: client.ApiClient,
-    target: Target,
-    install: HelmInstall,
-    namespace: str,
-) -> DesiredObjects:
-    """The desired state of the installed release: its manifest with what helm-controller
-    writes on every object (`compare.deploy.ownership`), hooks dropped, defaulted."""
-    objects = release_objects(cluster, namespace, install.release)
-    if objects is None:
-        raise CompareError(
-            f"{target.source}: {install.where}: no release {install.release!r}"
-            f" in namespace {namespace}",
-            exit_code=EXIT_FAILED,
-        )
-    labelled = flux_applied(judged_objects(objects), release=install.release, namespace=namespace)
-    return desired_of(api, namespace, list(labelled))
-
-
 def deploy_target_flux(
     cluster: ClusterTarget,
     target: Target,
@@ -324,7 +304,9 @@ def deploy_target_flux(
             applied = flux_applied(rendered, release=install.release, namespace=namespace)
             desired = desired_of(api, namespace, applied)
         else:
-            desired = flux_release_desired(cluster, api, target, install, namespace)
+            desired = release_desired(
+                cluster, api, target, install, namespace, applied=flux_applied
+            )
         left = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(
             api,
@@ -414,7 +396,7 @@ def target_flux_app(
             name=install.release,
             namespace=namespace,
             detail=detail,
-            desired=flux_release_desired(cluster, api, target, install, namespace),
+            desired=release_desired(cluster, api, target, install, namespace, applied=flux_applied),
         )
     finally:
         api.close()
