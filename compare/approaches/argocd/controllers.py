@@ -40,8 +40,7 @@ from compare.approaches.argocd.install import (
     check_argocd_binaries,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_server import package_repository
-from compare.deploy.charts import CHART_DIR
+from compare.deploy.chart_server import CHART_SERVER, serve_charts
 from compare.deploy.install import write_identity_kubeconfig
 from compare.deploy.local import free_port
 from compare.deploy.processes import (
@@ -49,7 +48,6 @@ from compare.deploy.processes import (
     LocalProcess,
     ProcessSet,
     alive,
-    chart_server_args,
     forget,
     is_ready,
     last_log_line,
@@ -60,7 +58,6 @@ from compare.deploy.processes import (
 from compare.errors import CompareError
 
 REDIS = "redis"
-CHART_SERVER = "chart-server"
 # In start order; stopped in reverse.
 PROCESSES = (REDIS, CHART_SERVER, REPO_SERVER, APPLICATION_CONTROLLER)
 START_TIMEOUT_S = 60.0
@@ -306,15 +303,7 @@ def _spawn(
             ready_url=f"redis://127.0.0.1:{ports['redis']}",
         )
     if name == CHART_SERVER:
-        url = f"http://127.0.0.1:{ports['chart']}"
-        package_repository([CHART_DIR], directory / "repo", url)
-        return spawn(
-            directory,
-            CHART_SERVER,
-            chart_server_args(ports["chart"], directory / "repo"),
-            marker="http.server",
-            ready_url=f"{url}/index.yaml",
-        )
+        return serve_charts(directory, ports["chart"])
     args = _controller_args(name, binaries / name, ports, kubeconfig, extra)
     if name == REPO_SERVER:
         # ?full=true: it also dials its own gRPC port.

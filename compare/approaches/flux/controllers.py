@@ -32,11 +32,8 @@ from compare.approaches.flux.install import (
     flux_binary,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_server import package_repository
-from compare.deploy.charts import (
-    CHART_DIR,
-    CHART_NAME,
-)
+from compare.deploy.chart_server import CHART_SERVER, serve_charts
+from compare.deploy.charts import CHART_NAME
 from compare.deploy.install import write_identity_kubeconfig
 from compare.deploy.local import free_port
 from compare.deploy.processes import (
@@ -44,7 +41,6 @@ from compare.deploy.processes import (
     LocalProcess,
     ProcessSet,
     alive,
-    chart_server_args,
     spawn,
     wait_ready,
 )
@@ -55,7 +51,6 @@ from compare.kube.apierror import if_found
 from compare.kube.served import Served
 
 HELM_RELEASES = Served("helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", namespaced=True)
-CHART_SERVER = "chart-server"
 PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare"
 DEFAULT_INTERVAL_S = 5.0
@@ -138,15 +133,7 @@ def _launch(
         # The port used before, when it is still free: the HelmRepositories name it.
         old = settings.get("chart_port")
         port = free_port(old if isinstance(old, int) else None)
-        url = f"http://127.0.0.1:{port}"
-        package_repository([CHART_DIR], directory / "repo", url)
-        info = spawn(
-            directory,
-            CHART_SERVER,
-            chart_server_args(port, directory / "repo"),
-            marker="http.server",
-            ready_url=f"{url}/index.yaml",
-        )
+        info = serve_charts(directory, port)
         started.append(info)
         wait_ready(info, timeout)
         settings["chart_port"] = port
