@@ -58,7 +58,7 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import desired_of, release_desired, render_target, target_chart
 from compare.deploy.charts import chart_crds, release_objects
-from compare.deploy.install import apply_documents
+from compare.deploy.install import apply_documents, bound_cluster_role
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
 from compare.deploy.processes import ProcessSet
@@ -198,28 +198,10 @@ def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str,
     rules = chart_rules(objects)
     digest = hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:10]
     name = f"{ROLE_PREFIX}{HELM_CONTROLLER}-chart-{digest}"
-    meta = {"name": name, "labels": {CHART_ROLE_LABEL: "true"}}
-    return (
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": meta,
-            "rules": rules,
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": meta,
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
-            },
-            "subjects": [
-                {"kind": "ServiceAccount", "name": HELM_CONTROLLER, "namespace": FLUX_NAMESPACE}
-            ],
-        },
+    role, binding = bound_cluster_role(
+        name, rules, HELM_CONTROLLER, FLUX_NAMESPACE, labels={CHART_ROLE_LABEL: "true"}
     )
+    return role, binding
 
 
 def _wait_granted(api: client.ApiClient, rules: list[dict[str, Any]], namespace: str) -> None:
