@@ -196,16 +196,8 @@ def read_custom(
     api: client.ApiClient, kind: Served, namespace: str, name: str
 ) -> dict[str, Any] | None:
     """A namespaced custom object (None: there is none)."""
-    group, version = kind.api_version.split("/")
     found: dict[str, Any] | None = if_found(
-        f"reading {kind.kind} {namespace}/{name} failed",
-        client.CustomObjectsApi(api).get_namespaced_custom_object,
-        group,
-        version,
-        namespace,
-        kind.plural,
-        name,
-        _request_timeout=REQUEST_TIMEOUT,
+        f"reading {kind.kind} {namespace}/{name} failed", served.read, api, kind, namespace, name
     )
     return found
 
