@@ -33,7 +33,7 @@ from typing import Any
 
 from operator_common import add_cluster_args, bench_target
 
-from compare.approaches.flux.controllers import flux_state_dir
+from compare.approaches.flux.controllers import FLUX
 from compare.approaches.operator.controllers import operator_status
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.deploy.processes import read_process
@@ -62,7 +62,7 @@ def _kill(target: ClusterTarget, victim: str, rng: random.Random) -> tuple[float
         _kill_pid(handle.pid if handle is not None else None)
         return at, None
     if victim in ("helm-controller", "source-controller"):
-        info = read_process(flux_state_dir(target), victim)
+        info = read_process(FLUX.state_dir(target), victim)
         _kill_pid(info.pid if info is not None else None)
         return at, None
     cluster = EmbeddedCluster(cluster_key(target))

@@ -5,7 +5,8 @@ server starts). A target file's local chart directory is published under `target
 a repository of its own named by a digest of the directory's content: two charts of the same
 name and version (two targets, or one chart edited without a version bump) never share an
 index, and an unchanged chart is packaged once. Every repository is written beside its final
-place and renamed into it, so the chart server never serves a half-written index.
+place and renamed into it, so the chart server never serves a half-written index. The server
+is Python's `http.server` on 127.0.0.1, as a team serves charts from any static web server.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
+from compare.deploy.charts import CHART_DIR
 from compare.deploy.install import run_tool
+from compare.deploy.processes import LocalProcess, spawn
 
 TARGETS_DIR = "targets"
+CHART_SERVER = "chart-server"
 
 
 def package_repository(charts: list[Path], repo: Path, url: str) -> None:
@@ -34,6 +39,21 @@ def package_repository(charts: list[Path], repo: Path, url: str) -> None:
         tmp.replace(repo)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve_charts(directory: Path, port: int) -> LocalProcess:
+    """Package charts/webapp into `directory`/repo and start the chart server on it (its URL
+    `http://127.0.0.1:<port>`)."""
+    url, repo = f"http://127.0.0.1:{port}", directory / "repo"
+    package_repository([CHART_DIR], repo, url)
+    args = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    return spawn(
+        directory,
+        CHART_SERVER,
+        [*args, "--directory", str(repo)],
+        marker="http.server",
+        ready_url=f"{url}/index.yaml",
+    )
 
 
 def chart_digest(chart: Path) -> str:

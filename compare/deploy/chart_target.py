@@ -35,7 +35,7 @@ from compare.deploy.charts import (
     undeploy_helm,
 )
 from compare.deploy.live import wait_for_desired_state
-from compare.deploy.ownership import helm_applied
+from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import parse_yaml, read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
@@ -135,17 +135,6 @@ def desired_of(
     return with_api_defaults(api, namespace, judged_objects(objects))
 
 
-def rendered_desired(
-    api: client.ApiClient, target: Target, install: HelmInstall, namespace: str
-) -> DesiredObjects:
-    """The desired state before (or without) an install: the rendered manifest as Helm would
-    apply it (its ownership metadata merged in), defaulted."""
-    rendered = render_target(target, install, namespace)
-    return desired_of(
-        api, namespace, helm_applied(rendered, release=install.release, namespace=namespace)
-    )
-
-
 def install_target(
     cluster: ClusterTarget,
     target: Target,
@@ -177,8 +166,11 @@ def release_desired(
     target: Target,
     install: HelmInstall,
     namespace: str,
+    *,
+    applied: Applied = helm_applied,
 ) -> DesiredObjects:
-    """The desired state of the installed release: every object of its manifest, defaulted."""
+    """The desired state of the installed release: every object of its manifest, with what its
+    deployer writes on each (`applied`: Helm's, helm-controller's), defaulted."""
     objects = release_objects(cluster, namespace, install.release)
     if objects is None:
         raise CompareError(
@@ -186,7 +178,7 @@ def release_desired(
             f" in namespace {namespace}",
             exit_code=EXIT_FAILED,
         )
-    return manifest_desired(api, target, install, namespace, objects)
+    return manifest_desired(api, target, install, namespace, objects, applied=applied)
 
 
 def manifest_desired(
@@ -195,14 +187,14 @@ def manifest_desired(
     install: HelmInstall,
     namespace: str,
     objects: Sequence[Mapping[str, Any]],
+    *,
+    applied: Applied = helm_applied,
 ) -> DesiredObjects:
-    """A release's manifest as its desired state: every object (hooks dropped), with Helm's
-    ownership metadata, defaulted."""
+    """A release's manifest as its desired state: every object (hooks dropped), with what its
+    deployer writes on each (Helm's ownership metadata by default), defaulted."""
     kept = judged_objects(objects)
     _check_judged(target, install, kept)
-    return desired_of(
-        api, namespace, helm_applied(kept, release=install.release, namespace=namespace)
-    )
+    return desired_of(api, namespace, applied(kept, release=install.release, namespace=namespace))
 
 
 def uninstall_target(

@@ -108,12 +108,6 @@ def _client(target: ClusterTarget) -> pyhelm3.Client:
 
 
 @functools.cache
-def _chart(chart_dir: Path) -> pyhelm3.Chart:
-    """The chart and its metadata (`helm show chart`), read once per process."""
-    return _run(_helm(None, None).get_chart(chart_dir))
-
-
-@functools.cache
 def get_chart(ref: str, *, repo: str | None = None, version: str | None = None) -> pyhelm3.Chart:
     """Any chart: a directory, a repository's chart (`repo` + name + `version`) or an OCI
     reference (`helm show chart`), read once per process. Raises a one-line CompareError."""
@@ -160,7 +154,6 @@ def install_or_upgrade(
     *,
     release: str,
     timeout: float = DEPLOY_TIMEOUT_S,
-    chart_dir: Path = CHART_DIR,
     chart: pyhelm3.Chart | None = None,
 ) -> HelmRelease:
     """`helm upgrade --install --force-conflicts` with these values (no waiting for pods).
@@ -168,7 +161,7 @@ def install_or_upgrade(
     A release left pending by an interrupted helm call is rolled back or removed first
     (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
     is in progress". Schema violations raise `values: <field>: <problem>` (exit 2). `chart`
-    (from `get_chart`) installs any chart instead of the one in `chart_dir`.
+    (from `get_chart`) installs any chart instead of charts/webapp.
     """
     check_release_name(release)
     check_namespace_name(namespace)
@@ -193,7 +186,7 @@ def install_or_upgrade(
         return replace(_release_of(revision, chart.metadata), objects=objects)
 
     try:
-        chosen = chart if chart is not None else _chart(chart_dir)
+        chosen = chart if chart is not None else get_chart(str(CHART_DIR))
         # Two waits of up to `timeout` (a pending revision's rollback, then the install).
         return _run(go(chosen), timeout=2 * timeout + HELM_MARGIN_S)
     except helm_errors.Error as exc:
@@ -207,11 +200,10 @@ def render(
     *,
     release: str,
     namespace: str = DEFAULT_NAMESPACE,
-    chart_dir: Path = CHART_DIR,
     chart: pyhelm3.Chart | None = None,
 ) -> list[dict[str, Any]]:
     """`helm template`: the objects the chart renders for these values (hooks included);
-    `chart` (from `get_chart`) renders any chart instead of the one in `chart_dir`."""
+    `chart` (from `get_chart`) renders any chart instead of charts/webapp."""
     check_release_name(release)
 
     async def go(chart: pyhelm3.Chart) -> list[dict[str, Any]]:
@@ -220,7 +212,7 @@ def render(
         return [obj for obj in objects if obj]
 
     try:
-        return _run(go(chart if chart is not None else _chart(chart_dir)))
+        return _run(go(chart if chart is not None else get_chart(str(CHART_DIR))))
     except helm_errors.Error as exc:
         raise helm_failure(f"helm template {release}", exc) from exc
 
@@ -242,18 +234,24 @@ def _manifest(values_json: str, release: str) -> str:
     return json.dumps(judged_objects(render(json.loads(values_json), release=release)))
 
 
+async def _current(
+    target: ClusterTarget, namespace: str, release: str
+) -> pyhelm3.ReleaseRevision | None:
+    """The release's current revision (None: no such release)."""
+    try:
+        return await _client(target).get_current_revision(release, namespace=namespace)
+    except helm_errors.ReleaseNotFoundError:
+        return None
+
+
 def get_release(target: ClusterTarget, namespace: str, release: str) -> HelmRelease | None:
     """The current revision of a release, or None when there is no such release."""
     check_release_name(release)
     check_namespace_name(namespace)
 
     async def go() -> HelmRelease | None:
-        helm = _client(target)
-        try:
-            revision = await helm.get_current_revision(release, namespace=namespace)
-        except helm_errors.ReleaseNotFoundError:
-            return None
-        return _release_of(revision, await revision.chart_metadata())
+        revision = await _current(target, namespace, release)
+        return None if revision is None else _release_of(revision, await revision.chart_metadata())
 
     try:
         return _run(go())
@@ -267,10 +265,8 @@ def release_objects(
     """The objects the release's current revision applied (its manifest), None if no release."""
 
     async def go() -> list[dict[str, Any]] | None:
-        helm = _client(target)
-        try:
-            revision = await helm.get_current_revision(release, namespace=namespace)
-        except helm_errors.ReleaseNotFoundError:
+        revision = await _current(target, namespace, release)
+        if revision is None:
             return None
         try:
             return [obj for obj in await revision.resources() if obj]

@@ -64,6 +64,46 @@ def apply_documents(
         api.close()
 
 
+def apply_crds(
+    cluster: ClusterTarget, crds: Sequence[dict[str, Any]], *, field_manager: str
+) -> None:
+    """Server-side apply these CustomResourceDefinitions and wait until they are established
+    (through the API: `kubectl wait` fails at once on a CRD whose status has no conditions yet,
+    a fresh cluster right after the apply)."""
+    api = cluster.api_client()
+    try:
+        served.apply_all(api, crds, field_manager=field_manager, namespace="default")
+        names = [str(doc["metadata"]["name"]) for doc in crds]
+        served.wait_established(api, names, timeout=30.0)
+    finally:
+        api.close()
+
+
+def bound_cluster_role(
+    name: str,
+    rules: list[dict[str, Any]],
+    service_account: str,
+    namespace: str,
+    *,
+    labels: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """A ClusterRole of these rules and its binding to a ServiceAccount, both named `name`."""
+    meta: dict[str, Any] = {"name": name, **({"labels": labels} if labels else {})}
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": meta, "rules": rules},
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {**meta},
+            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
+            "subjects": [
+                {"kind": "ServiceAccount", "name": service_account, "namespace": namespace}
+            ],
+        },
+    ]
+
+
 def write_identity_kubeconfig(
     cluster: ClusterTarget,
     namespace: str,

@@ -24,7 +24,7 @@ allow-list for its own reason).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,10 @@ RELEASE_NAME = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 ORIGIN_NAME = "helm.toolkit.fluxcd.io/name"
 ORIGIN_NAMESPACE = "helm.toolkit.fluxcd.io/namespace"
-ORIGIN_LABELS = (ORIGIN_NAME, ORIGIN_NAMESPACE)
+
+
+# A deployer's objects as it applies them: `helm_applied` or `flux_applied`.
+Applied = Callable[..., list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,12 @@ def helm_writes(release: str, namespace: str) -> Writes:
     )
 
 
-def flux_writes(release: str, namespace: str, *, helmrelease: str | None = None) -> Writes:
+def flux_writes(release: str, namespace: str) -> Writes:
     """What helm-controller writes on each object of a HelmRelease's release: Helm's
-    ownership metadata and its origin labels (the HelmRelease's name and namespace)."""
+    ownership metadata and its origin labels (the HelmRelease's name, which the toolkit gives
+    its release, and namespace)."""
     helm = helm_writes(release, namespace)
-    origin = {ORIGIN_NAME: helmrelease or release, ORIGIN_NAMESPACE: namespace}
+    origin = {ORIGIN_NAME: release, ORIGIN_NAMESPACE: namespace}
     return Writes(labels={**helm.labels, **origin}, annotations=helm.annotations)
 
 
@@ -81,11 +85,7 @@ def helm_applied(
 
 
 def flux_applied(
-    objects: Sequence[Mapping[str, Any]],
-    *,
-    release: str,
-    namespace: str,
-    helmrelease: str | None = None,
+    objects: Sequence[Mapping[str, Any]], *, release: str, namespace: str
 ) -> list[dict[str, Any]]:
     """A HelmRelease's objects as helm-controller applies them."""
-    return flux_writes(release, namespace, helmrelease=helmrelease).onto(objects)
+    return flux_writes(release, namespace).onto(objects)

@@ -9,16 +9,14 @@ what was started counts as alive. `ProcessSet` is what a state directory records
 lifecycle: `claimed` (the directory locked and bound to this cluster: what an earlier cluster
 of its name left is stopped and wiped), `start` (what is not running, each one waited ready;
 a start that fails stops again what it started), `status`, `stop` (last started first) and
-`forget` (stopped, state dropped). The chart server is the same for Flux and Argo CD: a real
-Helm repository (`compare.deploy.chart_server`) served over HTTP on 127.0.0.1 by Python's
-`http.server`, as a team serves charts from any static web server.
+`forget` (stopped, state dropped). The chart server is the same for Flux and Argo CD
+(`compare.deploy.chart_server`).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -345,16 +343,3 @@ def _is_error(line: str) -> bool:
     except ValueError:
         return False
     return isinstance(record, dict) and record.get("level") == "error"
-
-
-def chart_server_args(port: int, repo: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "http.server",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--directory",
-        str(repo),
-    ]

@@ -17,12 +17,13 @@ from kubernetes import client
 from compare.approaches import desired_objects, load_target
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import (
+    desired_of,
     install_target,
     release_desired,
     render_target,
-    rendered_desired,
     uninstall_target,
 )
+from compare.deploy.ownership import helm_applied
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import mismatches, problems, read, wait_until_holds
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
@@ -154,7 +155,11 @@ def test_the_webapp_example_desires_exactly_what_the_built_in_helm_path_does(
     api: client.ApiClient, namespace: str
 ) -> None:
     target = load_target(EXAMPLES_DIR / "target-webapp.yaml")
-    from_target = rendered_desired(api, target, target.chart_arm("helm"), namespace)
+    install = target.chart_arm("helm")
+    rendered = render_target(target, install, namespace)
+    from_target = desired_of(
+        api, namespace, helm_applied(rendered, release=install.release, namespace=namespace)
+    )
     built_in = desired_objects(api, "helm", load_webapp(), namespace)
     assert [(i.kind, i.name, i.defaulted) for i in from_target.items] == [
         (i.kind, i.name, i.defaulted) for i in built_in.items

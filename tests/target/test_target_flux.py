@@ -27,13 +27,13 @@ from typer.testing import CliRunner
 
 from compare.approaches import load_target, parse_target
 from compare.approaches.flux.arm import (
-    ChartServer,
     chart_rules,
+    chart_source,
+    helm_release_object,
     resource_of,
-    target_flux_objects,
     undeploy_target_flux,
 )
-from compare.approaches.flux.controllers import flux_status, read_helm_release
+from compare.approaches.flux.controllers import FLUX, read_helm_release
 from compare.approaches.flux.install import CHART_ROLE_LABEL, FLUX_NAMESPACE
 from compare.cli import app
 from compare.cluster import ClusterTarget
@@ -41,7 +41,7 @@ from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import render_target
 from compare.deploy.charts import get_release
 from compare.deploy.install import kubectl
-from compare.deploy.processes import alive
+from compare.deploy.processes import ProcessSet, alive
 from compare.judge.kinds import KINDS
 from compare.paths import CHARTS_DIR, EXAMPLES_DIR
 from compare.results import latest_run, load_results
@@ -111,8 +111,10 @@ def test_a_local_chart_is_published_once_per_content(tmp_path: Path) -> None:
 
 def _objects(flux: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
     target = parse_target({**HEAD, "flux": flux}, tmp_path / "compare.yaml")
-    server = ChartServer(tmp_path / "repo", "http://127.0.0.1:1")
-    return target_flux_objects(target, target.chart_arm("flux"), "ns", server=server, interval=2.5)
+    install = target.chart_arm("flux")
+    processes = ProcessSet(tmp_path, (), {}, {"chart_port": 1})
+    source, chart = chart_source(target, install, "ns", processes)
+    return [source, helm_release_object(install, "ns", chart, interval=2.5)]
 
 
 def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
@@ -304,7 +306,7 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
         assert removed.exit_code == 0, removed.output
         assert f"flux HelmRelease {release} removed from namespace {namespace}" in removed.output
         assert "Flux controllers and chart server stopped" in removed.output
-        assert not any(alive(p) for p in flux_status(cluster).processes.values())
+        assert not any(alive(p) for p in FLUX.status(cluster).processes.values())
         assert rbac_api.list_cluster_role(label_selector=CHART_ROLE_LABEL).items == []
         assert rbac_api.list_cluster_role_binding(label_selector=CHART_ROLE_LABEL).items == []
         assert read_helm_release(api, namespace, release) is None

@@ -30,9 +30,11 @@ from compare.deploy.install import apply_documents
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import delete_if_found, if_found
+from compare.kube.served import Served
 from compare.kube.wait import wait_for, wait_until_gone
 
-APPLICATION_API = ("argoproj.io", "v1alpha1", "applications")
+# Applications as the API server serves them (Argo CD's CRD: known, no discovery needed).
+APPLICATIONS = Served("argoproj.io/v1alpha1", "Application", "applications", namespaced=True)
 IN_CLUSTER = "https://kubernetes.default.svc"
 # Deleting the Application deletes what it deployed first (Argo CD's own finalizer).
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
@@ -91,16 +93,28 @@ def apply_application(cluster: ClusterTarget, application: Mapping[str, Any]) ->
     apply_documents(cluster, [dict(application)], field_manager=FIELD_MANAGER)
 
 
-def read_application(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
-    found: dict[str, Any] | None = if_found(
-        f"reading Application {namespace}/{name} failed",
-        client.CustomObjectsApi(api).get_namespaced_custom_object,
-        *APPLICATION_API[:2],
+def _call(
+    api: client.ApiClient, method: str, doing: str, namespace: str, name: str, *body: Any
+) -> Any:
+    """One call of the custom objects API on an Application (`method`: `get`, `patch`,
+    `delete`); None (delete: False) when it is not there, any other refusal a one-line error
+    `<doing> Application <namespace>/<name> failed: <status> <reason>`."""
+    group, version = APPLICATIONS.api_version.split("/")
+    return (delete_if_found if method == "delete" else if_found)(
+        f"{doing} Application {namespace}/{name} failed",
+        getattr(client.CustomObjectsApi(api), f"{method}_namespaced_custom_object"),
+        group,
+        version,
         namespace,
-        APPLICATION_API[2],
+        APPLICATIONS.plural,
         name,
+        *body,
         _request_timeout=REQUEST_TIMEOUT,
     )
+
+
+def read_application(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = _call(api, "get", "reading", namespace, name)
     return found
 
 
@@ -217,28 +231,10 @@ def delete_application(
     app = read_application(api, namespace, name)
     if app is None:
         return False
-    custom = client.CustomObjectsApi(api)
-    if_found(
-        f"turning off the automated sync of Application {namespace}/{name} failed",
-        custom.patch_namespaced_custom_object,
-        *APPLICATION_API[:2],
-        namespace,
-        APPLICATION_API[2],
-        name,
-        {"spec": {"syncPolicy": {"automated": None}}},
-        _request_timeout=REQUEST_TIMEOUT,
-    )
+    off = {"spec": {"syncPolicy": {"automated": None}}}
+    _call(api, "patch", "turning off the automated sync of", namespace, name, off)
     _terminate_operation(api, namespace, name, app)
-    found = delete_if_found(
-        f"deleting Application {namespace}/{name} failed",
-        custom.delete_namespaced_custom_object,
-        *APPLICATION_API[:2],
-        namespace,
-        APPLICATION_API[2],
-        name,
-        _request_timeout=REQUEST_TIMEOUT,
-    )
-    if not found:
+    if not _call(api, "delete", "deleting", namespace, name):
         return False
     health = _HealthEvery(cluster)
 
@@ -269,13 +265,5 @@ def _terminate_operation(
     operation = (app.get("status") or {}).get("operationState") or {}
     if operation.get("phase") != "Running":
         return
-    if_found(
-        f"terminating the sync of Application {namespace}/{name} failed",
-        client.CustomObjectsApi(api).patch_namespaced_custom_object,
-        *APPLICATION_API[:2],
-        namespace,
-        APPLICATION_API[2],
-        name,
-        {"status": {"operationState": {"phase": "Terminating"}}},
-        _request_timeout=REQUEST_TIMEOUT,
-    )
+    terminating = {"status": {"operationState": {"phase": "Terminating"}}}
+    _call(api, "patch", "terminating the sync of", namespace, name, terminating)

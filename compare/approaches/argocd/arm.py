@@ -29,7 +29,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.approaches.argocd.application import THREE_WAY_DIFF, read_application
-from compare.approaches.argocd.controllers import argocd_state_dir
+from compare.approaches.argocd.controllers import ARGOCD
 from compare.approaches.argocd.status import argocd_detail
 from compare.approaches.argocd.sync import (
     ArgocdChart,
@@ -75,7 +75,7 @@ def target_argocd_chart(
         assert chart.path is not None
         path = chart.path
         metadata = target_chart(target, install).metadata
-        root = argocd_state_dir(cluster) / "repo"
+        root = ARGOCD.state_dir(cluster) / "repo"
 
         def source(url: str) -> dict[str, Any]:
             # Published once the chart server runs: its directory is rewritten at its start.

@@ -40,8 +40,7 @@ from compare.approaches.argocd.install import (
     check_argocd_binaries,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_server import package_repository
-from compare.deploy.charts import CHART_DIR
+from compare.deploy.chart_server import CHART_SERVER, serve_charts
 from compare.deploy.install import write_identity_kubeconfig
 from compare.deploy.local import free_port
 from compare.deploy.processes import (
@@ -49,7 +48,6 @@ from compare.deploy.processes import (
     LocalProcess,
     ProcessSet,
     alive,
-    chart_server_args,
     forget,
     is_ready,
     last_log_line,
@@ -60,7 +58,6 @@ from compare.deploy.processes import (
 from compare.errors import CompareError
 
 REDIS = "redis"
-CHART_SERVER = "chart-server"
 # In start order; stopped in reverse.
 PROCESSES = (REDIS, CHART_SERVER, REPO_SERVER, APPLICATION_CONTROLLER)
 START_TIMEOUT_S = 60.0
@@ -71,11 +68,6 @@ SELF_HEAL_BACKOFF_S = 2.0
 REDIS_TIMEOUT_S = 2.0
 # A Unix socket path is at most 107 bytes.
 _SOCKET_PATH_MAX = 100
-
-
-def argocd_state_dir(cluster: ClusterTarget) -> Path:
-    """Where this cluster's Argo CD processes keep their state, token, chart repository and logs."""
-    return ARGOCD.state_dir(cluster)
 
 
 # -- Redis ------------------------------------------------------------------------------------
@@ -135,16 +127,11 @@ def process_ready(info: LocalProcess) -> bool:
 # -- the processes ----------------------------------------------------------------------------
 
 
-def argocd_status(cluster: ClusterTarget) -> ProcessSet:
-    """What this cluster's Argo CD processes are."""
-    return ARGOCD.status(cluster)
-
-
 def check_running(cluster: ClusterTarget) -> ProcessSet:
     """The handle when every process is alive and answers its health check; otherwise a
     one-line error naming the first one that does not (a controller or Redis down is an
     error, never a verdict)."""
-    handle = argocd_status(cluster)
+    handle = ARGOCD.status(cluster)
     for name in PROCESSES:
         info = handle.processes.get(name)
         if info is None or not alive(info):
@@ -316,15 +303,7 @@ def _spawn(
             ready_url=f"redis://127.0.0.1:{ports['redis']}",
         )
     if name == CHART_SERVER:
-        url = f"http://127.0.0.1:{ports['chart']}"
-        package_repository([CHART_DIR], directory / "repo", url)
-        return spawn(
-            directory,
-            CHART_SERVER,
-            chart_server_args(ports["chart"], directory / "repo"),
-            marker="http.server",
-            ready_url=f"{url}/index.yaml",
-        )
+        return serve_charts(directory, ports["chart"])
     args = _controller_args(name, binaries / name, ports, kubeconfig, extra)
     if name == REPO_SERVER:
         # ?full=true: it also dials its own gRPC port.
@@ -376,14 +355,3 @@ ARGOCD = Controllers(
     ready=process_ready,
     current=partial(_started_with, {}),
 )
-
-
-def stop_argocd(cluster: ClusterTarget) -> list[str]:
-    """Stop this cluster's Argo CD processes (Redis last); the names of those that were running."""
-    return ARGOCD.stop(cluster)
-
-
-def forget_argocd(cluster: ClusterTarget) -> None:
-    """Stop the processes and drop their state (token, chart repository, caches, logs): for a
-    cluster that is going away."""
-    ARGOCD.forget(cluster)

@@ -32,11 +32,10 @@ import yaml
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
-from compare.deploy.install import apply_documents
+from compare.deploy.install import apply_crds, apply_documents, bound_cluster_role
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import if_found
-from compare.kube.served import wait_established
 from compare.paths import cache_dir
 
 ARGOCD_NAMESPACE = "compare-argocd"
@@ -100,49 +99,20 @@ def crd_documents() -> list[dict[str, Any]]:
     return [doc for path in crd_paths() for doc in _load(path)]
 
 
-def _cluster_role() -> dict[str, Any]:
-    """Argo CD's own ClusterRole for the application controller, under our name."""
+def install_documents(secret_key: str) -> list[dict[str, Any]]:
+    """Everything but the CRDs: the namespace, the controller's identity (bound to Argo CD's own
+    ClusterRole for the application controller, under our name), the settings and the default
+    AppProject."""
     roles = [doc for doc in _load(role_path()) if doc.get("kind") == "ClusterRole"]
     if len(roles) != 1:
         raise CompareError(f"{role_path()}: expected one ClusterRole, found {len(roles)}")
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": ROLE_NAME},
-        "rules": roles[0]["rules"],
-    }
-
-
-def install_documents(secret_key: str) -> list[dict[str, Any]]:
-    """Everything but the CRDs: the namespace, the controller's identity, the settings and the
-    default AppProject."""
-    docs: list[dict[str, Any]] = [
+    account = {"name": APPLICATION_CONTROLLER, "namespace": ARGOCD_NAMESPACE}
+    return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ARGOCD_NAMESPACE}},
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": APPLICATION_CONTROLLER, "namespace": ARGOCD_NAMESPACE},
-        },
-        _cluster_role(),
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": ROLE_NAME},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": ROLE_NAME,
-            },
-            "subjects": [
-                {
-                    "kind": "ServiceAccount",
-                    "name": APPLICATION_CONTROLLER,
-                    "namespace": ARGOCD_NAMESPACE,
-                }
-            ],
-        },
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account},
+        *bound_cluster_role(ROLE_NAME, roles[0]["rules"], APPLICATION_CONTROLLER, ARGOCD_NAMESPACE),
+        *settings_documents(secret_key),
     ]
-    return docs + settings_documents(secret_key)
 
 
 def settings_documents(secret_key: str) -> list[dict[str, Any]]:
@@ -184,15 +154,7 @@ def settings_documents(secret_key: str) -> list[dict[str, Any]]:
 
 def apply_argocd_objects(cluster: ClusterTarget) -> None:
     """Server-side apply the CRDs, wait until they are established, then the rest."""
-    crds = crd_documents()
-    apply_documents(cluster, crds, field_manager=FIELD_MANAGER)
-    # Through the API: `kubectl wait` fails at once on a CRD whose status has no conditions
-    # yet (a fresh cluster, right after the apply).
-    api = cluster.api_client()
-    try:
-        wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
-    finally:
-        api.close()
+    apply_crds(cluster, crd_documents(), field_manager=FIELD_MANAGER)
     apply_documents(cluster, install_documents(_secret_key(cluster)), field_manager=FIELD_MANAGER)
 
 

@@ -9,16 +9,10 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.argocd.application import APPLICATION_API
+from compare.approaches.argocd.application import APPLICATIONS
 from compare.approaches.argocd.sync import last_self_heal
 from compare.deploy.charts import CHART_NAME
 from compare.kube import served
-from compare.kube.served import Served
-
-# Applications as the API server serves them (Argo CD's CRD: known, no discovery needed).
-APPLICATIONS = Served(
-    f"{APPLICATION_API[0]}/{APPLICATION_API[1]}", "Application", APPLICATION_API[2], namespaced=True
-)
 
 
 def list_applications(api: client.ApiClient, namespace: str | None) -> list[dict[str, Any]]:

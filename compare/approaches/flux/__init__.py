@@ -39,13 +39,13 @@ from compare.approaches.flux import controllers as flux_path
 from compare.approaches.flux.arm import (
     deploy_target_flux,
     flux_arm,
-    flux_release_desired,
     target_flux_app,
     undeploy_target_flux,
 )
 from compare.approaches.flux.install import ensure_flux_binaries
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
+from compare.deploy.chart_target import release_desired
 from compare.deploy.ownership import flux_applied
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
@@ -208,7 +208,7 @@ class Flux(Approach):
     ) -> DesiredObjects:
         # The release of the trial's HelmRelease.
         install = flux_arm(target)
-        return flux_release_desired(cluster, api, target, install, namespace)
+        return release_desired(cluster, api, target, install, namespace, applied=flux_applied)
 
     def target_what(self, target: Target) -> str:
         return f"flux HelmRelease {flux_arm(target).release}"

@@ -31,8 +31,6 @@ import hashlib
 import json
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kubernetes import client
@@ -40,10 +38,10 @@ from kubernetes import client
 from compare.approaches.flux.controllers import (
     DEFAULT_INTERVAL_S,
     FIELD_MANAGER,
-    HELM_API,
+    HELM_RELEASES,
     POLL_S,
-    flux_state_dir,
     format_interval,
+    read_custom,
     read_helm_release,
     start_flux,
     wait_helm_release_ready,
@@ -58,38 +56,31 @@ from compare.approaches.flux.status import flux_detail
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
-from compare.deploy.chart_target import desired_of, render_target, target_chart
+from compare.deploy.chart_target import desired_of, release_desired, render_target, target_chart
 from compare.deploy.charts import chart_crds, release_objects
-from compare.deploy.install import apply_documents
+from compare.deploy.install import apply_documents, bound_cluster_role
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
 from compare.deploy.processes import ProcessSet
 from compare.deploy.rows import DeployedApp, judged_row, unjudged
 from compare.errors import EXIT_FAILED, CompareError
-from compare.judge import REQUEST_TIMEOUT, DesiredObjects, judged_objects
+from compare.judge import REQUEST_TIMEOUT, DesiredObjects
 from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
-from compare.kube.apierror import delete_if_found, if_found
+from compare.kube.apierror import delete_if_found
+from compare.kube.served import Served
 from compare.target import HelmInstall, Target
 
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
-SOURCES = {"HelmRepository": "helmrepositories", "OCIRepository": "ocirepositories"}
+SOURCES = {
+    kind: Served(f"{SOURCE_GROUP}/v1", kind, plural, namespaced=True)
+    for kind, plural in (
+        ("HelmRepository", "helmrepositories"),
+        ("OCIRepository", "ocirepositories"),
+    )
+}
 # The media type of a Helm chart's content layer in an OCI artifact.
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 RBAC_WAIT_S = 15.0
-
-
-@dataclass(frozen=True)
-class ChartServer:
-    """The toolkit's chart server: the directory it serves and its URL."""
-
-    root: Path
-    url: str
-
-
-def chart_server(cluster: ClusterTarget, handle: ProcessSet) -> ChartServer | None:
-    if handle.repository_url is None:
-        return None
-    return ChartServer(flux_state_dir(cluster) / "repo", handle.repository_url)
 
 
 def flux_arm(target: Target) -> HelmInstall:
@@ -103,10 +94,10 @@ def source_name(install: HelmInstall) -> str:
 
 
 def chart_source(
-    target: Target, install: HelmInstall, namespace: str, server: ChartServer | None
+    target: Target, install: HelmInstall, namespace: str, flux: ProcessSet
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The source object and the HelmRelease's chart part (`chart` or `chartRef`).
-    `server`: the toolkit's chart server (a local chart is published there)."""
+    """The source object and the HelmRelease's chart part (`chart` or `chartRef`). A local
+    chart is published on the toolkit's chart server (`flux`: the running processes)."""
     chart = install.chart
     meta = {"name": source_name(install), "namespace": namespace}
     if chart.form == "oci":
@@ -124,12 +115,12 @@ def chart_source(
         }
         return source, {"chartRef": {"kind": "OCIRepository", "name": meta["name"]}}
     if chart.form == "path":
-        if server is None:
+        if flux.repository_url is None:
             raise CompareError(
                 "the Flux chart server has no URL recorded: run `compare deploy flux`"
             )
         assert chart.path is not None
-        url = publish_chart(server.root, server.url, chart.path)
+        url = publish_chart(flux.state_dir / "repo", flux.repository_url, chart.path)
         metadata = target_chart(target, install).metadata
         name, version = metadata.name, metadata.version
     else:
@@ -207,28 +198,10 @@ def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str,
     rules = chart_rules(objects)
     digest = hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:10]
     name = f"{ROLE_PREFIX}{HELM_CONTROLLER}-chart-{digest}"
-    meta = {"name": name, "labels": {CHART_ROLE_LABEL: "true"}}
-    return (
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": meta,
-            "rules": rules,
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": meta,
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
-            },
-            "subjects": [
-                {"kind": "ServiceAccount", "name": HELM_CONTROLLER, "namespace": FLUX_NAMESPACE}
-            ],
-        },
+    role, binding = bound_cluster_role(
+        name, rules, HELM_CONTROLLER, FLUX_NAMESPACE, labels={CHART_ROLE_LABEL: "true"}
     )
+    return role, binding
 
 
 def _wait_granted(api: client.ApiClient, rules: list[dict[str, Any]], namespace: str) -> None:
@@ -280,39 +253,6 @@ def _granted(
     return answer is not None
 
 
-def target_flux_objects(
-    target: Target,
-    install: HelmInstall,
-    namespace: str,
-    *,
-    server: ChartServer | None,
-    interval: float,
-) -> list[dict[str, Any]]:
-    """The source object and the HelmRelease of a target's flux arm in `namespace`."""
-    source, chart = chart_source(target, install, namespace, server)
-    return [source, helm_release_object(install, namespace, chart, interval=interval)]
-
-
-def flux_release_desired(
-    cluster: ClusterTarget,
-    api: client.ApiClient,
-    target: Target,
-    install: HelmInstall,
-    namespace: str,
-) -> DesiredObjects:
-    """The desired state of the installed release: its manifest with what helm-controller
-    writes on every object (`compare.deploy.ownership`), hooks dropped, defaulted."""
-    objects = release_objects(cluster, namespace, install.release)
-    if objects is None:
-        raise CompareError(
-            f"{target.source}: {install.where}: no release {install.release!r}"
-            f" in namespace {namespace}",
-            exit_code=EXIT_FAILED,
-        )
-    labelled = flux_applied(judged_objects(objects), release=install.release, namespace=namespace)
-    return desired_of(api, namespace, list(labelled))
-
-
 def deploy_target_flux(
     cluster: ClusterTarget,
     target: Target,
@@ -328,10 +268,8 @@ def deploy_target_flux(
     Ready and every object of its release's manifest holds. Returns that desired state."""
     started = time.monotonic()
     rendered = render_target(target, install, namespace)
-    handle = start_flux(cluster)
-    docs = target_flux_objects(
-        target, install, namespace, server=chart_server(cluster, handle), interval=interval
-    )
+    source, chart = chart_source(target, install, namespace, start_flux(cluster))
+    docs = [source, helm_release_object(install, namespace, chart, interval=interval)]
     # helm-controller installs the chart's crds/ too (its default `install.crds: Create`).
     role, binding = chart_role([*rendered, *chart_crds(target_chart(target, install))])
     api = cluster.api_client()
@@ -348,7 +286,9 @@ def deploy_target_flux(
             applied = flux_applied(rendered, release=install.release, namespace=namespace)
             desired = desired_of(api, namespace, applied)
         else:
-            desired = flux_release_desired(cluster, api, target, install, namespace)
+            desired = release_desired(
+                cluster, api, target, install, namespace, applied=flux_applied
+            )
         left = Deadline(timeout, started=started).remaining(1.0)
         wait_for_desired_state(
             api,
@@ -361,20 +301,6 @@ def deploy_target_flux(
     finally:
         api.close()
     return desired
-
-
-def _custom(api: client.ApiClient, group: str, plural: str, namespace: str, name: str) -> bool:
-    found = if_found(
-        f"reading {name} in {namespace} failed",
-        client.CustomObjectsApi(api).get_namespaced_custom_object,
-        group,
-        "v1" if group == SOURCE_GROUP else "v2",
-        namespace,
-        plural,
-        name,
-        _request_timeout=REQUEST_TIMEOUT,
-    )
-    return found is not None
 
 
 def undeploy_target_flux(
@@ -394,28 +320,26 @@ def undeploy_target_flux(
         start_flux(cluster)
         started = time.monotonic()
         custom = client.CustomObjectsApi(api)
-        kind = "OCIRepository" if install.chart.form == "oci" else "HelmRepository"
-        parts = [
-            (HELM_API[0], HELM_API[1], HELM_API[2], install.release, "HelmRelease"),
-            (SOURCE_GROUP, "v1", SOURCES[kind], source_name(install), kind),
-        ]
-        for group, version, plural, name, _ in parts:
+        source = SOURCES["OCIRepository" if install.chart.form == "oci" else "HelmRepository"]
+        parts = [(HELM_RELEASES, install.release), (source, source_name(install))]
+        for kind, name in parts:
+            group, version = kind.api_version.split("/")
             delete_if_found(
                 f"deleting {name} in {namespace} failed",
                 custom.delete_namespaced_custom_object,
                 group,
                 version,
                 namespace,
-                plural,
+                kind.plural,
                 name,
                 _request_timeout=REQUEST_TIMEOUT,
             )
 
         def left() -> list[str]:
             return [
-                f"{what} {name}"
-                for group, _, plural, name, what in parts
-                if _custom(api, group, plural, namespace, name)
+                f"{kind.kind} {name}"
+                for kind, name in parts
+                if read_custom(api, kind, namespace, name) is not None
             ]
 
         wait_until_gone(
@@ -454,7 +378,7 @@ def target_flux_app(
             name=install.release,
             namespace=namespace,
             detail=detail,
-            desired=flux_release_desired(cluster, api, target, install, namespace),
+            desired=release_desired(cluster, api, target, install, namespace, applied=flux_applied),
         )
     finally:
         api.close()

@@ -5,7 +5,7 @@ source-controller and helm-controller, started per cluster, and the HelmRelease 
                    the CRDs and the controllers' identities, start both controllers under them
     wait_helm_release_ready
                    until helm-controller reports a HelmRelease Ready (or failed) for its spec
-    stop_flux      stop the three processes; forget_flux also drops their state (tokens, logs)
+    FLUX           stop, forget or look at the three processes (`Controllers`)
 
 Every chart, the built-in WebApp's included, is deployed as a target file's `flux` arm
 (`compare.approaches.flux.arm`). One set of processes per cluster, serialised by a file lock.
@@ -32,11 +32,8 @@ from compare.approaches.flux.install import (
     flux_binary,
 )
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_server import package_repository
-from compare.deploy.charts import (
-    CHART_DIR,
-    CHART_NAME,
-)
+from compare.deploy.chart_server import CHART_SERVER, serve_charts
+from compare.deploy.charts import CHART_NAME
 from compare.deploy.install import write_identity_kubeconfig
 from compare.deploy.local import free_port
 from compare.deploy.processes import (
@@ -44,7 +41,6 @@ from compare.deploy.processes import (
     LocalProcess,
     ProcessSet,
     alive,
-    chart_server_args,
     spawn,
     wait_ready,
 )
@@ -54,9 +50,7 @@ from compare.kube import Deadline, served, wait_for
 from compare.kube.apierror import if_found
 from compare.kube.served import Served
 
-HELM_API = ("helm.toolkit.fluxcd.io", "v2", "helmreleases")
-HELM_RELEASES = Served(f"{HELM_API[0]}/{HELM_API[1]}", "HelmRelease", HELM_API[2], namespaced=True)
-CHART_SERVER = "chart-server"
+HELM_RELEASES = Served("helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", namespaced=True)
 PROCESSES = (CHART_SERVER, SOURCE_CONTROLLER, HELM_CONTROLLER)
 FIELD_MANAGER = "compare"
 DEFAULT_INTERVAL_S = 5.0
@@ -73,11 +67,6 @@ POLL_S = 0.2
 
 
 # -- state ------------------------------------------------------------------------------------
-
-
-def flux_state_dir(target: ClusterTarget) -> Path:
-    """Where this cluster's Flux processes keep their state, tokens and logs."""
-    return FLUX.state_dir(target)
 
 
 def format_interval(seconds: float) -> str:
@@ -106,11 +95,6 @@ def check_interval(interval: float, heal_window: float) -> None:
 
 
 # -- the processes ------------------------------------------------------------------------------
-
-
-def flux_status(target: ClusterTarget) -> ProcessSet:
-    """What this cluster's Flux processes are."""
-    return FLUX.status(target)
 
 
 def start_flux(
@@ -149,15 +133,7 @@ def _launch(
         # The port used before, when it is still free: the HelmRepositories name it.
         old = settings.get("chart_port")
         port = free_port(old if isinstance(old, int) else None)
-        url = f"http://127.0.0.1:{port}"
-        package_repository([CHART_DIR], directory / "repo", url)
-        info = spawn(
-            directory,
-            CHART_SERVER,
-            chart_server_args(port, directory / "repo"),
-            marker="http.server",
-            ready_url=f"{url}/index.yaml",
-        )
+        info = serve_charts(directory, port)
         started.append(info)
         wait_ready(info, timeout)
         settings["chart_port"] = port
@@ -207,44 +183,27 @@ def _launch(
 FLUX = Controllers(area="flux/clusters", names=PROCESSES, launch=_launch)
 
 
-def stop_flux(target: ClusterTarget) -> list[str]:
-    """Stop this cluster's Flux processes; the names of those that were running."""
-    return FLUX.stop(target)
-
-
-def forget_flux(target: ClusterTarget) -> None:
-    """Stop the processes and drop their state (tokens, chart repository, artifacts, logs):
-    for a cluster that is going away."""
-    FLUX.forget(target)
-
-
 def remove_flux(target: ClusterTarget) -> None:
     """Stop the processes and delete their identities from the cluster (the CRDs stay)."""
-    stop_flux(target)
+    FLUX.stop(target)
     delete_flux_objects(target)
 
 
 # -- the HelmRelease ---------------------------------------------------------------------------
 
 
-def _read(
-    api: client.ApiClient, kind: tuple[str, str, str], namespace: str, name: str, what: str
+def read_custom(
+    api: client.ApiClient, kind: Served, namespace: str, name: str
 ) -> dict[str, Any] | None:
+    """A namespaced custom object (None: there is none)."""
     found: dict[str, Any] | None = if_found(
-        what,
-        client.CustomObjectsApi(api).get_namespaced_custom_object,
-        kind[0],
-        kind[1],
-        namespace,
-        kind[2],
-        name,
-        _request_timeout=REQUEST_TIMEOUT,
+        f"reading {kind.kind} {namespace}/{name} failed", served.read, api, kind, namespace, name
     )
     return found
 
 
 def read_helm_release(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
-    return _read(api, HELM_API, namespace, name, f"reading HelmRelease {namespace}/{name} failed")
+    return read_custom(api, HELM_RELEASES, namespace, name)
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> dict[str, Any] | None:

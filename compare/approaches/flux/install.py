@@ -25,9 +25,8 @@ import yaml
 from compare.cluster import ClusterTarget
 from compare.cluster.binaries import run_build
 from compare.cluster.toolchain import FLUX
-from compare.deploy.install import apply_documents, kubectl
+from compare.deploy.install import apply_crds, apply_documents, bound_cluster_role, kubectl
 from compare.errors import CompareError
-from compare.kube.served import wait_established
 from compare.paths import bin_dir, cache_dir
 
 FLUX_NAMESPACE = "compare-flux"
@@ -156,44 +155,17 @@ def _identity_documents() -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": FLUX_NAMESPACE}}
     ]
     for name in CONTROLLERS:
-        role = ROLE_PREFIX + name
-        docs += [
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
-            },
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": role},
-                "rules": RULES[name],
-            },
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": role},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role,
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": FLUX_NAMESPACE}],
-            },
-        ]
+        account = {"name": name, "namespace": FLUX_NAMESPACE}
+        docs.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
+        docs += bound_cluster_role(ROLE_PREFIX + name, RULES[name], name, FLUX_NAMESPACE)
     return docs
 
 
 def apply_flux_objects(cluster: ClusterTarget) -> None:
-    """Server-side apply the Flux CRDs, the namespace, ServiceAccounts and ClusterRoles; wait
-    until the CRDs are established."""
-    crds = crd_documents()
-    apply_documents(cluster, [*crds, *_identity_documents()], field_manager=FIELD_MANAGER)
-    api = cluster.api_client()
-    try:
-        wait_established(api, [str(doc["metadata"]["name"]) for doc in crds], timeout=30.0)
-    finally:
-        api.close()
+    """Server-side apply the Flux CRDs (waiting until they are established), the namespace,
+    ServiceAccounts and ClusterRoles."""
+    apply_crds(cluster, crd_documents(), field_manager=FIELD_MANAGER)
+    apply_documents(cluster, _identity_documents(), field_manager=FIELD_MANAGER)
 
 
 # The ClusterRoles (and bindings) a target's chart gets helm-controller granted

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from compare.approaches.argocd.controllers import forget_argocd
+from compare.approaches.argocd.controllers import ARGOCD
 from compare.cluster import ClusterTarget
 
 
@@ -16,4 +16,4 @@ def argocd_cleanup(cluster: ClusterTarget) -> Iterator[None]:
     """Stop the controllers, Redis and the chart server at the end (before the cluster goes)."""
     yield
     if not os.environ.get("COMPARE_KEEP_CLUSTER"):
-        forget_argocd(cluster)
+        ARGOCD.forget(cluster)

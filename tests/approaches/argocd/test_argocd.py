@@ -18,15 +18,13 @@ from compare.approaches.argocd.application import (
     wait_application,
 )
 from compare.approaches.argocd.controllers import (
+    ARGOCD,
     PROCESSES,
     REDIS,
-    argocd_status,
     check_running,
-    forget_argocd,
     process_ready,
     redis_ping,
     start_argocd,
-    stop_argocd,
 )
 from compare.approaches.argocd.install import APPLICATION_CONTROLLER, REPO_SERVER
 from compare.cluster import ClusterTarget
@@ -89,13 +87,13 @@ def test_processes_start_healthy_on_loopback_and_stop(cluster: ClusterTarget) ->
     assert {n: p.pid for n, p in again.processes.items()} == {
         n: p.pid for n, p in handle.processes.items()
     }
-    stopped = stop_argocd(cluster)
+    stopped = ARGOCD.stop(cluster)
     assert set(stopped) == set(PROCESSES)
     assert not any(alive(p) for p in handle.processes.values())
-    assert argocd_status(cluster).processes == {}
+    assert ARGOCD.status(cluster).processes == {}
     # What `compare cluster down` does: nothing of it is left on this machine.
     again = start_argocd(cluster, timeout=120)
-    forget_argocd(cluster)
+    ARGOCD.forget(cluster)
     assert not any(alive(p) for p in again.processes.values())
     assert not again.state_dir.exists()
     assert not redis_ping(again.settings["redis_port"])
@@ -174,11 +172,11 @@ def test_controller_down_and_redis_down_are_one_line_errors(
 
 
 def test_missing_binaries_leave_nothing_running(cluster: ClusterTarget, tmp_path: Path) -> None:
-    stop_argocd(cluster)
+    ARGOCD.stop(cluster)
     with pytest.raises(CompareError) as missing:
         start_argocd(cluster, bin_dir=tmp_path)
     assert "argocd binary is missing" in missing.value.message
-    assert not any(alive(p) for p in argocd_status(cluster).processes.values())
+    assert not any(alive(p) for p in ARGOCD.status(cluster).processes.values())
 
 
 def test_a_controller_runs_with_the_self_heal_timing_asked_for(cluster: ClusterTarget) -> None:

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from compare.approaches import desired_manifest, load_target
 from compare.approaches.argocd.application import instance_name, read_application
-from compare.approaches.argocd.controllers import argocd_state_dir, start_argocd
+from compare.approaches.argocd.controllers import ARGOCD, start_argocd
 from compare.approaches.argocd.sync import TRACKING_ID, chart_applied
 from compare.cli import app
 from compare.cluster import ClusterTarget
@@ -176,7 +176,7 @@ def test_a_repository_chart_is_named_as_it_is(cluster: ClusterTarget, tmp_path: 
     # A chart repository on loopback: the chart published by the toolkit's own chart server.
     handle = start_argocd(cluster)
     assert handle.repository_url is not None
-    url = publish_chart(argocd_state_dir(cluster) / "repo", handle.repository_url, CHART)
+    url = publish_chart(ARGOCD.state_dir(cluster) / "repo", handle.repository_url, CHART)
     chart = {"repo": url, "name": "stateful-app", "version": "0.1.0"}
     path = _target(tmp_path, argocd={"chart": chart, "release": "srepo"})
     namespace = "argo-target-repo"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from compare.approaches.flux.controllers import forget_flux
+from compare.approaches.flux.controllers import FLUX
 from compare.cluster import ClusterTarget
 
 
@@ -16,4 +16,4 @@ def flux_cleanup(cluster: ClusterTarget) -> Iterator[None]:
     """Stop the controllers and the chart server at the end (before the cluster goes)."""
     yield
     if not os.environ.get("COMPARE_KEEP_CLUSTER"):
-        forget_flux(cluster)
+        FLUX.forget(cluster)

@@ -16,13 +16,14 @@ from kubernetes import client
 
 from compare.approaches import builtin_target, desired_manifest, get
 from compare.approaches.flux.controllers import (
+    FLUX as PROCESS_SET,
+)
+from compare.approaches.flux.controllers import (
     PROCESSES,
     check_interval,
-    flux_status,
     last_drift_event,
     read_helm_release,
     start_flux,
-    stop_flux,
 )
 from compare.cluster import ClusterTarget
 from compare.deploy.local import CLUSTER_UID_KEY
@@ -208,12 +209,12 @@ def test_a_helm_release_that_never_gets_ready_is_one_line_and_rolled_back(
 def test_missing_binaries_and_a_failing_controller_leave_nothing_running(
     cluster: ClusterTarget, tmp_path: Path
 ) -> None:
-    stop_flux(cluster)
+    PROCESS_SET.stop(cluster)
     with pytest.raises(CompareError) as missing:
         start_flux(cluster, bin_dir=tmp_path)
     assert "source-controller binary is missing" in missing.value.message
     assert "\n" not in missing.value.message
-    assert not any(alive(p) for p in flux_status(cluster).processes.values())
+    assert not any(alive(p) for p in PROCESS_SET.status(cluster).processes.values())
 
     # The real helm-controller, refusing its configuration at start-up.
     with pytest.raises(CompareError) as failed:
@@ -221,7 +222,7 @@ def test_missing_binaries_and_a_failing_controller_leave_nothing_running(
     assert "helm-controller exited during start-up" in failed.value.message
     assert 'invalid argument "many" for "--concurrent"' in failed.value.message
     assert "\n" not in failed.value.message
-    status = flux_status(cluster)
+    status = PROCESS_SET.status(cluster)
     assert status.processes == {} or not any(alive(p) for p in status.processes.values())
     # A clean start afterwards works and runs all three.
     handle = start_flux(cluster)
