@@ -53,7 +53,6 @@ from compare.results.store import (
     resolve_results,
     save_results,
     save_results_json,
-    write_text_atomic,
 )
 
 __all__ = [
@@ -99,5 +98,4 @@ __all__ = [
     "seconds",
     "summarize",
     "upgrade",
-    "write_text_atomic",
 ]

@@ -99,9 +99,6 @@ class Workload:
             return None if self.service is None else Ref("Service", self.service)
         return self.others.get(need)
 
-    def has(self, need: str) -> bool:
-        return self.ref(need) is not None
-
     def configuration(self) -> dict[str, str]:
         """The experiment's configuration values (as `chaos run --var`); "" where absent."""
         configmap, secret = self.ref("configmap"), self.ref("secret")
