@@ -250,7 +250,6 @@ def set_service_selector(
     )
 
 
-PATCH_KINDS = tuple(OBJECT_KINDS)
 PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
     "merge": "application/merge-patch+json",

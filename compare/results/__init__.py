@@ -7,12 +7,10 @@ per-(fault, approach) aggregates both of them judge by. Nothing here talks to a 
 renders anything; docs/results-schema.md documents every field.
 """
 
-from compare.results.migrate import MigrationError, upgrade
+from compare.results.migrate import upgrade
 from compare.results.model import (
-    FAULT_SEEN_HOWS,
     SCHEMA_VERSION,
     STATUSES,
-    SUPPORTED_SCHEMA_VERSIONS,
     AppInfo,
     ApproachWindow,
     ClusterInfo,
@@ -20,7 +18,6 @@ from compare.results.model import (
     Evidence,
     ExperimentInfo,
     FaultSeen,
-    FaultSeenHow,
     Flap,
     ObjectUids,
     RunResults,
@@ -28,14 +25,10 @@ from compare.results.model import (
     SkippedExperiment,
     TargetInfo,
     TrialResult,
-    TrialStatus,
     chaos_agrees,
 )
 from compare.results.stats import (
-    NO_FAULT_TEXT,
-    ApproachVerdict,
     Cell,
-    Outcome,
     RunSummary,
     Statistic,
     Times,
@@ -49,21 +42,16 @@ from compare.results.store import (
     format_validation_error,
     latest_run,
     load_results,
-    parse_results,
     resolve_results,
     save_results,
     save_results_json,
 )
 
 __all__ = [
-    "FAULT_SEEN_HOWS",
-    "NO_FAULT_TEXT",
     "RESULTS_FILE",
     "SCHEMA_VERSION",
     "STATUSES",
-    "SUPPORTED_SCHEMA_VERSIONS",
     "AppInfo",
-    "ApproachVerdict",
     "ApproachWindow",
     "Cell",
     "ClusterInfo",
@@ -71,11 +59,8 @@ __all__ = [
     "Evidence",
     "ExperimentInfo",
     "FaultSeen",
-    "FaultSeenHow",
     "Flap",
-    "MigrationError",
     "ObjectUids",
-    "Outcome",
     "RunResults",
     "RunSettings",
     "RunSummary",
@@ -84,13 +69,11 @@ __all__ = [
     "TargetInfo",
     "Times",
     "TrialResult",
-    "TrialStatus",
     "cell_text",
     "chaos_agrees",
     "format_validation_error",
     "latest_run",
     "load_results",
-    "parse_results",
     "percentile",
     "resolve_results",
     "save_results",
