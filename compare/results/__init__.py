@@ -1,7 +1,7 @@
 """The results contract: the typed model of a run's results.json and how it is stored.
 
 `model` holds the types (schemaVersion 3), `migrate` the in-memory upgrade of older files,
-`store` saving and loading (`compare run` saves with `save_results`,
+`store` saving and loading (`compare run` saves with `save_results_json`,
 `compare report` and `compare check` read with `load_results` / `latest_run`), `stats` the
 per-(fault, approach) aggregates both of them judge by. Nothing here talks to a cluster or
 renders anything; docs/results-schema.md documents every field.
@@ -43,7 +43,6 @@ from compare.results.store import (
     latest_run,
     load_results,
     resolve_results,
-    save_results,
     save_results_json,
 )
 
@@ -76,7 +75,6 @@ __all__ = [
     "load_results",
     "percentile",
     "resolve_results",
-    "save_results",
     "save_results_json",
     "seconds",
     "summarize",

@@ -17,13 +17,9 @@ from compare.results.model import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, Run
 RESULTS_FILE = "results.json"
 
 
-def save_results(results: RunResults, run_dir: Path) -> Path:
-    """Write run_dir/results.json atomically (safe to call after every trial); always version 3."""
-    return save_results_json(results.to_json(), run_dir)
-
-
 def save_results_json(data: dict[str, Any], run_dir: Path) -> Path:
-    """Write an already serialised RunResults (`RunResults.to_json()`) atomically."""
+    """Write run_dir/results.json, an already serialised RunResults (`RunResults.to_json()`),
+    atomically: safe to call after every trial."""
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return outputfile.write_text(Path(run_dir) / RESULTS_FILE, text)
 
