@@ -27,7 +27,7 @@ from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.errors import CompareError
-from compare.judge.kinds import KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
+from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
 from compare.judge.secrets import hashed_secret
 from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
@@ -86,18 +86,7 @@ def _api(secrets: Any, doing: str) -> Iterator[client.ApiClient]:
 
 
 # Field-path roots (`compare.chaos.fields`) -> the judge's kinds, for the generic calls.
-OBJECT_KINDS = {
-    root: root_kind
-    for root_kind in (
-        *WORKLOAD_KINDS,
-        "Service",
-        "ConfigMap",
-        "Secret",
-        "RoleBinding",
-        "ClusterRoleBinding",
-    )
-    for root in (root_kind.lower(),)
-}
+OBJECT_KINDS = {kind.lower(): kind for kind in PART_KINDS}
 WORKLOADS = tuple(name.lower() for name in WORKLOAD_KINDS)
 
 

@@ -65,8 +65,6 @@ PARTS: dict[str, Part] = {
     )
 }
 NEEDS = tuple(PARTS)
-# Every kind an experiment's `kinds` may list.
-PART_KINDS = tuple(dict.fromkeys(k for p in PARTS.values() for k in p.kinds))
 
 
 @dataclass(frozen=True)
