@@ -48,7 +48,7 @@ def output_path(path: Path, *, inputs: Iterable[Path] = ()) -> Path:
     try:
         info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        _check_parent(path)
+        _check_directory(path, path.parent, "write", writable=False)
         return path
     except OSError as exc:
         raise CompareError(f"{path}: cannot write ({exc.strerror or exc})") from None
@@ -88,32 +88,24 @@ def check_directory(path: Path) -> Path:
     the path is a writable directory). Nothing is created: a command that fails later (no
     cluster) leaves no empty directory behind."""
     path = Path(path)
-    for part in [path, *path.parents]:
+    _check_directory(path, path, "create", writable=True)
+    return path
+
+
+def _check_directory(path: Path, directory: Path, verb: str, *, writable: bool) -> None:
+    """`directory` (for `path`) must be a directory, or creatable as one: its nearest existing
+    part is a directory (`writable`: that this process may write to)."""
+    for part in [directory, *directory.parents]:
         try:
             info = os.stat(part)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            raise CompareError(f"{path}: cannot create ({exc.strerror or exc})") from None
+            raise CompareError(f"{path}: cannot {verb} ({exc.strerror or exc})") from None
         if not stat.S_ISDIR(info.st_mode):
-            raise CompareError(f"{path}: cannot create ({part} is not a directory)")
-        if not os.access(part, os.W_OK | os.X_OK):
-            raise CompareError(f"{path}: cannot create ({part}: permission denied)")
-        break
-    return path
-
-
-def _check_parent(path: Path) -> None:
-    """The directory a new file goes into must be a directory (or creatable as one)."""
-    for parent in [path.parent, *path.parent.parents]:
-        try:
-            info = os.stat(parent)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError as exc:
-            raise CompareError(f"{path}: cannot write ({exc.strerror or exc})") from None
-        if not stat.S_ISDIR(info.st_mode):
-            raise CompareError(f"{path}: cannot write ({parent} is not a directory)")
+            raise CompareError(f"{path}: cannot {verb} ({part} is not a directory)")
+        if writable and not os.access(part, os.W_OK | os.X_OK):
+            raise CompareError(f"{path}: cannot {verb} ({part}: permission denied)")
         return
 
 

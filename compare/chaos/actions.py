@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import base64
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -26,7 +27,7 @@ from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.errors import CompareError
-from compare.judge.kinds import KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
+from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
 from compare.judge.secrets import hashed_secret
 from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
@@ -57,13 +58,8 @@ def _drift(
     patch: Callable[[client.ApiClient], Any],
     secrets: Any,
 ) -> dict[str, Any]:
-    api = api_client(secrets)
-    try:
+    with _api(secrets, f"patching {kind} {ns}/{name}") as api:
         stored = api.sanitize_for_serialization(patch(api))
-    except client.ApiException as exc:
-        raise ActivityFailed(f"patching {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
-    finally:
-        api.close()
     stored = hashed_secret(stored) if kind == "secret" else stored
     return {
         "object": kind,
@@ -74,24 +70,23 @@ def _drift(
     }
 
 
-def _api_message(exc: client.ApiException) -> str:
-    """The status code and the API server's own message (its Status), on one line."""
-    return " ".join(f"{exc.status} {status_message(exc) or exc.reason or ''}".split())
+@contextmanager
+def _api(secrets: Any, doing: str) -> Iterator[client.ApiClient]:
+    """An API client for the activity, closed after; a failed call is an ActivityFailed
+    naming what it was `doing`, with the status code and the API server's own message (its
+    Status) on one line."""
+    api = api_client(secrets)
+    try:
+        yield api
+    except client.ApiException as exc:
+        message = " ".join(f"{exc.status} {status_message(exc) or exc.reason or ''}".split())
+        raise ActivityFailed(f"{doing} failed: {message}") from exc
+    finally:
+        api.close()
 
 
 # Field-path roots (`compare.chaos.fields`) -> the judge's kinds, for the generic calls.
-OBJECT_KINDS = {
-    root: root_kind
-    for root_kind in (
-        *WORKLOAD_KINDS,
-        "Service",
-        "ConfigMap",
-        "Secret",
-        "RoleBinding",
-        "ClusterRoleBinding",
-    )
-    for root in (root_kind.lower(),)
-}
+OBJECT_KINDS = {kind.lower(): kind for kind in PART_KINDS}
 WORKLOADS = tuple(name.lower() for name in WORKLOAD_KINDS)
 
 
@@ -244,7 +239,6 @@ def set_service_selector(
     )
 
 
-PATCH_KINDS = tuple(OBJECT_KINDS)
 PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
     "merge": "application/merge-patch+json",
@@ -360,16 +354,11 @@ def delete_object(kind: str, name: str, ns: str = "default", secrets: Any = None
     """Delete one of the app's objects (`kind`: `configmap`, `secret`, `rolebinding`,
     `clusterrolebinding`, a workload or the Service); returns its uid."""
     kind = _object_kind(kind, "delete_object")
-    api = api_client(secrets)
-    try:
+    with _api(secrets, f"deleting {kind} {ns}/{name}") as api:
         judged = KINDS[OBJECT_KINDS[kind]]
         delete = judged.call(api, "delete")
         args = (name, ns) if judged.namespaced else (name,)
         status = api.sanitize_for_serialization(delete(*args, _request_timeout=REQUEST_TIMEOUT))
-    except client.ApiException as exc:
-        raise ActivityFailed(f"deleting {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
-    finally:
-        api.close()
     # A delete answers with the object (most kinds) or a Status naming it (details.uid).
     uid = (status.get("metadata") or {}).get("uid") or (status.get("details") or {}).get("uid")
     return {"object": kind, "name": name, "uid": uid, "deleted": True}
@@ -381,18 +370,13 @@ def delete_statefulset_pod(
     """Delete the pod of StatefulSet `name` with that ordinal (`<name>-<ordinal>`, its stable
     identity): its controller must make a pod of the same name, with a new uid."""
     pod = f"{name}-{int(ordinal)}"
-    api = api_client(secrets)
-    try:
+    with _api(secrets, f"deleting pod {ns}/{pod}") as api:
         core = client.CoreV1Api(api)
         found = core.read_namespaced_pod(pod, ns, _request_timeout=REQUEST_TIMEOUT)
         owners = [r.name for r in found.metadata.owner_references or [] if r.kind == "StatefulSet"]
         if owners != [name]:
             raise ActivityFailed(f"pod {ns}/{pod} is not StatefulSet {name}'s")
         core.delete_namespaced_pod(pod, ns, _request_timeout=REQUEST_TIMEOUT)
-    except client.ApiException as exc:
-        raise ActivityFailed(f"deleting pod {ns}/{pod} failed: {_api_message(exc)}") from exc
-    finally:
-        api.close()
     return {"object": "pod", "name": pod, "uid": found.metadata.uid, "deleted": True}
 
 
@@ -457,8 +441,7 @@ def set_pod_image(
     """Change a container's image on one running pod in place (the first, by name, the
     selector matches): what `kubectl set image pod/...` does. The API allows it; the pod's
     controller only replaces missing pods, so nothing restores it."""
-    api = api_client(secrets)
-    try:
+    with _api(secrets, f"patching a pod in {ns}") as api:
         core = client.CoreV1Api(api)
         pods = core.list_namespaced_pod(
             ns, label_selector=label_selector, _request_timeout=REQUEST_TIMEOUT
@@ -474,10 +457,6 @@ def set_pod_image(
         stored = core.patch_namespaced_pod(
             pod.metadata.name, ns, body, _request_timeout=REQUEST_TIMEOUT
         )
-    except client.ApiException as exc:
-        raise ActivityFailed(f"patching a pod in {ns} failed: {_api_message(exc)}") from exc
-    finally:
-        api.close()
     images = {c.name: c.image for c in stored.spec.containers}
     return {
         "object": "pod",
@@ -506,8 +485,7 @@ def recreate_object(
     new uid. Retries (bounded) while the name is still taken."""
     kind = _object_kind(kind, "recreate_object")
     judged = KINDS[OBJECT_KINDS[kind]]
-    api = api_client(secrets)
-    try:
+    with _api(secrets, f"recreating {kind} {ns}/{name}") as api:
         read = judged.read_call(api)
         old = api.sanitize_for_serialization(read(name, ns, _request_timeout=REQUEST_TIMEOUT))
         body = _merged(copy.deepcopy(old), patch or {})
@@ -545,10 +523,6 @@ def recreate_object(
             interval=0.05,
         )
         stored = api.sanitize_for_serialization(created)
-    except client.ApiException as exc:
-        raise ActivityFailed(f"recreating {kind} {ns}/{name} failed: {_api_message(exc)}") from exc
-    finally:
-        api.close()
     return {
         "object": kind,
         "name": name,

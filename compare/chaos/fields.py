@@ -22,20 +22,11 @@ import re
 from typing import Any
 
 from compare.errors import CompareError
-from compare.judge.kinds import WORKLOAD_KINDS
+from compare.judge.kinds import PART_KINDS
 
 # The app's parts by kind (the first of each kind in the desired objects), a Deployment's
 # current ReplicaSet, and its pods (`pods.ready`, `pods.uids`).
-ROOTS = (
-    *(name.lower() for name in WORKLOAD_KINDS),
-    "service",
-    "configmap",
-    "secret",
-    "rolebinding",
-    "clusterrolebinding",
-    "replicaset",
-    "pods",
-)
+ROOTS = (*(name.lower() for name in PART_KINDS), "replicaset", "pods")
 ALL = "*"
 
 _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]+)\]")

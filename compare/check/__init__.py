@@ -6,13 +6,11 @@ Pure: it reads results.json data, never a cluster.
 """
 
 from compare.check.evaluate import CheckResult, Verdict, evaluate
-from compare.check.policy import DEFAULT_POLICY, Expectation, Policy, load_policy, parse_policy
+from compare.check.policy import DEFAULT_POLICY, load_policy, parse_policy
 
 __all__ = [
     "DEFAULT_POLICY",
     "CheckResult",
-    "Expectation",
-    "Policy",
     "Verdict",
     "evaluate",
     "load_policy",

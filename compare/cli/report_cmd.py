@@ -10,9 +10,10 @@ import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
 from compare.errors import CompareError
+from compare.outputfile import write_text
 from compare.paths import REPORTS_DIR
 from compare.report import ReportData, ReportFormat, render
-from compare.results import load_results, resolve_results, summarize, write_text_atomic
+from compare.results import load_results, resolve_results, summarize
 
 RunArg = Annotated[
     Path | None,
@@ -71,7 +72,7 @@ def report(
         return
     inputs = [source] + ([policy] if policy is not None else [])
     try:
-        written = write_text_atomic(output, text, inputs=inputs)
+        written = write_text(output, text, inputs=inputs)
     except CompareError as exc:
         raise CompareError(f"--output {exc.message}") from None
     typer.echo(f"{fmt.value} report written to {written}", err=True)

@@ -17,7 +17,7 @@ from compare.lazy import lazy_names
 
 if TYPE_CHECKING:
     from compare.cluster.binaries import ensure_binaries, tool_path
-    from compare.cluster.embedded import ClusterStatus, EmbeddedCluster
+    from compare.cluster.embedded import EmbeddedCluster
     from compare.cluster.identity import cluster_key, is_local, state_dir
     from compare.cluster.target import ClusterTarget, new_api_client, resolve_target
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 _WHERE = {
     "ensure_binaries": "binaries",
     "tool_path": "binaries",
-    "ClusterStatus": "embedded",
     "EmbeddedCluster": "embedded",
     "cluster_key": "identity",
     "is_local": "identity",
@@ -36,7 +35,6 @@ _WHERE = {
 }
 
 __all__ = [
-    "ClusterStatus",
     "ClusterTarget",
     "EmbeddedCluster",
     "cluster_key",

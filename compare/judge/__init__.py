@@ -18,7 +18,7 @@ an operator built), not a model of the app, so it judges any app:
   wait       waiting until a desired state holds, by watching
 """
 
-from compare.judge.allow import ALLOW_LIST, Allowed
+from compare.judge.allow import ALLOW_LIST
 from compare.judge.desired import (
     DesiredObject,
     DesiredObjects,
@@ -27,11 +27,11 @@ from compare.judge.desired import (
     judged_objects,
     with_api_defaults,
 )
-from compare.judge.diff import Mismatch, diff_object, judged_field
-from compare.judge.heal import restoring_body, restoring_patch
-from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED
+from compare.judge.diff import diff_object, judged_field
+from compare.judge.heal import restoring_patch
+from compare.judge.kinds import REQUEST_TIMEOUT
 from compare.judge.reading import Reading, read
-from compare.judge.rollout import current_replicaset, ready_pods, selected, terminating, uid
+from compare.judge.rollout import terminating, uid
 from compare.judge.verdict import mismatches, only_pending, problems, workload
 from compare.judge.wait import DEFAULT_SETTLE_S, wait_until_holds
 from compare.judge.watch import NamespaceWatch
@@ -40,15 +40,11 @@ __all__ = [
     "ALLOW_LIST",
     "DEFAULT_SETTLE_S",
     "REQUEST_TIMEOUT",
-    "WATCHED",
-    "Allowed",
     "DesiredObject",
     "DesiredObjects",
-    "Mismatch",
     "NamespaceWatch",
     "Reading",
     "as_given",
-    "current_replicaset",
     "diff_object",
     "from_pairs",
     "judged_field",
@@ -57,10 +53,7 @@ __all__ = [
     "only_pending",
     "problems",
     "read",
-    "ready_pods",
-    "restoring_body",
     "restoring_patch",
-    "selected",
     "terminating",
     "uid",
     "wait_until_holds",

@@ -146,13 +146,7 @@ def judged_objects(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 def as_given(objects: Sequence[Mapping[str, Any]]) -> DesiredObjects:
     """Desired objects taken as already defaulted (objects read back from the API server)."""
-    return _build([(obj, obj) for obj in judged_objects(objects)])
-
-
-def from_pairs(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> DesiredObjects:
-    """Desired objects from (raw, defaulted) pairs made comparable elsewhere: a snapshot of
-    live objects (an operator's baseline), whose raw form leaves allocated fields unset."""
-    return _build(pairs)
+    return from_pairs([(obj, obj) for obj in judged_objects(objects)])
 
 
 # The dry-run is deterministic for a cluster, namespace and manifest: a deploy wait, its trial
@@ -196,7 +190,7 @@ def api_defaults(
     API server's refusal is raised as its ApiException (a controller tells a 429 from a 403)."""
     kept = judged_objects(objects)
     pairs = [(obj, _dry_run(api, namespace, obj, api_errors)) for obj in kept]
-    return _build(pairs, home=namespace)
+    return from_pairs(pairs, home=namespace)
 
 
 def elsewhere(obj: Mapping[str, Any], home: str | None) -> str | None:
@@ -210,9 +204,11 @@ def elsewhere(obj: Mapping[str, Any], home: str | None) -> str | None:
         return None
 
 
-def _build(
+def from_pairs(
     pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], *, home: str | None = None
 ) -> DesiredObjects:
+    """Desired objects from (raw, defaulted) pairs, e.g. made comparable elsewhere: a snapshot
+    of live objects (an operator's baseline), whose raw form leaves allocated fields unset."""
     counts: dict[str, int] = {}
     for raw, _ in pairs:
         if elsewhere(raw, home) is None:

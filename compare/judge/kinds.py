@@ -206,6 +206,16 @@ KINDS: dict[str, Kind] = _kinds(
 WATCHED = ("Deployment", "Service", "ReplicaSet", "Pod")
 # Derived from the table, in its order: never spelled elsewhere (tests/architecture).
 WORKLOAD_KINDS = tuple(name for name, row in KINDS.items() if row.workload)
+# The kinds of the app's parts a fault acts on (drifts, deletes): its workload, Service,
+# ConfigMap, Secret and RBAC binding.
+PART_KINDS = (
+    *WORKLOAD_KINDS,
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "RoleBinding",
+    "ClusterRoleBinding",
+)
 # Kinds that make pods from a template of theirs (a workload, a ReplicaSet, a Job, a CronJob).
 POD_MAKERS = tuple(name for name, row in KINDS.items() if row.template)
 # Kinds some rule judges beside their fields, in the order their problems are reported.

@@ -11,7 +11,6 @@ the watch has been unable to reach the API server.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
@@ -25,6 +24,7 @@ from compare.errors import first_line
 from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind, unscoped
 from compare.judge.reading import Obj, Reading, list_raw
 from compare.judge.secrets import hashed_secret
+from compare.kube.events import close_response
 
 # The API server ends each watch after this long; the client's read timeout is a bit longer.
 SERVER_TIMEOUT_S = 60
@@ -79,7 +79,7 @@ class NamespaceWatch:
         with self._lock:
             responses = list(self._responses.values())
         for response in responses:
-            _close(response)
+            close_response(response)
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
@@ -176,7 +176,7 @@ class NamespaceWatch:
         finally:
             with self._lock:
                 self._responses.pop(name, None)
-            _close(response)
+            close_response(response)
         return False
 
     def _apply(self, name: str, event: dict[str, Any]) -> bool:
@@ -235,10 +235,3 @@ def gap_changes(kind_name: str, before: dict[str, Obj], after: dict[str, Obj]) -
                 f"resourceVersion {m_old.get('resourceVersion')} -> {m_new.get('resourceVersion')}"
             )
     return found
-
-
-def _close(response: Any) -> None:
-    with contextlib.suppress(Exception):
-        response.shutdown()  # unblocks a thread reading the socket (urllib3 >= 2.3)
-    with contextlib.suppress(Exception):
-        response.release_conn()

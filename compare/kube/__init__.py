@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING
 from compare.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from compare.kube.apierror import delete_if_found, if_found, status_message
+    from compare.kube.apierror import status_message
     from compare.kube.namespace import (
         DNS_LABEL,
-        DNS_LABEL_MAX,
         check_namespace_name,
         delete_namespace,
         ensure_namespace,
         is_dns_label,
     )
-    from compare.kube.served import REQUEST_TIMEOUT, Served, api_message
+    from compare.kube.served import Served
     from compare.kube.wait import (
         POLL_S,
         Deadline,
@@ -43,18 +42,13 @@ if TYPE_CHECKING:
 
 # Where each name lives (imported on first use).
 _WHERE = {
-    "delete_if_found": "apierror",
-    "if_found": "apierror",
     "status_message": "apierror",
     "DNS_LABEL": "namespace",
-    "DNS_LABEL_MAX": "namespace",
     "check_namespace_name": "namespace",
     "delete_namespace": "namespace",
     "ensure_namespace": "namespace",
     "is_dns_label": "namespace",
-    "REQUEST_TIMEOUT": "served",
     "Served": "served",
-    "api_message": "served",
     "Deadline": "wait",
     "POLL_S": "wait",
     "WaitCancelled": "wait",
@@ -66,18 +60,13 @@ _WHERE = {
 
 __all__ = [
     "DNS_LABEL",
-    "DNS_LABEL_MAX",
     "POLL_S",
-    "REQUEST_TIMEOUT",
     "Deadline",
     "Served",
     "WaitCancelled",
-    "api_message",
     "check_namespace_name",
-    "delete_if_found",
     "delete_namespace",
     "ensure_namespace",
-    "if_found",
     "is_dns_label",
     "poll",
     "sleep_unless_cancelled",

@@ -79,7 +79,7 @@ class EventWatch(threading.Thread):
         with self._lock:
             response = self._response
         if response is not None:
-            _close(response)
+            close_response(response)
         self.join(timeout)
 
     def _left(self) -> float:
@@ -164,11 +164,12 @@ class EventWatch(threading.Thread):
         finally:
             with self._lock:
                 self._response = None
-            _close(response)
+            close_response(response)
         return False
 
 
-def _close(response: Any) -> None:
+def close_response(response: Any) -> None:
+    """Close a watch's streaming response, from any thread."""
     with contextlib.suppress(Exception):
         response.shutdown()  # unblocks the thread reading the socket (urllib3 >= 2.3)
     with contextlib.suppress(Exception):

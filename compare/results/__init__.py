@@ -1,18 +1,16 @@
 """The results contract: the typed model of a run's results.json and how it is stored.
 
 `model` holds the types (schemaVersion 3), `migrate` the in-memory upgrade of older files,
-`store` saving and loading (`compare run` saves with `save_results`,
+`store` saving and loading (`compare run` saves with `save_results_json`,
 `compare report` and `compare check` read with `load_results` / `latest_run`), `stats` the
 per-(fault, approach) aggregates both of them judge by. Nothing here talks to a cluster or
 renders anything; docs/results-schema.md documents every field.
 """
 
-from compare.results.migrate import MigrationError, upgrade
+from compare.results.migrate import upgrade
 from compare.results.model import (
-    FAULT_SEEN_HOWS,
     SCHEMA_VERSION,
     STATUSES,
-    SUPPORTED_SCHEMA_VERSIONS,
     AppInfo,
     ApproachWindow,
     ClusterInfo,
@@ -20,7 +18,6 @@ from compare.results.model import (
     Evidence,
     ExperimentInfo,
     FaultSeen,
-    FaultSeenHow,
     Flap,
     ObjectUids,
     RunResults,
@@ -28,14 +25,10 @@ from compare.results.model import (
     SkippedExperiment,
     TargetInfo,
     TrialResult,
-    TrialStatus,
     chaos_agrees,
 )
 from compare.results.stats import (
-    NO_FAULT_TEXT,
-    ApproachVerdict,
     Cell,
-    Outcome,
     RunSummary,
     Statistic,
     Times,
@@ -49,22 +42,15 @@ from compare.results.store import (
     format_validation_error,
     latest_run,
     load_results,
-    parse_results,
     resolve_results,
-    save_results,
     save_results_json,
-    write_text_atomic,
 )
 
 __all__ = [
-    "FAULT_SEEN_HOWS",
-    "NO_FAULT_TEXT",
     "RESULTS_FILE",
     "SCHEMA_VERSION",
     "STATUSES",
-    "SUPPORTED_SCHEMA_VERSIONS",
     "AppInfo",
-    "ApproachVerdict",
     "ApproachWindow",
     "Cell",
     "ClusterInfo",
@@ -72,11 +58,8 @@ __all__ = [
     "Evidence",
     "ExperimentInfo",
     "FaultSeen",
-    "FaultSeenHow",
     "Flap",
-    "MigrationError",
     "ObjectUids",
-    "Outcome",
     "RunResults",
     "RunSettings",
     "RunSummary",
@@ -85,19 +68,15 @@ __all__ = [
     "TargetInfo",
     "Times",
     "TrialResult",
-    "TrialStatus",
     "cell_text",
     "chaos_agrees",
     "format_validation_error",
     "latest_run",
     "load_results",
-    "parse_results",
     "percentile",
     "resolve_results",
-    "save_results",
     "save_results_json",
     "seconds",
     "summarize",
     "upgrade",
-    "write_text_atomic",
 ]

@@ -39,7 +39,6 @@ STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "no-fault", "error"
 # (`compare.approaches`).
 
 FaultSeenHow = Literal["event", "reading", "injection-output"]
-FAULT_SEEN_HOWS: tuple[FaultSeenHow, ...] = ("event", "reading", "injection-output")
 
 Name = Annotated[str, Field(min_length=1)]
 Seconds = Annotated[float, Field(ge=0)]

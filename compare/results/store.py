@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +17,11 @@ from compare.results.model import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, Run
 RESULTS_FILE = "results.json"
 
 
-def write_text_atomic(path: Path, text: str, *, inputs: Iterable[Path] = ()) -> Path:
-    """Write via a temp file in the same directory and a rename (readers never see half),
-    only over a regular file that is none of `inputs` (`compare.outputfile`)."""
-    return outputfile.write_text(path, text, inputs=inputs)
-
-
-def save_results(results: RunResults, run_dir: Path) -> Path:
-    """Write run_dir/results.json atomically (safe to call after every trial); always version 3."""
-    return save_results_json(results.to_json(), run_dir)
-
-
 def save_results_json(data: dict[str, Any], run_dir: Path) -> Path:
-    """Write an already serialised RunResults (`RunResults.to_json()`) atomically."""
+    """Write run_dir/results.json, an already serialised RunResults (`RunResults.to_json()`),
+    atomically: safe to call after every trial."""
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return write_text_atomic(Path(run_dir) / RESULTS_FILE, text)
+    return outputfile.write_text(Path(run_dir) / RESULTS_FILE, text)
 
 
 def results_path(path: Path) -> Path:

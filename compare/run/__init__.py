@@ -13,25 +13,19 @@ from compare.run.engine import (
     DEFAULT_HEAL_WINDOW_S,
     DEFAULT_PARALLEL,
     DEFAULT_RECHECK_S,
-    Run,
     RunInterrupted,
     RunRequest,
-    plan_trials,
 )
-from compare.run.experiments import CATALOGUE, ExperimentSpec, load_experiments
+from compare.run.experiments import load_experiments
 from compare.run.trial import TrialPlan
 
 __all__ = [
-    "CATALOGUE",
     "DEFAULT_HEAL_WINDOW_S",
     "DEFAULT_PARALLEL",
     "DEFAULT_RECHECK_S",
     "DEFAULT_SETTLE_S",
-    "ExperimentSpec",
-    "Run",
     "RunInterrupted",
     "RunRequest",
     "TrialPlan",
     "load_experiments",
-    "plan_trials",
 ]

@@ -32,7 +32,7 @@ from typing import Any
 from kubernetes import client
 
 from compare import approaches as registry
-from compare.approaches import Approach, Detector
+from compare.approaches import Approach
 from compare.approaches.arms import ArmDeployed, deploy_arm, install_namespace, preflight_arm
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import render_target
@@ -40,7 +40,7 @@ from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
 from compare.results import AppInfo, TargetInfo
-from compare.run.preflight import chart_sharing, new_chart_crds, remove_crds
+from compare.run.preflight import new_chart_crds, remove_crds
 from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Operator, Target
 
@@ -151,10 +151,6 @@ class App:
     def _rendered(self, approach: str) -> list[dict[str, Any]]:
         arm = registry.get(approach).chart_arm(self.target)
         return render_target(self.target, arm, TRIAL_NAMESPACE)
-
-    def sharing(self, approaches: Sequence[str]) -> list[str]:
-        """Why two trials of this app cannot run side by side (empty: they can)."""
-        return chart_sharing(self.target, approaches)
 
     def preflight(
         self,
@@ -268,15 +264,6 @@ class App:
         )  # fmt: skip
         deployed = done.deployed
         return Deployed(deployed.desired, _parts(done), deployed.events_on or self.target.name)
-
-    def remove(self, approach: Approach, cluster: ClusterTarget, namespace: str) -> None:
-        """What must go before the trial's namespace is deleted (a release's cluster-scoped
-        objects, an operator's custom resources with their finalizers)."""
-        approach.cleanup(cluster, self.target.for_trial(namespace), namespace)
-
-    def detector(self, approach: Approach) -> Detector | None:
-        """The Events that announce the approach's corrections of this app."""
-        return approach.detector(self.target)
 
     def info(self) -> AppInfo:
         """How results.json names the app."""

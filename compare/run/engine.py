@@ -42,7 +42,7 @@ from kubernetes import client
 from compare import __version__, approaches, outputfile
 from compare.approaches import Approach, trial_window
 from compare.chaos import control_plane, probes
-from compare.chaos.cluster import pointed_at, recognised
+from compare.chaos.cluster import pointed_at, recognised, trial_secrets
 from compare.chaos.shared import SharedFault
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.deploy import DEPLOY_TIMEOUT_S
@@ -415,7 +415,7 @@ class Run:
                 self.ctx,
                 cluster=self.sibling.target,
                 ledger=Ledger(),
-                secrets=self.sibling.secrets(),
+                secrets=trial_secrets(self.sibling.target),
             )
         return self._sibling_ctx
 

@@ -28,11 +28,11 @@ from compare.chaos.fields import parse_path, read_path
 from compare.chaos.shared import can_share
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_json, parse_yaml, read_text
-from compare.judge.kinds import WORKLOAD_KINDS
+from compare.judge.kinds import PART_KINDS
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import ExperimentInfo
 from compare.run.extension import check_injection, check_shape, find_extension, where
-from compare.run.workload import PART_KINDS, PARTS, Workload, needs_of
+from compare.run.workload import PARTS, Workload, needs_of
 from compare.run.workload import unmet as unmet_by
 
 # Run order of the built-in catalogue (the report lists faults in this order too).
@@ -83,16 +83,7 @@ CATALOGUE = (
 # What an evidence's `target` may be: a kind of the app's parts (as a field-path root), its
 # pods, the current ReplicaSet of a Deployment (every approach deploys these), or a part of an
 # approach itself that the approach declares (`Approach.fault_targets`: `targets()`).
-OBJECT_TARGETS = (
-    *(name.lower() for name in WORKLOAD_KINDS),
-    "service",
-    "configmap",
-    "secret",
-    "rolebinding",
-    "clusterrolebinding",
-    "pod",
-    "replicaset",
-)
+OBJECT_TARGETS = (*(name.lower() for name in PART_KINDS), "pod", "replicaset")
 # What an exclusive experiment is exclusive of: the trials of its approach (it stops what that
 # approach shares, e.g. the operator), or every trial of the run (it stops what the whole
 # cluster shares, e.g. the API server).

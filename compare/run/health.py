@@ -26,12 +26,12 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.chaos.control_plane import LEADERS
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key, is_local
 from compare.cluster.embedded import COMPONENTS
 from compare.errors import first_line
 from compare.judge.kinds import REQUEST_TIMEOUT
 
-LEADERS = ("kube-controller-manager", "kube-scheduler")
 CONTROL_PLANE_MODULE = "compare.chaos.control_plane"
 SLACK_S = 5.0  # a lease renewed this long past its duration counts as lapsed
 

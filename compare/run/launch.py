@@ -18,6 +18,7 @@ from compare.errors import CompareError
 from compare.run.app import App
 from compare.run.engine import Run, RunRequest, configured, heal_windows, plan_trials
 from compare.run.experiments import load_experiments
+from compare.run.preflight import chart_sharing
 
 
 def checked_request(
@@ -84,7 +85,7 @@ def prepared(
         ) from None
     # Two releases of a chart that would compete for something of the node or the cluster:
     # its trials run one at a time (never an `error` the toolkit caused).
-    shared = request.app.sharing(request.approaches)
+    shared = chart_sharing(request.app.target, request.approaches)
     if shared and request.parallel > 1:
         request = replace(request, parallel=1)
     try:

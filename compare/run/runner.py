@@ -25,7 +25,7 @@ from typing import Any
 from chaoslib.run import RunEventHandler, Runner
 from chaoslib.types import Strategy
 
-from compare.results import write_text_atomic
+from compare.outputfile import write_text
 
 
 class _ThreadRunner(Runner):  # type: ignore[misc]
@@ -309,4 +309,4 @@ def write_journal(journal: dict[str, Any], path: Path) -> Path:
     from chaostoolkit import encoder  # type: ignore[import-untyped]
 
     text = json.dumps(cap_journal(journal), indent=2, ensure_ascii=False, default=encoder)
-    return write_text_atomic(path, text + "\n")
+    return write_text(path, text + "\n")

@@ -27,7 +27,7 @@ from typing import Any
 
 from compare import outputfile
 from compare.approaches import Approach
-from compare.chaos.cluster import listable, trial_secrets
+from compare.chaos.cluster import listable
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.errors import CompareError, first_line
 from compare.run.app import App
@@ -105,9 +105,6 @@ class FaultCluster:
         activity of the run's own trials ever reads the half-written file of a cluster being
         made (a missing file is skipped)."""
         return self.cluster.cluster_dir / "kubeconfig.run.yaml"
-
-    def secrets(self) -> dict[str, str]:
-        return trial_secrets(self.target)
 
     def start(self, app: App, approaches: Mapping[str, Approach]) -> None:
         """Create it and start the approaches' parts on it, in the background."""

@@ -228,7 +228,7 @@ def _carry_out(
     clock = InjectionClock(
         spec.injection, lambda run: observer.injected(epoch(run["start"]), epoch(run["end"]))
     )
-    detector = ctx.app.detector(approach)
+    detector = approach.detector(ctx.app.target)
     events = _watch_events(api, namespace, deployed.events_on, ctx, detector, window)
     try:
         ctx.listener.phase(plan, "injecting")
@@ -413,7 +413,7 @@ def remove_namespace(
     # First a finalizer a fault left (an object stuck terminating): it would hold an
     # uninstall, and then the namespace, forever.
     release_finalizers(api, namespace)
-    app.remove(approach, cluster, namespace)
+    approach.cleanup(cluster, app.target.for_trial(namespace), namespace)
     kube.delete_namespace(api, namespace)
 
 

@@ -65,8 +65,6 @@ PARTS: dict[str, Part] = {
     )
 }
 NEEDS = tuple(PARTS)
-# Every kind an experiment's `kinds` may list.
-PART_KINDS = tuple(dict.fromkeys(k for p in PARTS.values() for k in p.kinds))
 
 
 @dataclass(frozen=True)
@@ -98,9 +96,6 @@ class Workload:
         if need == "service":
             return None if self.service is None else Ref("Service", self.service)
         return self.others.get(need)
-
-    def has(self, need: str) -> bool:
-        return self.ref(need) is not None
 
     def configuration(self) -> dict[str, str]:
         """The experiment's configuration values (as `chaos run --var`); "" where absent."""

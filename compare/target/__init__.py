@@ -22,29 +22,24 @@ to a cluster. Without a target file every command uses the built-in WebApp, as a
 
 from compare.target.builtin import builtin_target
 from compare.target.load import (
-    Chart,
     HelmInstall,
     Operator,
-    OperatorInstall,
     Target,
     load_target,
     merge_values,
     parse_target,
     release_in,
 )
-from compare.target.model import API_VERSION, KIND, ArmKey, ArmKind, TargetFile
+from compare.target.model import API_VERSION, KIND, ArmKey, ArmKind
 
 __all__ = [
     "API_VERSION",
     "KIND",
     "ArmKey",
     "ArmKind",
-    "Chart",
     "HelmInstall",
     "Operator",
-    "OperatorInstall",
     "Target",
-    "TargetFile",
     "builtin_target",
     "load_target",
     "merge_values",

@@ -304,9 +304,6 @@ def _read_documents(path: Path, file: Path, at: str) -> list[Any]:
     """Every document of a resource file (`---` separates several objects)."""
     try:
         text = read_text(file, limit=MAX_TARGET_BYTES)
-    except CompareError as exc:
-        raise CompareError(f"{path}: {at}: {exc.message}") from None
-    try:
         documents = [doc for doc in parse_yaml_all(text, str(file)) if doc is not None]
     except CompareError as exc:
         raise CompareError(f"{path}: {at}: {exc.message}") from None

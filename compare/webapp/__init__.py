@@ -11,16 +11,7 @@ from compare.paths import DEFAULT_APP
 from compare.webapp.convert import chart_values, to_cr, to_helm_values
 from compare.webapp.load import load_webapp, parse_webapp
 from compare.webapp.names import CONTAINER_NAME, PORT_NAME, selector_labels
-from compare.webapp.spec import (
-    API_GROUP,
-    API_VERSION,
-    KIND,
-    PLURAL,
-    EnvVar,
-    Resources,
-    WebApp,
-    WebAppSpec,
-)
+from compare.webapp.spec import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, WebAppSpec
 
 __all__ = [
     "API_GROUP",
@@ -30,8 +21,6 @@ __all__ = [
     "KIND",
     "PLURAL",
     "PORT_NAME",
-    "EnvVar",
-    "Resources",
     "WebApp",
     "WebAppSpec",
     "chart_values",

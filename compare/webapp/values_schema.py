@@ -74,14 +74,8 @@ def _image(description: str) -> Schema:
 
 def _security_schemas() -> tuple[Schema, Schema]:
     """Pod and container security contexts: the Kubernetes fields, typed, nothing else."""
-    seccomp = _obj(
-        {
-            "type": {"enum": ["RuntimeDefault", "Unconfined", "Localhost"]},
-            "localhostProfile": _STRING,
-        },
-        required=["type"],
-    )
-    app_armor = _obj(
+    # A seccomp profile and an AppArmor profile have the same fields.
+    profile = _obj(
         {
             "type": {"enum": ["RuntimeDefault", "Unconfined", "Localhost"]},
             "localhostProfile": _STRING,
@@ -101,8 +95,8 @@ def _security_schemas() -> tuple[Schema, Schema]:
         "runAsNonRoot": _BOOL,
         "runAsUser": _int(0),
         "runAsGroup": _int(0),
-        "seccompProfile": seccomp,
-        "appArmorProfile": app_armor,
+        "seccompProfile": profile,
+        "appArmorProfile": profile,
         "seLinuxOptions": se_linux,
         "windowsOptions": windows,
     }

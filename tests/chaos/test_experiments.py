@@ -20,6 +20,7 @@ from compare.chaos.actions import _patch_arguments
 from compare.chaos.fields import parse_path
 from compare.cli import app
 from compare.errors import CompareError
+from compare.judge.kinds import PART_KINDS
 from compare.paths import EXPERIMENTS_DIR
 from compare.run.experiments import (
     CATALOGUE,
@@ -28,7 +29,6 @@ from compare.run.experiments import (
     load_spec,
     targets,
 )
-from compare.run.workload import PART_KINDS
 
 CHAOS = str(Path(sys.executable).parent / "chaos")
 CONTRACT = ("webapp_namespace", "webapp_name", "webapp_approach", "webapp_app_file", "heal_window")

@@ -19,7 +19,7 @@ from compare.results import (
     RunResults,
     chaos_agrees,
     load_results,
-    save_results,
+    save_results_json,
     upgrade,
 )
 from tests.results.helpers import V1_NAMES, V2_NAMES, as_v3, fixture, fixture_json, write_run
@@ -116,7 +116,7 @@ def test_chaos_agreement_rule() -> None:
 
 def test_v2_round_trip_through_save(tmp_path: Path) -> None:
     results = load_results(fixture("no-fault-and-flaps"))
-    path = save_results(results, tmp_path / "run")
+    path = save_results_json(results.to_json(), tmp_path / "run")
     # Saved as version 3 (`tests/results/test_schema_v3.py`), the version 2 content unchanged.
     assert json.loads(path.read_text()) == as_v3(fixture_json("no-fault-and-flaps"))
     assert load_results(path) == results
@@ -318,7 +318,7 @@ def test_v1_chaos_verdict_becomes_the_typed_field() -> None:
 
 def test_saving_an_upgraded_file_writes_the_current_version(tmp_path: Path) -> None:
     results = load_results(fixture("single-trial"))
-    path = save_results(results, tmp_path)
+    path = save_results_json(results.to_json(), tmp_path)
     written = json.loads(path.read_text())
     assert written["schemaVersion"] == SCHEMA_VERSION == 3
     assert written["settings"]["settleSeconds"] == 0.0

@@ -12,7 +12,7 @@ import pytest
 
 from compare import approaches
 from compare.errors import CompareError
-from compare.results import RunResults, load_results, save_results, upgrade
+from compare.results import RunResults, load_results, save_results_json, upgrade
 from tests.results.helpers import fixture_json, write_run
 
 
@@ -60,7 +60,7 @@ def test_a_v3_file_round_trips(tmp_path: Path) -> None:
         "flux": {"intervalSeconds": 2.0},
         "kustomize": {"prune": True, "path": "./deploy"},  # an approach not registered here
     }
-    path = save_results(RunResults.from_json(data), tmp_path / "run")
+    path = save_results_json(RunResults.from_json(data).to_json(), tmp_path / "run")
     assert json.loads(path.read_text()) == data
     assert load_results(path).to_json() == data
 

@@ -21,7 +21,7 @@ from compare.results import (
     latest_run,
     load_results,
     resolve_results,
-    save_results,
+    save_results_json,
 )
 from tests.results.helpers import V2_NAMES, as_v3, fixture, fixture_json, write_run
 
@@ -46,23 +46,23 @@ def test_load_accepts_run_dir_and_file() -> None:
 
 def test_save_is_atomic_and_loadable(tmp_path: Path) -> None:
     results = load_results(fixture("with-errors"))
-    path = save_results(results, tmp_path / "run")
+    path = save_results_json(results.to_json(), tmp_path / "run")
     assert path == tmp_path / "run" / "results.json"
     assert sorted(p.name for p in path.parent.iterdir()) == ["results.json"]  # no temp left
     assert load_results(path) == results
     # Saving again replaces the file whole.
     results.complete = False
-    save_results(results, tmp_path / "run")
+    save_results_json(results.to_json(), tmp_path / "run")
     assert load_results(path).complete is False
 
 
 def test_save_failure_leaves_previous_file(tmp_path: Path) -> None:
     results = load_results(fixture("single-trial"))
-    path = save_results(results, tmp_path)
+    path = save_results_json(results.to_json(), tmp_path)
     before = path.read_text()
     results.app.spec["bad"] = object()  # not JSON-serialisable: the write must fail cleanly
     with pytest.raises(Exception):  # noqa: B017 - whichever serialiser error, the file survives
-        save_results(results, tmp_path)
+        save_results_json(results.to_json(), tmp_path)
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
 
@@ -221,8 +221,8 @@ def test_evidence_writes_what_was_recorded_only() -> None:
 
 
 def test_saved_files_are_readable_by_others(tmp_path: Path) -> None:
-    path = save_results(load_results(fixture("single-trial")), tmp_path)
+    path = save_results_json(load_results(fixture("single-trial")).to_json(), tmp_path)
     assert path.stat().st_mode & 0o777 == 0o644
     path.chmod(0o600)  # a mode the user chose is kept when the file is replaced
-    save_results(load_results(fixture("single-trial")), tmp_path)
+    save_results_json(load_results(fixture("single-trial")).to_json(), tmp_path)
     assert path.stat().st_mode & 0o777 == 0o600

@@ -20,6 +20,7 @@ from compare.paths import EXAMPLES_DIR
 from compare.run import RunRequest, load_experiments
 from compare.run.app import App
 from compare.run.engine import runnable
+from compare.run.preflight import chart_sharing
 from compare.run.workload import Workload, workload_of
 from compare.target.builtin import builtin_operator
 from compare.webapp import DEFAULT_APP, load_webapp
@@ -163,7 +164,7 @@ def test_the_builtin_target_needs_no_preflight_and_keeps_its_names(tmp_path: Pat
     # A trial's release keeps the WebApp's name (its chart makes nothing cluster-scoped),
     # and two trials share nothing.
     assert target.for_trial("cmp-helm-image-change-1-ab12") is target
-    assert app.sharing(("helm", "flux", "argocd")) == []
+    assert chart_sharing(target, ("helm", "flux", "argocd")) == []
     # A target file's releases are the trial's own.
     shop = load_target(EXAMPLES_DIR / "target-shop.yaml")
     trial = shop.for_trial("cmp-helm-image-change-1-ab12").chart_arm("helm")

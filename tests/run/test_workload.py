@@ -127,7 +127,7 @@ def test_a_target_chart_gives_its_first_deployment_selector_container_and_servic
     # Its webhook Secret and its RBAC binding are parts faults can act on too.
     assert configuration["webapp_secret"] and configuration["webapp_rbac_binding"]
     assert configuration["webapp_service_port"]
-    assert workload.has("workload") and workload.has("service")
+    assert workload.ref("workload") and workload.ref("service")
 
 
 def test_an_app_without_a_service_leaves_the_service_faults_out_with_the_reason(
