@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from kubernetes import client
 from pydantic import ValidationError
 
+from compare import kube
 from compare.approaches.base import (
     Approach,
     CommandOption,
@@ -47,7 +48,6 @@ from compare.approaches.operator.arm import (
     REMOVE_TIMEOUT_S,
     Install,
     check_served,
-    create_namespace,
     deploy_resources,
     install,
     install_documents,
@@ -268,7 +268,8 @@ class Operator(Approach):
         try:
             if plan.form == "kustomize":
                 # Its unnamespaced objects go here: a namespace made for them goes with them.
-                plan.namespace_created = create_namespace(cluster, namespace)
+                with cluster.api_client() as api:
+                    plan.namespace_created = kube.ensure_namespace(api, namespace)
             install(cluster, target, operator, plan, timeout=timeout)
         except BaseException:
             remove()

@@ -240,11 +240,8 @@ def check_served(
     if operator.toolkit:
         return  # WebApps, checked when loaded; its install defines their kind
     documents = install_documents(target, operator, namespace)
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         check_resources(api, target, operator, documents)
-    finally:
-        api.close()
 
 
 def plan_install(
@@ -291,11 +288,8 @@ def install(
 
 
 def _delete_documents(cluster: ClusterTarget, namespace: str, docs: Sequence[Any]) -> None:
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         api_of.delete_all(api, docs, timeout=REMOVE_TIMEOUT_S, namespace=namespace)
-    finally:
-        api.close()
 
 
 def uninstall(
@@ -483,8 +477,7 @@ def deploy_resources(
     store the baseline; returns it as the judge's desired objects. `warn` gets what the
     baseline keeps of other field managers' writes (default: the `compare` logger)."""
     deadline = Deadline(timeout)
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         if operator.toolkit:
             return deploy_webapps(api, operator, namespace, timeout=timeout, cancel=cancel)
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
@@ -499,8 +492,6 @@ def deploy_resources(
             cancel=cancel,
             warn=warn,
         )
-    finally:
-        api.close()
 
 
 def webapp_desired(api: client.ApiClient, operator: Operator, namespace: str) -> DesiredObjects:
@@ -549,8 +540,7 @@ def remove_resources(
     if not namespace or not all(body["metadata"]["name"] for body in operator.resources):
         # An empty name or namespace makes the DELETE address a whole collection.
         raise CompareError("custom resources to delete: empty name or namespace; nothing deleted")
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         removed = []
         owners = []
         for body in operator.resources:
@@ -592,32 +582,14 @@ def remove_resources(
             interval=POLL_S,
         )
         return bool(removed)
-    finally:
-        api.close()
 
 
 def remaining(cluster: ClusterTarget, operator: Operator) -> int:
     """Custom resources of the target's kinds left in the whole cluster."""
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         kinds = {(str(b["apiVersion"]), str(b["kind"])) for b in operator.resources}
         total = 0
         for api_version, kind_name in sorted(kinds):
             what = api_of.served(api, api_version, kind_name)
             total += api_of.count(api, what) if what is not None else 0
         return total
-    finally:
-        api.close()
-
-
-def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
-    create_namespace(cluster, namespace)
-
-
-def create_namespace(cluster: ClusterTarget, namespace: str) -> bool:
-    """Create the namespace unless it is there; whether it was created here."""
-    api = cluster.api_client()
-    try:
-        return kube.ensure_namespace(api, namespace)
-    finally:
-        api.close()

@@ -30,7 +30,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.operator.install import apply_cluster_objects, ensure_certs
+from compare.approaches.operator.install import apply_cluster_objects
 from compare.approaches.operator.lease import (
     LeaseView,
     LeaseWatch,
@@ -64,19 +64,10 @@ from compare.kube import (
     served,
     wait_for,
 )
-from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
-from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE, SERVICE_ACCOUNT
-
-__all__ = [
-    "OperatorHandle",
-    "OperatorOptions",
-    "install_operator",
-    "operator_status",
-    "start_operator",
-    "stop_operator",
-]
+from webapp_operator.certs import CertFiles, ensure_tls
+from webapp_operator.names import OPERATOR_NAMESPACE, SERVICE_ACCOUNT
 
 POLL_S = 0.1
 # Start-up is a few seconds, but a replica killed without releasing its Lease makes the next
@@ -185,17 +176,8 @@ def _serving_handle(
     if local is not None:
         other, info = local
         _check_crd(api, f"the local process pid {info.pid} ({holder})")
-        return OperatorHandle(
-            cluster=cluster_key(target),
-            state_dir=other,
-            pid=info.pid,
-            log_path=info.log_path,
-            running=True,
-            ready=is_ready(info),
-            webhook_url=_webhook_url(read_settings(other)),
-            holder=holder,
-            found=f"pid {info.pid}, started for {other.name}, log {info.log_path}",
-        )
+        found = f"pid {info.pid}, started for {other.name}, log {info.log_path}"
+        return replace(_handle(target, other, info), running=True, found=found)
     age = f", renewed {lease.age:.1f}s ago" if lease.age is not None else ""
     where = f"{holder} (Lease {lease.where}{age}), not a process of this machine"
     _check_crd(api, where)
@@ -215,8 +197,7 @@ def _serving_handle(
 def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | None:
     """The operator already leading this cluster, other than this target's own process: a
     local one of another state directory (asked directly), else any holder seen renewing."""
-    api = target.api_client()
-    try:
+    with target.api_client() as api:
         own = _own_identities(directory)
         held = [v for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder and v.holder not in own]
         if not held:
@@ -226,11 +207,7 @@ def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | No
             lease = next(v for v in held if v.holder == local[1].identity)
             return _serving_handle(target, directory, api, lease)
         leader = find_active_leader(api, OPERATOR_NAMESPACE, ignore=own)
-        if leader is None:
-            return None
-        return _serving_handle(target, directory, api, leader.lease)
-    finally:
-        api.close()
+        return None if leader is None else _serving_handle(target, directory, api, leader)
 
 
 def _await_ready(
@@ -356,8 +333,10 @@ def install_operator(
     installed over it."""
     with OPERATOR.claimed(target) as directory:
         info = read_process(directory, DEFAULT_INSTANCE)
-        if alive(info) and info is not None and is_ready(info) and _crd_present(target):
-            return _handle(target, directory, info)
+        if alive(info) and info is not None and is_ready(info):
+            with target.api_client() as api:
+                if read_crd(api) is not None:
+                    return _handle(target, directory, info)
         if not alive(info) and (found := _find_serving(target, directory)) is not None:
             return found
         settings = read_settings(directory)
@@ -368,7 +347,8 @@ def install_operator(
             settings["webhook_host"] = "127.0.0.1"
         save_settings(directory, settings)
         hosts = sorted({"127.0.0.1", settings.get("webhook_host") or "127.0.0.1"})
-        certs = ensure_certs(directory / "certs", hosts)
+        certs = CertFiles(directory / "certs")
+        ensure_tls(certs, hosts)
         apply_cluster_objects(target, certs=certs, webhook_url=_webhook_url(settings))
         return _start_locked(target, directory, options, look=False)
 
@@ -401,11 +381,8 @@ def stop_operator(
             return handle
         if not serving:
             return None
-        api = target.api_client()
-        try:
+        with target.api_client() as api:
             holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
-        finally:
-            api.close()
         local = _local_leader(holders) if holders else None
         if local is None:
             return None
@@ -436,19 +413,6 @@ def operator_status(target: ClusterTarget) -> OperatorHandle | None:
     if info is None:
         return None
     return _handle(target, directory, info)
-
-
-def _crd_present(target: ClusterTarget) -> bool:
-    api = target.api_client()
-    try:
-        crd = if_found(
-            f"reading the CRD {CRD_NAME} failed",
-            client.ApiextensionsV1Api(api).read_custom_resource_definition,
-            CRD_NAME,
-        )
-    finally:
-        api.close()
-    return crd is not None
 
 
 # -- WebApps ---------------------------------------------------------------------------------

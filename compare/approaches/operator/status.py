@@ -22,8 +22,7 @@ def target_operator_app(
     against the built-in chart's rendering of its WebApps (a WebApp named by name alone,
     `webapp_named`, is one whose spec did not validate)."""
     body = operator.resources[0]
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         served = custom.served(api, str(body["apiVersion"]), str(body["kind"]))
         name = str(body["metadata"]["name"])
         live = custom.read(api, served, namespace, name) if served is not None else None
@@ -74,5 +73,3 @@ def target_operator_app(
             detail=detail,
             desired=baseline.desired_of(objects),
         )
-    finally:
-        api.close()
