@@ -149,34 +149,6 @@ def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, st
     return found
 
 
-def check_resources(
-    api: client.ApiClient,
-    target: Target,
-    operator: Operator,
-    documents: Sequence[Mapping[str, Any]],
-) -> None:
-    """Every custom resource is of a namespaced kind the API server serves, or one a CRD of
-    the install (`documents`) defines: else one line naming the resource (exit 2)."""
-    defined = _defined_kinds(documents)
-    for body in operator.resources:
-        api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
-        what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
-        served = api_of.served(api, api_version, kind_name)
-        namespaced = (
-            served.namespaced if served is not None else defined.get((api_version, kind_name))
-        )
-        if namespaced is None:
-            raise CompareError(
-                f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
-                " defines it, and the install does not)"
-            )
-        if not namespaced:
-            raise CompareError(
-                f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources are"
-                " judged)"
-            )
-
-
 def served_resources(
     api: client.ApiClient, target: Target, operator: Operator, *, timeout: float
 ) -> list[Resource]:
@@ -235,13 +207,30 @@ def _existing(
 def check_served(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> None:
-    """Before anything is applied: the install renders and every custom resource's kind is
-    served, or defined by the install (one line naming the resource otherwise)."""
+    """Before anything is applied: every custom resource is of a namespaced kind the API
+    server serves, or one a CRD of the install (rendered here, no cluster) defines: else one
+    line naming the resource (exit 2)."""
     if operator.toolkit:
         return  # WebApps, checked when loaded; its install defines their kind
-    documents = install_documents(target, operator, namespace)
+    defined = _defined_kinds(install_documents(target, operator, namespace))
     with cluster.api_client() as api:
-        check_resources(api, target, operator, documents)
+        for body in operator.resources:
+            api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
+            what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
+            served = api_of.served(api, api_version, kind_name)
+            namespaced = (
+                served.namespaced if served is not None else defined.get((api_version, kind_name))
+            )
+            if namespaced is None:
+                raise CompareError(
+                    f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
+                    " defines it, and the install does not)"
+                )
+            if not namespaced:
+                raise CompareError(
+                    f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources"
+                    " are judged)"
+                )
 
 
 def plan_install(
