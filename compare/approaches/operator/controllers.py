@@ -151,11 +151,6 @@ def _local_leader(holders: set[str]) -> tuple[Path, LocalProcess] | None:
     return None
 
 
-def _own_identities(directory: Path) -> frozenset[str]:
-    info = read_process(directory, DEFAULT_INSTANCE)
-    return frozenset({info.identity}) if info is not None and info.identity else frozenset()
-
-
 def _check_crd(api: client.ApiClient, who: str) -> None:
     difference = crd_difference(read_crd(api))
     if difference is not None:
@@ -198,7 +193,8 @@ def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | No
     """The operator already leading this cluster, other than this target's own process: a
     local one of another state directory (asked directly), else any holder seen renewing."""
     with target.api_client() as api:
-        own = _own_identities(directory)
+        info = read_process(directory, DEFAULT_INSTANCE)
+        own = frozenset({info.identity}) if info is not None and info.identity else frozenset()
         held = [v for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder and v.holder not in own]
         if not held:
             return None
@@ -375,20 +371,17 @@ def stop_operator(
     stopped (None: no local process serves the cluster; one in the cluster is never touched)."""
     with state_lock(OPERATOR.state_dir(target)) as directory:
         info = read_process(directory, DEFAULT_INSTANCE)
-        if alive(info) and info is not None:
-            handle = _handle(target, directory, info)
-            terminate(info, kill=kill)
-            return handle
-        if not serving:
-            return None
-        with target.api_client() as api:
-            holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
-        local = _local_leader(holders) if holders else None
-        if local is None:
-            return None
-        where, found = local
-        handle = _handle(target, where, found)
-        terminate(found, kill=kill)
+        if not alive(info) or info is None:
+            if not serving:
+                return None
+            with target.api_client() as api:
+                holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
+            local = _local_leader(holders) if holders else None
+            if local is None:
+                return None
+            directory, info = local
+        handle = _handle(target, directory, info)
+        terminate(info, kill=kill)
         return handle
 
 
