@@ -187,18 +187,9 @@ def _existing(
     """Which of the install's objects exist already (`kubectl get`, by kind and name)."""
     if not docs:
         return set()
-    out = kubectl(
-        cluster,
-        "get",
-        "-n",
-        namespace,
-        "--ignore-not-found",
-        "-o",
-        "yaml",
-        "-f",
-        "-",
-        stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
-    )
+    stdin = yaml.safe_dump_all(list(docs), sort_keys=False)
+    args = ("get", "-n", namespace, "--ignore-not-found", "-o", "yaml", "-f", "-")
+    out = kubectl(cluster, *args, stdin=stdin)
     listing = yaml.safe_load(out) or {}
     items = listing.get("items") if listing.get("kind") == "List" else [listing]
     return {_identity(item) for item in items or [] if item}
@@ -299,11 +290,8 @@ def uninstall(
     docs = done.created if created_only else done.documents
     _delete_documents(cluster, done.namespace, list(reversed(docs)))
     if created_only and done.namespace_created:
-        _delete_documents(
-            cluster,
-            done.namespace,
-            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}],
-        )
+        created = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}
+        _delete_documents(cluster, done.namespace, [created])
 
 
 # -- the custom resources ----------------------------------------------------------------------
@@ -464,7 +452,7 @@ def deploy_resources(
 ) -> DesiredObjects:
     """Apply the custom resources in `namespace` (which exists), wait until ready, take and
     store the baseline; returns it as the judge's desired objects. `warn` gets what the
-    baseline keeps of other field managers' writes (default: the `compare` logger)."""
+    baseline keeps of other field managers' writes (default: nothing does)."""
     deadline = Deadline(timeout)
     with cluster.api_client() as api:
         if operator.toolkit:

@@ -20,10 +20,10 @@ stopped again before the error is raised.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -129,21 +129,13 @@ def _handle(target: ClusterTarget, directory: Path, info: LocalProcess | None) -
 # -- the operator already leading the cluster ------------------------------------------------
 
 
-def _local_processes() -> Iterator[tuple[Path, LocalProcess]]:
-    """Every running operator process this machine's toolkit started, any cluster."""
-    root = cache_dir() / OPERATOR.area
-    if not root.is_dir():
-        return
-    for directory in sorted(root.iterdir()):
-        if directory.is_dir():
-            for info in recorded(directory):
-                if alive(info):
-                    yield directory, info
-
-
 def _local_leader(holders: set[str]) -> tuple[Path, LocalProcess] | None:
-    """The local process holding one of these Leases and leading (its /healthz says so)."""
-    for directory, info in _local_processes():
+    """Of every running operator process this machine's toolkit started, any cluster, the one
+    holding one of these Leases and leading (its /healthz says so)."""
+    root = cache_dir() / OPERATOR.area
+    directories = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+    running = [(d, info) for d in directories for info in recorded(d) if alive(info)]
+    for directory, info in running:
         summary = health(info) or {}
         identity = info.identity or summary.get("identity")
         if identity in holders and summary.get("leading"):
@@ -306,11 +298,9 @@ def check_webhook_host(value: str | None) -> None:
     calls); a one-line error otherwise."""
     if value is None:
         return
-    try:
+    with contextlib.suppress(ValueError):
         ipaddress.ip_address(value)
         return
-    except ValueError:
-        pass
     labels = value.split(".")
     if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
         raise CompareError(f"--webhook-host {value!r}: not a host name or an IP address")
