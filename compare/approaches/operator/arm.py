@@ -64,11 +64,6 @@ QUIET_S = 1.0
 REMOVE_TIMEOUT_S = 60.0
 
 
-def operator_arm(target: Target) -> Operator:
-    """The target's `operator` key (a one-line error naming the file when it has none)."""
-    return target.operator_arm("operator")
-
-
 @dataclass(frozen=True)
 class Resource:
     """One custom resource of the target, as the API server serves its kind."""
