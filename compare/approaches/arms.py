@@ -66,17 +66,20 @@ def deploy_arm(
     install: bool = True,
     install_in: str | None = None,
     rollback: bool = True,
+    check: bool = True,
     progress: Callable[[str], None] = _ignore,
     warn: Callable[[str], None] = _ignore,
     cancel: threading.Event | None = None,
 ) -> ArmDeployed:
     """Deploy the approach's arm of `target` into `namespace` (see the module's docstring).
     `install`: install what the arm needs first, into `install_in` (default: `namespace`);
-    `rollback`: undo what this deploy created when it fails; `progress` gets what it is
+    `rollback`: undo what this deploy created when it fails; `check`: check on the cluster
+    first what can be checked before anything is created; `progress` gets what it is
     doing, `warn` what a rollback could not say in the error's line."""
     deadline = Deadline(timeout)
     where = install_in or namespace
-    approach.check_target_on(cluster, target, where)
+    if check:
+        approach.check_target_on(cluster, target, where)
     installed: list[Callable[[], None]] = []
 
     def undo() -> None:
@@ -133,13 +136,15 @@ def preflight_arm(
     judge's diagnosis, instead of one `error` per trial after a full deploy timeout each.
     What it installed stays (the returned undo removes it; on failure it is removed here).
     `warn` gets what the deploy found worth a warning but not a stop, once."""
+    # What can be checked before anything is created is said as it is, not as a failed deploy.
+    approach.check_target_on(cluster, target, install_namespace(target))
     scratch = f"{PREFLIGHT_PREFIX}-{approach.short}-{secrets.token_hex(3)}"
     trial = target.for_trial(scratch)
     try:
         try:
             done = deploy_arm(
                 approach, cluster, trial, scratch, timeout=timeout,
-                install_in=install_namespace(target), rollback=False,
+                install_in=install_namespace(target), rollback=False, check=False,
             )  # fmt: skip
         finally:
             with contextlib.suppress(CompareError, client.ApiException):
