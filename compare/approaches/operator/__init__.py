@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -60,7 +61,6 @@ from compare.approaches.operator.arm import (
 from compare.approaches.operator.reference import operator_reference
 from compare.approaches.operator.status import target_operator_app
 from compare.cluster import ClusterTarget
-from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
@@ -130,7 +130,6 @@ class Operator(Approach):
     }
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
-    deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
     undeploy_timeout: ClassVar[float] = COMMAND_UNDEPLOY_TIMEOUT_S
     deploy_help: ClassVar[str] = (
         "Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."
@@ -260,10 +259,7 @@ class Operator(Approach):
     ) -> Callable[[], None] | None:
         operator = target.operator_arm(self.name)
         plan = plan_install(cluster, target, operator, namespace)
-
-        def remove() -> None:
-            uninstall(cluster, target, operator, plan, created_only=True)
-
+        remove = partial(uninstall, cluster, target, operator, plan, created_only=True)
         try:
             if plan.form == "kustomize":
                 # Its unnamespaced objects go here: a namespace made for them goes with them.

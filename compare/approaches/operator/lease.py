@@ -57,7 +57,6 @@ class LeaseView:
     holder: str | None
     duration: float
     version: str
-    renew_time: datetime | None
     age: float | None  # seconds from renewTime to the API server's "now"; None: unknown
 
     @property
@@ -94,7 +93,6 @@ def _view(item: dict[str, Any], now: datetime | None) -> LeaseView:
         holder=spec.get("holderIdentity") or None,
         duration=float(spec.get("leaseDurationSeconds") or 15),
         version=item["metadata"]["resourceVersion"],
-        renew_time=renew,
         age=age,
     )
 
