@@ -112,8 +112,7 @@ def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
         text = run_tool("kubectl", "kustomize", str(directory))
         docs = [doc for doc in parse_yaml_all(text, f"kubectl kustomize {directory}") if doc]
     except CompareError as exc:
-        message = exc.message
-        raise CompareError(f"{target.source}: operator.install.kustomize: {message}") from None
+        raise CompareError(f"{target.source}: operator.install.kustomize: {exc.message}") from None
     return docs
 
 
@@ -560,8 +559,5 @@ def remaining(cluster: ClusterTarget, operator: Operator) -> int:
     """Custom resources of the target's kinds left in the whole cluster."""
     with cluster.api_client() as api:
         kinds = {(str(b["apiVersion"]), str(b["kind"])) for b in operator.resources}
-        total = 0
-        for api_version, kind_name in sorted(kinds):
-            what = api_of.served(api, api_version, kind_name)
-            total += api_of.count(api, what) if what is not None else 0
-        return total
+        served = [api_of.served(api, api_version, kind_name) for api_version, kind_name in kinds]
+        return sum(api_of.count(api, what) for what in served if what is not None)

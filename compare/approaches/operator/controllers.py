@@ -101,15 +101,9 @@ class OperatorHandle:
         return f"operator pid {self.pid} ({state}), log {self.log_path}"
 
 
-# -- the webhook's address -------------------------------------------------------------------
-
-
 def _webhook_url(settings: dict[str, Any]) -> str | None:
     host, port = settings.get("webhook_host"), settings.get("webhook_port")
     return f"https://{host}:{port}" if host and port else None
-
-
-# -- process management ---------------------------------------------------------------------
 
 
 def _handle(target: ClusterTarget, directory: Path, info: LocalProcess | None) -> OperatorHandle:
@@ -168,17 +162,8 @@ def _serving_handle(
     age = f", renewed {lease.age:.1f}s ago" if lease.age is not None else ""
     where = f"{holder} (Lease {lease.where}{age}), not a process of this machine"
     _check_crd(api, where)
-    return OperatorHandle(
-        cluster=cluster_key(target),
-        state_dir=directory,
-        pid=None,
-        log_path=directory / f"{DEFAULT_INSTANCE}.log",
-        running=True,
-        ready=True,
-        webhook_url=None,
-        holder=holder,
-        found=where,
-    )
+    handle = _handle(target, directory, None)
+    return replace(handle, running=True, ready=True, webhook_url=None, holder=holder, found=where)
 
 
 def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | None:
