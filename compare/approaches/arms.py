@@ -86,10 +86,23 @@ def deploy_arm(
         for step in reversed(installed):
             step()
 
+    def deploy() -> ArmDeployed:
+        with cluster.api_client() as api:
+            kube.ensure_namespace(api, namespace)
+        if install:
+            progress(f"deploying {target.name} with {approach.name}: installing")
+            step = approach.install_target(cluster, target, where, timeout=deadline.remaining(1.0))
+            if step is not None:
+                installed.append(step)
+        progress(f"deploying {target.name} with {approach.name}: waiting")
+        deployed = approach.deploy_target(
+            cluster, target, namespace, timeout=deadline.remaining(1.0), cancel=cancel
+        )
+        return ArmDeployed(deployed, undo if installed else None)
+
     if not rollback:
         try:
-            return _deploy(approach, cluster, target, namespace, where, install, deadline,
-                           installed, progress, cancel, undo)  # fmt: skip
+            return deploy()
         except BaseException as exc:
             # Without a rollback the arm stays for the caller to remove; what was installed
             # for it never does. The first error is the one told.
@@ -107,34 +120,7 @@ def deploy_arm(
         undo()
 
     with Rollback(cluster, namespace, existed=existed, remove=remove, warn=warn):
-        return _deploy(approach, cluster, target, namespace, where, install, deadline, installed,
-                       progress, cancel, undo)  # fmt: skip
-
-
-def _deploy(
-    approach: Approach,
-    cluster: ClusterTarget,
-    target: Target,
-    namespace: str,
-    where: str,
-    install: bool,
-    deadline: Deadline,
-    installed: list[Callable[[], None]],
-    progress: Callable[[str], None],
-    cancel: threading.Event | None,
-    undo: Callable[[], None],
-) -> ArmDeployed:
-    _ensure_namespace(cluster, namespace)
-    if install:
-        progress(f"deploying {target.name} with {approach.name}: installing")
-        step = approach.install_target(cluster, target, where, timeout=deadline.remaining(1.0))
-        if step is not None:
-            installed.append(step)
-    progress(f"deploying {target.name} with {approach.name}: waiting")
-    deployed = approach.deploy_target(
-        cluster, target, namespace, timeout=deadline.remaining(1.0), cancel=cancel
-    )
-    return ArmDeployed(deployed, undo if installed else None)
+        return deploy()
 
 
 def preflight_arm(
@@ -163,8 +149,11 @@ def preflight_arm(
         finally:
             with contextlib.suppress(CompareError, client.ApiException):
                 approach.undeploy_target(cluster, trial, scratch, timeout=timeout)
-            with contextlib.suppress(CompareError, client.ApiException):
-                _delete_namespace(cluster, scratch)
+            with (
+                contextlib.suppress(CompareError, client.ApiException),
+                cluster.api_client() as api,
+            ):
+                kube.delete_namespace(api, scratch)
     except CompareError as exc:
         raise CompareError(
             f"preflight of the {approach.name} arm: {exc.message} (one deploy, before any"
@@ -174,19 +163,3 @@ def preflight_arm(
     for line in done.deployed.warnings:
         warn(line)
     return done
-
-
-def _ensure_namespace(cluster: ClusterTarget, namespace: str) -> bool:
-    api = cluster.api_client()
-    try:
-        return kube.ensure_namespace(api, namespace)
-    finally:
-        api.close()
-
-
-def _delete_namespace(cluster: ClusterTarget, namespace: str) -> None:
-    api = cluster.api_client()
-    try:
-        kube.delete_namespace(api, namespace)
-    finally:
-        api.close()

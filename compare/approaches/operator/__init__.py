@@ -27,12 +27,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from kubernetes import client
 from pydantic import ValidationError
 
+from compare import kube
 from compare.approaches.base import (
     Approach,
     CommandOption,
@@ -47,11 +49,9 @@ from compare.approaches.operator.arm import (
     REMOVE_TIMEOUT_S,
     Install,
     check_served,
-    create_namespace,
     deploy_resources,
     install,
     install_documents,
-    operator_arm,
     plan_install,
     remaining,
     remove_resources,
@@ -61,7 +61,6 @@ from compare.approaches.operator.arm import (
 from compare.approaches.operator.reference import operator_reference
 from compare.approaches.operator.status import target_operator_app
 from compare.cluster import ClusterTarget
-from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
@@ -131,7 +130,6 @@ class Operator(Approach):
     }
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
-    deploy_timeout: ClassVar[float] = DEPLOY_TIMEOUT_S
     undeploy_timeout: ClassVar[float] = COMMAND_UNDEPLOY_TIMEOUT_S
     deploy_help: ClassVar[str] = (
         "Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."
@@ -156,7 +154,7 @@ class Operator(Approach):
         # The toolkit's: the chart's rendering of the same WebApps as the operator applies them,
         # an independent reference, never the operator's own builders (`reference`).
         # Any other operator's children are known only once it has made them.
-        operator = operator_arm(target)
+        operator = target.operator_arm(self.name)
         if not operator.toolkit:
             return None
         return [obj for w in operator.webapps for obj in operator_reference(w, namespace)]
@@ -197,7 +195,7 @@ class Operator(Approach):
         # The custom resources applied here; once ready, what they own is the baseline (the
         # desired state) and the faults act on its parts. Its (first) custom resource
         # carries the Events that announce a correction.
-        operator = operator_arm(target)
+        operator = target.operator_arm(self.name)
         warnings: list[str] = []
         desired = deploy_resources(
             cluster, target, operator, namespace, timeout=timeout, cancel=cancel,
@@ -243,7 +241,7 @@ class Operator(Approach):
         timeout: float | None = None,
     ) -> bool:
         # Its finalizers run while the namespace is still there.
-        operator = operator_arm(target)
+        operator = target.operator_arm(self.name)
         return remove_resources(
             cluster, target, operator, namespace, timeout=timeout or REMOVE_TIMEOUT_S
         )
@@ -251,24 +249,22 @@ class Operator(Approach):
     def check_target(self, target: Target, namespace: str) -> None:
         # The kustomize build / chart rendering of the operator's install, no cluster (the
         # toolkit's WebApps were checked when the file was loaded).
-        install_documents(target, operator_arm(target), namespace)
+        install_documents(target, target.operator_arm(self.name), namespace)
 
     def check_target_on(self, cluster: ClusterTarget, target: Target, namespace: str) -> None:
-        check_served(cluster, target, operator_arm(target), namespace)
+        check_served(cluster, target, target.operator_arm(self.name), namespace)
 
     def install_target(
         self, cluster: ClusterTarget, target: Target, namespace: str, *, timeout: float
     ) -> Callable[[], None] | None:
-        operator = operator_arm(target)
+        operator = target.operator_arm(self.name)
         plan = plan_install(cluster, target, operator, namespace)
-
-        def remove() -> None:
-            uninstall(cluster, target, operator, plan, created_only=True)
-
+        remove = partial(uninstall, cluster, target, operator, plan, created_only=True)
         try:
             if plan.form == "kustomize":
                 # Its unnamespaced objects go here: a namespace made for them goes with them.
-                plan.namespace_created = create_namespace(cluster, namespace)
+                with cluster.api_client() as api:
+                    plan.namespace_created = kube.ensure_namespace(api, namespace)
             install(cluster, target, operator, plan, timeout=timeout)
         except BaseException:
             remove()
@@ -280,19 +276,19 @@ class Operator(Approach):
     ) -> DesiredObjects:
         # The toolkit's: the built-in chart's rendering of its WebApps; any other operator's:
         # the baseline of owned objects the trial's deploy stored.
-        operator = operator_arm(target)
+        operator = target.operator_arm(self.name)
         if operator.toolkit:
             return webapp_desired(api, operator, namespace)
         return baseline.load_desired(api, namespace, target.name)
 
     def target_what(self, target: Target) -> str:
-        first = operator_arm(target).resources[0]
+        first = target.operator_arm(self.name).resources[0]
         return f"{first['kind']} {first['metadata']['name']}"
 
     def target_row(
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
-        return target_operator_app(cluster, target, operator_arm(target), namespace)
+        return target_operator_app(cluster, target, target.operator_arm(self.name), namespace)
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         if options.get("stop") and options.get("keep_operator"):
@@ -315,7 +311,7 @@ class Operator(Approach):
         # The toolkit's operator (the built-in WebApp's) is found or installed here, where the
         # webhook's host can be given and what happened is said; any other `install_target`
         # installs with the arm (and removes it again when the deploy fails).
-        if not operator_arm(target).toolkit:
+        if not target.operator_arm(self.name).toolkit:
             return ()
         handle = operator_path.install_operator(cluster, webhook_host=options.get("webhook_host"))
         where = cluster.describe()
@@ -341,8 +337,10 @@ class Operator(Approach):
         if options.get("keep_operator"):
             return ()
         if builtin:
-            return _stop_when_unused(cluster, operator_arm(target), stop=bool(options.get("stop")))
-        return _remove_install(cluster, target, namespace)
+            return _stop_when_unused(
+                cluster, target.operator_arm(self.name), stop=bool(options.get("stop"))
+            )
+        return _remove_install(cluster, target, target.operator_arm(self.name), namespace)
 
 
 def _stop_when_unused(cluster: ClusterTarget, arm: OperatorArm, *, stop: bool) -> tuple[str, ...]:
@@ -366,11 +364,12 @@ def _stop_when_unused(cluster: ClusterTarget, arm: OperatorArm, *, stop: bool) -
     return tuple(lines)
 
 
-def _remove_install(cluster: ClusterTarget, target: Target, namespace: str) -> tuple[str, ...]:
+def _remove_install(
+    cluster: ClusterTarget, target: Target, operator: OperatorArm, namespace: str
+) -> tuple[str, ...]:
     """After a target's custom resources are gone: the operator's install removed when no
     resource of its kinds is left in the cluster (never an `alreadyInstalled` one, nor the
     toolkit's own, which every WebApp shares)."""
-    operator = operator_arm(target)
     if operator.install.form == "alreadyInstalled":
         return ("operator left as it is (alreadyInstalled: never installed or removed here)",)
     if operator.install.form == "toolkit":

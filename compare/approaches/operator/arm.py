@@ -64,11 +64,6 @@ QUIET_S = 1.0
 REMOVE_TIMEOUT_S = 60.0
 
 
-def operator_arm(target: Target) -> Operator:
-    """The target's `operator` key (a one-line error naming the file when it has none)."""
-    return target.operator_arm("operator")
-
-
 @dataclass(frozen=True)
 class Resource:
     """One custom resource of the target, as the API server serves its kind."""
@@ -117,8 +112,7 @@ def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
         text = run_tool("kubectl", "kustomize", str(directory))
         docs = [doc for doc in parse_yaml_all(text, f"kubectl kustomize {directory}") if doc]
     except CompareError as exc:
-        message = exc.message
-        raise CompareError(f"{target.source}: operator.install.kustomize: {message}") from None
+        raise CompareError(f"{target.source}: operator.install.kustomize: {exc.message}") from None
     return docs
 
 
@@ -147,34 +141,6 @@ def _defined_kinds(documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, st
                 key = (f"{spec.get('group')}/{version.get('name')}", kind_name)
                 found[key] = spec.get("scope", "Namespaced") == "Namespaced"
     return found
-
-
-def check_resources(
-    api: client.ApiClient,
-    target: Target,
-    operator: Operator,
-    documents: Sequence[Mapping[str, Any]],
-) -> None:
-    """Every custom resource is of a namespaced kind the API server serves, or one a CRD of
-    the install (`documents`) defines: else one line naming the resource (exit 2)."""
-    defined = _defined_kinds(documents)
-    for body in operator.resources:
-        api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
-        what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
-        served = api_of.served(api, api_version, kind_name)
-        namespaced = (
-            served.namespaced if served is not None else defined.get((api_version, kind_name))
-        )
-        if namespaced is None:
-            raise CompareError(
-                f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
-                " defines it, and the install does not)"
-            )
-        if not namespaced:
-            raise CompareError(
-                f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources are"
-                " judged)"
-            )
 
 
 def served_resources(
@@ -215,18 +181,9 @@ def _existing(
     """Which of the install's objects exist already (`kubectl get`, by kind and name)."""
     if not docs:
         return set()
-    out = kubectl(
-        cluster,
-        "get",
-        "-n",
-        namespace,
-        "--ignore-not-found",
-        "-o",
-        "yaml",
-        "-f",
-        "-",
-        stdin=yaml.safe_dump_all(list(docs), sort_keys=False),
-    )
+    stdin = yaml.safe_dump_all(list(docs), sort_keys=False)
+    args = ("get", "-n", namespace, "--ignore-not-found", "-o", "yaml", "-f", "-")
+    out = kubectl(cluster, *args, stdin=stdin)
     listing = yaml.safe_load(out) or {}
     items = listing.get("items") if listing.get("kind") == "List" else [listing]
     return {_identity(item) for item in items or [] if item}
@@ -235,16 +192,30 @@ def _existing(
 def check_served(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> None:
-    """Before anything is applied: the install renders and every custom resource's kind is
-    served, or defined by the install (one line naming the resource otherwise)."""
+    """Before anything is applied: every custom resource is of a namespaced kind the API
+    server serves, or one a CRD of the install (rendered here, no cluster) defines: else one
+    line naming the resource (exit 2)."""
     if operator.toolkit:
         return  # WebApps, checked when loaded; its install defines their kind
-    documents = install_documents(target, operator, namespace)
-    api = cluster.api_client()
-    try:
-        check_resources(api, target, operator, documents)
-    finally:
-        api.close()
+    defined = _defined_kinds(install_documents(target, operator, namespace))
+    with cluster.api_client() as api:
+        for body in operator.resources:
+            api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
+            what = f"{target.source}: operator.resources: {kind_name} {body['metadata']['name']}"
+            served = api_of.served(api, api_version, kind_name)
+            namespaced = (
+                served.namespaced if served is not None else defined.get((api_version, kind_name))
+            )
+            if namespaced is None:
+                raise CompareError(
+                    f"{what}: no API serves {kind_name} in {api_version} (no established CRD"
+                    " defines it, and the install does not)"
+                )
+            if not namespaced:
+                raise CompareError(
+                    f"{what}: {kind_name} is cluster-scoped (only namespaced custom resources"
+                    " are judged)"
+                )
 
 
 def plan_install(
@@ -291,11 +262,8 @@ def install(
 
 
 def _delete_documents(cluster: ClusterTarget, namespace: str, docs: Sequence[Any]) -> None:
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         api_of.delete_all(api, docs, timeout=REMOVE_TIMEOUT_S, namespace=namespace)
-    finally:
-        api.close()
 
 
 def uninstall(
@@ -316,11 +284,8 @@ def uninstall(
     docs = done.created if created_only else done.documents
     _delete_documents(cluster, done.namespace, list(reversed(docs)))
     if created_only and done.namespace_created:
-        _delete_documents(
-            cluster,
-            done.namespace,
-            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}],
-        )
+        created = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": done.namespace}}
+        _delete_documents(cluster, done.namespace, [created])
 
 
 # -- the custom resources ----------------------------------------------------------------------
@@ -481,10 +446,9 @@ def deploy_resources(
 ) -> DesiredObjects:
     """Apply the custom resources in `namespace` (which exists), wait until ready, take and
     store the baseline; returns it as the judge's desired objects. `warn` gets what the
-    baseline keeps of other field managers' writes (default: the `compare` logger)."""
+    baseline keeps of other field managers' writes (default: nothing does)."""
     deadline = Deadline(timeout)
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         if operator.toolkit:
             return deploy_webapps(api, operator, namespace, timeout=timeout, cancel=cancel)
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
@@ -499,8 +463,6 @@ def deploy_resources(
             cancel=cancel,
             warn=warn,
         )
-    finally:
-        api.close()
 
 
 def webapp_desired(api: client.ApiClient, operator: Operator, namespace: str) -> DesiredObjects:
@@ -549,8 +511,7 @@ def remove_resources(
     if not namespace or not all(body["metadata"]["name"] for body in operator.resources):
         # An empty name or namespace makes the DELETE address a whole collection.
         raise CompareError("custom resources to delete: empty name or namespace; nothing deleted")
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         removed = []
         owners = []
         for body in operator.resources:
@@ -592,32 +553,11 @@ def remove_resources(
             interval=POLL_S,
         )
         return bool(removed)
-    finally:
-        api.close()
 
 
 def remaining(cluster: ClusterTarget, operator: Operator) -> int:
     """Custom resources of the target's kinds left in the whole cluster."""
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         kinds = {(str(b["apiVersion"]), str(b["kind"])) for b in operator.resources}
-        total = 0
-        for api_version, kind_name in sorted(kinds):
-            what = api_of.served(api, api_version, kind_name)
-            total += api_of.count(api, what) if what is not None else 0
-        return total
-    finally:
-        api.close()
-
-
-def ensure_namespace(cluster: ClusterTarget, namespace: str) -> None:
-    create_namespace(cluster, namespace)
-
-
-def create_namespace(cluster: ClusterTarget, namespace: str) -> bool:
-    """Create the namespace unless it is there; whether it was created here."""
-    api = cluster.api_client()
-    try:
-        return kube.ensure_namespace(api, namespace)
-    finally:
-        api.close()
+        served = [api_of.served(api, api_version, kind_name) for api_version, kind_name in kinds]
+        return sum(api_of.count(api, what) for what in served if what is not None)

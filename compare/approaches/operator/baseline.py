@@ -27,6 +27,7 @@ from typing import Any
 
 from kubernetes import client
 
+from compare.approaches.operator.managers import uid
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import DesiredObjects, from_pairs
 from compare.judge.kinds import KINDS, POD_MAKERS
@@ -55,10 +56,6 @@ def baseline_name(target_name: str) -> str:
     return f"compare-baseline-{target_name}"
 
 
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
-
-
 def owned_objects(
     api: client.ApiClient, namespace: str, owners: Iterable[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -74,22 +71,22 @@ def owned_objects(
         # A list's items carry neither kind nor apiVersion: the list does.
         for item in listing.get("items") or []:
             objects.append({**item, "apiVersion": listing.get("apiVersion"), "kind": kind_name})
-    frontier = {_uid(owner) for owner in owners} - {""}
+    frontier = {uid(owner) for owner in owners} - {""}
     seen: set[str] = set()
     found: list[dict[str, Any]] = []
     while frontier:
         children = [
             obj
             for obj in objects
-            if _uid(obj) not in seen
+            if uid(obj) not in seen
             and any(
                 ref.get("uid") in frontier
                 for ref in (obj.get("metadata") or {}).get("ownerReferences") or []
             )
         ]
-        seen.update(_uid(obj) for obj in children)
+        seen.update(uid(obj) for obj in children)
         found.extend(children)
-        frontier = {_uid(obj) for obj in children if obj.get("kind") not in WORKLOADS}
+        frontier = {uid(obj) for obj in children if obj.get("kind") not in WORKLOADS}
     return sorted(found, key=lambda o: (KIND_ORDER[o["kind"]], o["metadata"]["name"]))
 
 
@@ -154,7 +151,7 @@ def save(
                 "apiVersion": o.get("apiVersion"),
                 "kind": o.get("kind"),
                 "name": o["metadata"]["name"],
-                "uid": _uid(o),
+                "uid": uid(o),
             }
             for o in owners
         ],

@@ -20,17 +20,17 @@ stopped again before the error is raised.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.operator.install import apply_cluster_objects, ensure_certs
+from compare.approaches.operator.install import apply_cluster_objects
 from compare.approaches.operator.lease import (
     LeaseView,
     LeaseWatch,
@@ -64,19 +64,10 @@ from compare.kube import (
     served,
     wait_for,
 )
-from compare.kube.apierror import if_found
 from compare.paths import cache_dir
 from compare.webapp import API_GROUP, API_VERSION, KIND, PLURAL, WebApp, to_cr
-from webapp_operator.names import CRD_NAME, OPERATOR_NAMESPACE, SERVICE_ACCOUNT
-
-__all__ = [
-    "OperatorHandle",
-    "OperatorOptions",
-    "install_operator",
-    "operator_status",
-    "start_operator",
-    "stop_operator",
-]
+from webapp_operator.certs import CertFiles, ensure_tls
+from webapp_operator.names import OPERATOR_NAMESPACE, SERVICE_ACCOUNT
 
 POLL_S = 0.1
 # Start-up is a few seconds, but a replica killed without releasing its Lease makes the next
@@ -110,15 +101,9 @@ class OperatorHandle:
         return f"operator pid {self.pid} ({state}), log {self.log_path}"
 
 
-# -- the webhook's address -------------------------------------------------------------------
-
-
 def _webhook_url(settings: dict[str, Any]) -> str | None:
     host, port = settings.get("webhook_host"), settings.get("webhook_port")
     return f"https://{host}:{port}" if host and port else None
-
-
-# -- process management ---------------------------------------------------------------------
 
 
 def _handle(target: ClusterTarget, directory: Path, info: LocalProcess | None) -> OperatorHandle:
@@ -138,31 +123,18 @@ def _handle(target: ClusterTarget, directory: Path, info: LocalProcess | None) -
 # -- the operator already leading the cluster ------------------------------------------------
 
 
-def _local_processes() -> Iterator[tuple[Path, LocalProcess]]:
-    """Every running operator process this machine's toolkit started, any cluster."""
-    root = cache_dir() / OPERATOR.area
-    if not root.is_dir():
-        return
-    for directory in sorted(root.iterdir()):
-        if directory.is_dir():
-            for info in recorded(directory):
-                if alive(info):
-                    yield directory, info
-
-
 def _local_leader(holders: set[str]) -> tuple[Path, LocalProcess] | None:
-    """The local process holding one of these Leases and leading (its /healthz says so)."""
-    for directory, info in _local_processes():
+    """Of every running operator process this machine's toolkit started, any cluster, the one
+    holding one of these Leases and leading (its /healthz says so)."""
+    root = cache_dir() / OPERATOR.area
+    directories = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+    running = [(d, info) for d in directories for info in recorded(d) if alive(info)]
+    for directory, info in running:
         summary = health(info) or {}
         identity = info.identity or summary.get("identity")
         if identity in holders and summary.get("leading"):
             return directory, replace(info, identity=str(identity))
     return None
-
-
-def _own_identities(directory: Path) -> frozenset[str]:
-    info = read_process(directory, DEFAULT_INSTANCE)
-    return frozenset({info.identity}) if info is not None and info.identity else frozenset()
 
 
 def _check_crd(api: client.ApiClient, who: str) -> None:
@@ -185,39 +157,21 @@ def _serving_handle(
     if local is not None:
         other, info = local
         _check_crd(api, f"the local process pid {info.pid} ({holder})")
-        return OperatorHandle(
-            cluster=cluster_key(target),
-            state_dir=other,
-            pid=info.pid,
-            log_path=info.log_path,
-            running=True,
-            ready=is_ready(info),
-            webhook_url=_webhook_url(read_settings(other)),
-            holder=holder,
-            found=f"pid {info.pid}, started for {other.name}, log {info.log_path}",
-        )
+        found = f"pid {info.pid}, started for {other.name}, log {info.log_path}"
+        return replace(_handle(target, other, info), running=True, found=found)
     age = f", renewed {lease.age:.1f}s ago" if lease.age is not None else ""
     where = f"{holder} (Lease {lease.where}{age}), not a process of this machine"
     _check_crd(api, where)
-    return OperatorHandle(
-        cluster=cluster_key(target),
-        state_dir=directory,
-        pid=None,
-        log_path=directory / f"{DEFAULT_INSTANCE}.log",
-        running=True,
-        ready=True,
-        webhook_url=None,
-        holder=holder,
-        found=where,
-    )
+    handle = _handle(target, directory, None)
+    return replace(handle, running=True, ready=True, webhook_url=None, holder=holder, found=where)
 
 
 def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | None:
     """The operator already leading this cluster, other than this target's own process: a
     local one of another state directory (asked directly), else any holder seen renewing."""
-    api = target.api_client()
-    try:
-        own = _own_identities(directory)
+    with target.api_client() as api:
+        info = read_process(directory, DEFAULT_INSTANCE)
+        own = frozenset({info.identity}) if info is not None and info.identity else frozenset()
         held = [v for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder and v.holder not in own]
         if not held:
             return None
@@ -226,11 +180,7 @@ def _find_serving(target: ClusterTarget, directory: Path) -> OperatorHandle | No
             lease = next(v for v in held if v.holder == local[1].identity)
             return _serving_handle(target, directory, api, lease)
         leader = find_active_leader(api, OPERATOR_NAMESPACE, ignore=own)
-        if leader is None:
-            return None
-        return _serving_handle(target, directory, api, leader.lease)
-    finally:
-        api.close()
+        return None if leader is None else _serving_handle(target, directory, api, leader)
 
 
 def _await_ready(
@@ -333,11 +283,9 @@ def check_webhook_host(value: str | None) -> None:
     calls); a one-line error otherwise."""
     if value is None:
         return
-    try:
+    with contextlib.suppress(ValueError):
         ipaddress.ip_address(value)
         return
-    except ValueError:
-        pass
     labels = value.split(".")
     if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
         raise CompareError(f"--webhook-host {value!r}: not a host name or an IP address")
@@ -356,8 +304,10 @@ def install_operator(
     installed over it."""
     with OPERATOR.claimed(target) as directory:
         info = read_process(directory, DEFAULT_INSTANCE)
-        if alive(info) and info is not None and is_ready(info) and _crd_present(target):
-            return _handle(target, directory, info)
+        if alive(info) and info is not None and is_ready(info):
+            with target.api_client() as api:
+                if read_crd(api) is not None:
+                    return _handle(target, directory, info)
         if not alive(info) and (found := _find_serving(target, directory)) is not None:
             return found
         settings = read_settings(directory)
@@ -368,7 +318,8 @@ def install_operator(
             settings["webhook_host"] = "127.0.0.1"
         save_settings(directory, settings)
         hosts = sorted({"127.0.0.1", settings.get("webhook_host") or "127.0.0.1"})
-        certs = ensure_certs(directory / "certs", hosts)
+        certs = CertFiles(directory / "certs")
+        ensure_tls(certs, hosts)
         apply_cluster_objects(target, certs=certs, webhook_url=_webhook_url(settings))
         return _start_locked(target, directory, options, look=False)
 
@@ -395,23 +346,17 @@ def stop_operator(
     stopped (None: no local process serves the cluster; one in the cluster is never touched)."""
     with state_lock(OPERATOR.state_dir(target)) as directory:
         info = read_process(directory, DEFAULT_INSTANCE)
-        if alive(info) and info is not None:
-            handle = _handle(target, directory, info)
-            terminate(info, kill=kill)
-            return handle
-        if not serving:
-            return None
-        api = target.api_client()
-        try:
-            holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
-        finally:
-            api.close()
-        local = _local_leader(holders) if holders else None
-        if local is None:
-            return None
-        where, found = local
-        handle = _handle(target, where, found)
-        terminate(found, kill=kill)
+        if not alive(info) or info is None:
+            if not serving:
+                return None
+            with target.api_client() as api:
+                holders = {v.holder for v in read_leases(api, OPERATOR_NAMESPACE) if v.holder}
+            local = _local_leader(holders) if holders else None
+            if local is None:
+                return None
+            directory, info = local
+        handle = _handle(target, directory, info)
+        terminate(info, kill=kill)
         return handle
 
 
@@ -436,19 +381,6 @@ def operator_status(target: ClusterTarget) -> OperatorHandle | None:
     if info is None:
         return None
     return _handle(target, directory, info)
-
-
-def _crd_present(target: ClusterTarget) -> bool:
-    api = target.api_client()
-    try:
-        crd = if_found(
-            f"reading the CRD {CRD_NAME} failed",
-            client.ApiextensionsV1Api(api).read_custom_resource_definition,
-            CRD_NAME,
-        )
-    finally:
-        api.close()
-    return crd is not None
 
 
 # -- WebApps ---------------------------------------------------------------------------------

@@ -27,11 +27,11 @@ from compare.kube.apierror import delete_if_found, if_found
 from compare.kube.served import wait_established
 from compare.paths import OPERATOR_DIR
 from webapp_operator.admission import webhook_configuration
-from webapp_operator.certs import CertFiles, ensure_tls
+from webapp_operator.certs import CertFiles
 from webapp_operator.manifests import CRD_PATH
 from webapp_operator.names import CRD_NAME, WEBHOOK_CONFIGURATION
 
-__all__ = ["apply_cluster_objects", "ensure_certs"]
+__all__ = ["apply_cluster_objects"]
 
 FIELD_MANAGER = "compare-install"
 _CONFIG = OPERATOR_DIR / "config"
@@ -65,17 +65,13 @@ def apply_cluster_objects(
     else:
         _drop_local_webhook(cluster)
     apply_documents(cluster, docs, field_manager=FIELD_MANAGER)
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         wait_established(api, [CRD_NAME], timeout=30.0)
-    finally:
-        api.close()
 
 
 def _drop_local_webhook(cluster: ClusterTarget) -> None:
-    api = cluster.api_client()
-    hooks = client.AdmissionregistrationV1Api(api)
-    try:
+    with cluster.api_client() as api:
+        hooks = client.AdmissionregistrationV1Api(api)
         current = if_found(
             f"reading the webhook configuration {WEBHOOK_CONFIGURATION}",
             hooks.read_validating_webhook_configuration,
@@ -87,11 +83,3 @@ def _drop_local_webhook(cluster: ClusterTarget) -> None:
                 hooks.delete_validating_webhook_configuration,
                 WEBHOOK_CONFIGURATION,
             )
-    finally:
-        api.close()
-
-
-def ensure_certs(directory: Path, hosts: list[str]) -> CertFiles:
-    files = CertFiles(directory)
-    ensure_tls(files, hosts)
-    return files

@@ -33,7 +33,6 @@ from webapp_operator.manifests import CRD_PATH
 from webapp_operator.names import CRD_NAME, LEASE_NAME
 
 __all__ = [
-    "ActiveLeader",
     "LeaseView",
     "LeaseWatch",
     "crd_difference",
@@ -58,27 +57,11 @@ class LeaseView:
     holder: str | None
     duration: float
     version: str
-    renew_time: datetime | None
     age: float | None  # seconds from renewTime to the API server's "now"; None: unknown
 
     @property
     def where(self) -> str:
         return f"{self.namespace}/{LEASE_NAME}"
-
-
-@dataclass(frozen=True)
-class ActiveLeader:
-    """A holder seen renewing its Lease."""
-
-    lease: LeaseView
-    renewed_ago: float  # seconds since the renewal we observed
-
-    @property
-    def holder(self) -> str:
-        return self.lease.holder or "?"
-
-    def describe(self) -> str:
-        return f"{self.holder} (Lease {self.lease.where}, renewed {self.renewed_ago:.1f}s ago)"
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -110,7 +93,6 @@ def _view(item: dict[str, Any], now: datetime | None) -> LeaseView:
         holder=spec.get("holderIdentity") or None,
         duration=float(spec.get("leaseDurationSeconds") or 15),
         version=item["metadata"]["resourceVersion"],
-        renew_time=renew,
         age=age,
     )
 
@@ -177,8 +159,8 @@ class LeaseWatch:
 
 def find_active_leader(
     api: client.ApiClient, namespace: str, *, ignore: frozenset[str] = frozenset()
-) -> ActiveLeader | None:
-    """The holder seen renewing an operator Lease, or None when every Lease is free, expired
+) -> LeaseView | None:
+    """The Lease of a holder seen renewing it, or None when every Lease is free, expired
     or not renewed within its duration (a stale holder: safe to take over).
 
     Watches at most until the last candidate's lease would expire (capped), so an active
@@ -198,16 +180,14 @@ def find_active_leader(
         done=lambda view: view is not None,
         interval=POLL_S,
     )
-    if view is not None:
-        return ActiveLeader(view, max(0.0, view.age or 0.0))
-    if wait > OBSERVE_CAP_S:
-        lease = max(candidates, key=lambda v: v.duration - (v.age or 0.0))
-        raise CompareError(
-            f"the operator Lease {lease.where} is held by {lease.holder}, not renewed for "
-            f"{OBSERVE_CAP_S:.0f}s yet valid for up to {lease.duration:.0f}s: stop that "
-            "operator or delete the Lease, then retry"
-        )
-    return None
+    if view is not None or wait <= OBSERVE_CAP_S:
+        return view
+    lease = max(candidates, key=lambda v: v.duration - (v.age or 0.0))
+    raise CompareError(
+        f"the operator Lease {lease.where} is held by {lease.holder}, not renewed for "
+        f"{OBSERVE_CAP_S:.0f}s yet valid for up to {lease.duration:.0f}s: stop that "
+        "operator or delete the Lease, then retry"
+    )
 
 
 # -- is the active operator ours? ------------------------------------------------------------

@@ -110,7 +110,7 @@ def _entries(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list((obj.get("metadata") or {}).get("managedFields") or [])
 
 
-def _uid(obj: Mapping[str, Any]) -> str:
+def uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
@@ -132,7 +132,7 @@ def operator_managers(
 ) -> set[str]:
     """The managers that wrote an owned object's owner reference, or a custom resource's
     status (see the module docstring)."""
-    uids = {_uid(o) for o in [*owners, *objects]} - {""}
+    uids = {uid(o) for o in [*owners, *objects]} - {""}
     found = set()
     for obj in objects:
         for entry in _entries(obj):

@@ -17,7 +17,7 @@ import sys
 import urllib.error
 import urllib.request
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,8 @@ class OperatorOptions:
     log_level: str = "INFO"
 
     def args(self) -> list[str]:
-        return [
-            f"--resync-seconds={self.resync_seconds}",
-            f"--lease-duration={self.lease_duration}",
-            f"--lease-renew-deadline={self.lease_renew_deadline}",
-            f"--lease-retry-period={self.lease_retry_period}",
-            f"--log-level={self.log_level}",
-        ]
+        """The operator's flags, each named after its field (`--lease-duration=15.0`)."""
+        return [f"--{f.name.replace('_', '-')}={getattr(self, f.name)}" for f in fields(self)]
 
 
 def health(info: LocalProcess) -> dict[str, Any] | None:

@@ -22,8 +22,7 @@ def target_operator_app(
     against the built-in chart's rendering of its WebApps (a WebApp named by name alone,
     `webapp_named`, is one whose spec did not validate)."""
     body = operator.resources[0]
-    api = cluster.api_client()
-    try:
+    with cluster.api_client() as api:
         served = custom.served(api, str(body["apiVersion"]), str(body["kind"]))
         name = str(body["metadata"]["name"])
         live = custom.read(api, served, namespace, name) if served is not None else None
@@ -32,12 +31,12 @@ def target_operator_app(
         status = live.get("status") or {}
         if operator.toolkit:
             # Named and described as the WebApp it is (its phase).
-            detail = f"phase {status.get('phase') or 'unknown'}"
+            shown, detail = name, f"phase {status.get('phase') or 'unknown'}"
             if not operator.webapps:
                 spec = live.get("spec") or {}
                 return unjudged(
                     "operator",
-                    name,
+                    shown,
                     namespace,
                     detail,
                     "invalid spec",
@@ -45,34 +44,26 @@ def target_operator_app(
                     image=spec.get("image"),
                 )
             desired = webapp_desired(api, operator, namespace)
-            return judged_row(
-                api,
-                approach="operator",
-                name=name,
-                namespace=namespace,
-                detail=detail,
-                desired=desired,
-            )
-        conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
-        ready = operator.ready_condition
-        detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
-        objects = baseline.load(api, namespace, target.name)
-        shown = f"{body['kind']}/{name}"
-        if objects is None:
-            return unjudged(
-                "operator",
-                shown,
-                namespace,
-                detail,
-                "no baseline (compare deploy operator --target FILE takes it)",
-            )
+        else:
+            conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+            ready = operator.ready_condition
+            detail = f"{ready} {conditions.get(ready, 'absent')}" if ready else "ready: children"
+            objects = baseline.load(api, namespace, target.name)
+            shown = f"{body['kind']}/{name}"
+            if objects is None:
+                return unjudged(
+                    "operator",
+                    shown,
+                    namespace,
+                    detail,
+                    "no baseline (compare deploy operator --target FILE takes it)",
+                )
+            desired = baseline.desired_of(objects)
         return judged_row(
             api,
             approach="operator",
             name=shown,
             namespace=namespace,
             detail=detail,
-            desired=baseline.desired_of(objects),
+            desired=desired,
         )
-    finally:
-        api.close()
