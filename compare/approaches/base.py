@@ -283,6 +283,12 @@ class Approach(ABC):
         """After a fault that may have stopped the shared parts: start them again if needed."""
         return None
 
+    def shares(self, target: Target) -> bool:
+        """Whether the target's arm runs on this approach's shared parts (what `prepare`
+        starts per cluster, and a run starts again after a fault): by default whenever the
+        target has an arm of it."""
+        return self.arm(target) is not None
+
     def controllers(self) -> LocalControllers | None:
         """Its controllers when they run as local processes of this machine (the chaos
         faults that stop the controllers act on them; `compare cluster down` forgets them);

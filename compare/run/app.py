@@ -42,7 +42,7 @@ from compare.judge.desired import elsewhere
 from compare.results import AppInfo, TargetInfo
 from compare.run.preflight import new_chart_crds, remove_crds
 from compare.run.workload import OWNED, Workload, workload_of
-from compare.target import Operator, Target
+from compare.target import Target
 
 # The namespace a target's chart arms are rendered into before any trial: like a trial's.
 TRIAL_NAMESPACE = "cmp-helm-target"
@@ -100,16 +100,6 @@ class App:
         installed once by a preflight."""
         return not self.target.from_file
 
-    def _operator_arms(self, approaches: Sequence[str]) -> list[str]:
-        return [a for a in approaches if isinstance(registry.get(a).arm(self.target), Operator)]
-
-    def _shared(self, approach: Approach) -> bool:
-        """Whether the approach's shared parts are the run's to start and restart: those of
-        every arm the target has but an operator it installs itself (its preflight's, never
-        restarted)."""
-        arm = approach.arm(self.target)
-        return arm is not None and (not isinstance(arm, Operator) or arm.toolkit)
-
     def default_approaches(self) -> tuple[str, ...]:
         """The approaches a run without `--approach` uses: the arms it has (of the default
         approaches only, for the built-in target: it has an arm for every approach)."""
@@ -121,12 +111,12 @@ class App:
 
     def prepare(self, approach: Approach, cluster: ClusterTarget) -> None:
         """Before the trials: the approach's shared parts running."""
-        if self._shared(approach):
+        if approach.shares(self.target):
             approach.prepare(cluster)
 
     def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
         """After a fault that may have stopped the approach's shared parts: running again."""
-        if self._shared(approach):
+        if approach.shares(self.target):
             approach.recover(cluster)
 
     def check(self, approaches: Sequence[str]) -> None:
@@ -241,9 +231,14 @@ class App:
         return found
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
-        """Whether every operator among the approaches is the toolkit's own (faults that stop
-        it apply only then)."""
-        return all(self._shared(registry.get(a)) for a in self._operator_arms(approaches))
+        """Whether every approach among them whose own parts faults act on
+        (`Approach.fault_targets`: the toolkit's operator process) runs them shared for this
+        app (faults that stop them apply only then, not to an operator a target installs)."""
+        return all(
+            registry.get(a).shares(self.target)
+            for a in approaches
+            if registry.get(a).fault_targets and registry.get(a).arm(self.target) is not None
+        )
 
     def deploy(
         self,

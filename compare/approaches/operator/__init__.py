@@ -150,6 +150,12 @@ class Operator(Approach):
         if status is None or not status.running:
             operator_path.start_operator(cluster)
 
+    def shares(self, target: Target) -> bool:
+        # Only the toolkit's own operator is shared; one a target installs itself is its
+        # run's preflight's, never started again by the run.
+        arm = self.arm(target)
+        return isinstance(arm, OperatorArm) and arm.toolkit
+
     def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
         # The toolkit's: the chart's rendering of the same WebApps as the operator applies them,
         # an independent reference, never the operator's own builders (`reference`).
