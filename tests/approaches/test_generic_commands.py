@@ -15,7 +15,7 @@ import typer
 from kubernetes import client
 from typer.testing import CliRunner
 
-from compare.approaches import CommandOption, desired_objects
+from compare.approaches import CommandOption, desired_objects, registered
 from compare.approaches.helm import Helm
 from compare.cli.common import ErrorBoundaryGroup
 from compare.cli.deploy_cmd import attach
@@ -79,8 +79,21 @@ def test_deploy_and_undeploy_through_the_interface_alone(
     kube = ["--kubeconfig", str(cluster.kubeconfig)]
     runner = CliRunner()
     app = _app()
-    approach = OtherHelm()
+    # Registered while it runs, as any approach is: the built-in target has an arm of each.
+    with registered(OtherHelm()) as approach:
+        _round_trip(runner, app, approach, cluster, api, namespace, app_file, kube)
 
+
+def _round_trip(
+    runner: CliRunner,
+    app: typer.Typer,
+    approach: OtherHelm,
+    cluster: ClusterTarget,
+    api: client.ApiClient,
+    namespace: str,
+    app_file: Path,
+    kube: list[str],
+) -> None:
     result = runner.invoke(
         app, ["deploy", "other-helm", "--app", str(app_file), "-n", namespace, *kube]
     )
