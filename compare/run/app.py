@@ -234,10 +234,11 @@ class App:
         """Whether every approach among them whose own parts faults act on
         (`Approach.fault_targets`: the toolkit's operator process) runs them shared for this
         app (faults that stop them apply only then, not to an operator a target installs)."""
+        chosen = [registry.get(a) for a in approaches]
         return all(
-            registry.get(a).shares(self.target)
-            for a in approaches
-            if registry.get(a).fault_targets and registry.get(a).arm(self.target) is not None
+            a.shares(self.target)
+            for a in chosen
+            if a.fault_targets and a.arm(self.target) is not None
         )
 
     def deploy(
@@ -253,9 +254,11 @@ class App:
         """Deploy into a trial's namespace and wait until the desired state holds."""
         # What its deploy reports is the desired state (a release's manifest, or an
         # operator's baseline of owned objects) and the faults act on its parts.
+        # The preflight (or the run's start) checked and installed the arm once: a trial only
+        # deploys it, with no per-trial cluster check (an operator's kustomize build).
         done = deploy_arm(
             approach, cluster, self.target.for_trial(namespace), namespace, timeout=timeout,
-            install=False, rollback=False, cancel=cancel,
+            install=False, rollback=False, check=False, cancel=cancel,
         )  # fmt: skip
         deployed = done.deployed
         return Deployed(deployed.desired, _parts(done), deployed.events_on or self.target.name)
