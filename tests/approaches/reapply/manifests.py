@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from compare.deploy.local import write_json
 
 # How long a deploy or undeploy waits for a pass to finish (a pass applies a few objects, each
 # call bounded by the client's request timeout).
@@ -70,9 +71,7 @@ def store(directory: Path, stored: Stored) -> None:
     """Write (replace) the arm's manifest; the caller holds the lock."""
     path = _file(directory, stored.namespace, stored.release)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps(asdict(stored)))
-    os.replace(partial, path)
+    write_json(path, asdict(stored))  # the toolkit's atomic replace
 
 
 def drop(directory: Path, namespace: str, release: str) -> bool:
