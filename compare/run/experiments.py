@@ -1,11 +1,12 @@
 """The experiment catalogue: built-in names or a user's files, validated before anything runs.
 
 Every file is parsed by the bounded loader (compare.inputfile: as chaoslib's `load_experiment`
-would by its extension, with no alias bomb or duplicate key) and validated by chaoslib itself
-(`ensure_experiment_is_valid`: syntax, configuration, that each Python activity exists with
-those arguments), then our `compare` extension block is read: the fault it represents, the
-approaches it applies to, the target/field its evidence tracks and which method activity is
-the injection. Any problem is one CompareError line naming the file and the field.
+would by its extension, with no alias bomb or duplicate key) and validated as chaostoolkit
+validates it, but without importing or running anything (`compare.run.validate`: chaoslib's
+`ensure_experiment_is_valid` imports every Python activity's and control's module; here each
+number is in its range too), then our `compare` extension block is read: the fault it
+represents, the approaches it applies to, the target/field its evidence tracks and which method
+activity is the injection. Any problem is one CompareError line naming the file and the field.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from chaoslib import substitute
-from chaoslib.exceptions import ChaosException
-from chaoslib.experiment import ensure_experiment_is_valid
 
 from compare import approaches as registry
 from compare.chaos.fields import parse_path, read_path
@@ -32,6 +31,7 @@ from compare.judge.kinds import PART_KINDS
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import ExperimentInfo
 from compare.run.extension import check_injection, check_shape, find_extension, where
+from compare.run.validate import check_experiment
 from compare.run.workload import PARTS, Workload, needs_of
 from compare.run.workload import unmet as unmet_by
 
@@ -259,6 +259,12 @@ def load_spec(ref: str) -> ExperimentSpec:
             f"{path}: {where('requires')}: must be a list of {', '.join(REQUIREMENTS)}"
         )
     kinds = ext.get("kinds", [])
+    if "kinds" in ext and not kinds:
+        # `[]` would read as "each part's default kinds": leave the key out to mean that.
+        raise CompareError(
+            f"{path}: {where('kinds')}: must list at least one kind (leave it out for the"
+            " default kinds of the parts it acts on)"
+        )
     unknown = [k for k in kinds if k not in PART_KINDS]
     if unknown:
         raise CompareError(
@@ -384,9 +390,7 @@ def _load_valid(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     check_shape(document, path)
     ext = find_extension(document, path)
     try:
-        ensure_experiment_is_valid(document)
-    except ChaosException as exc:
-        raise CompareError(f"{path}: {first_line(exc, typed=False)}") from exc
+        check_experiment(document, path)  # imports nothing of the file's, runs nothing
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
         # A shape chaoslib's validation did not expect, past `check_shape`: still one line.
         raise CompareError(f"{path}: not a valid experiment ({first_line(exc)})") from exc

@@ -9,6 +9,11 @@ rollbacks) and produces the journal. Two adaptations, both through chaoslib's pu
 - a `RunEventHandler` hears `activity_completed` for the injection activity the moment it
   returns, so the observer learns the injection instant live (the journal's `end` of that
   activity, the same value a reader finds later in the journal file).
+
+Pauses have a deadline too: before chaoslib plays anything each pause, resolved with the
+trial's configuration, must be in its range (`compare.run.validate.check_resolved_pauses`),
+and the time between two activities (a pause after one, the pause before the next, the
+controls between them) is watched like an activity's.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from chaoslib.run import RunEventHandler, Runner
 from chaoslib.types import Strategy
 
 from compare.outputfile import write_text
+from compare.run.validate import MAX_PAUSE_S, check_resolved_pauses
 
 
 class _ThreadRunner(Runner):  # type: ignore[misc]
@@ -37,6 +43,8 @@ class _ThreadRunner(Runner):  # type: ignore[misc]
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         self.configure(experiment, settings, experiment_vars)
+        # The values chaoslib will sleep, known only now (the environment, the trial's values).
+        check_resolved_pauses(experiment, self.config or {}, self.secrets)
         result: dict[str, Any] = self._run(
             self.strategy,
             self.schedule,
@@ -90,6 +98,20 @@ class ActivityTimedOut(Exception):
         )
 
 
+class PauseTimedOut(ActivityTimedOut):
+    """Nothing started for too long between two activities (a pause or a control hung)."""
+
+    def __init__(self, after: str, deadline: float) -> None:
+        super().__init__(after, deadline, abandoned=True)
+        self.args = (
+            f"no activity started within {deadline:g} s after {after} (its pauses and"
+            " controls ran past their deadline; the experiment is abandoned)",
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class ExperimentCancelled(Exception):
     """The run was interrupted while chaoslib played the experiment."""
 
@@ -97,16 +119,23 @@ class ExperimentCancelled(Exception):
 class ActivityWatch(RunEventHandler):  # type: ignore[misc]
     """Which activity is running, since when, and which ended past their deadline."""
 
-    def __init__(self, deadlines: dict[str, float]) -> None:
+    def __init__(self, deadlines: dict[str, float], gap: float = float("inf")) -> None:
         super().__init__()
         self.deadlines = deadlines
         self.lock = threading.Lock()
         self.current: tuple[str, float] | None = None
         self.late: list[str] = []
+        # Between two activities (pauses, controls): since when, after what, and how long
+        # it may last. From the start: the controls' set-up and the first pause.
+        self.gap = gap
+        self.between: tuple[str, float] | None = ("the experiment's start", time.monotonic())
+        self.running = 0  # more than one with background activities
 
     def start_activity(self, activity: dict[str, Any]) -> None:
         with self.lock:
             self.current = (str(activity.get("name")), time.monotonic())
+            self.between = None
+            self.running += 1
 
     def activity_completed(self, activity: dict[str, Any], run: dict[str, Any]) -> None:
         with self.lock:
@@ -116,6 +145,17 @@ class ActivityWatch(RunEventHandler):  # type: ignore[misc]
                 if took >= self.deadlines.get(name, float("inf")) or _killed(run):
                     self.late.append(name)
             self.current = None
+            self.running = max(self.running - 1, 0)
+            if not self.running:
+                self.between = (f"the activity {name!r}", time.monotonic())
+
+    def stalled(self) -> tuple[str, float] | None:
+        """What the experiment is stuck after, when nothing started within the gap."""
+        with self.lock:
+            between = self.between
+        if between is not None and time.monotonic() - between[1] > self.gap:
+            return between[0], self.gap
+        return None
 
     def overdue(self, grace: float) -> tuple[str, float] | None:
         """The running activity when it is `grace` seconds past its deadline."""
@@ -185,12 +225,18 @@ def _seconds(value: Any) -> float | None:
     return None
 
 
+# Between two activities: the pause after one and the pause before the next (each at most
+# MAX_PAUSE_S, checked when the run starts), chaoslib's own steps and the controls.
+GAP_DEADLINE_S = 2 * MAX_PAUSE_S + 60.0
+
+
 def run_experiment_in_thread(
     experiment: dict[str, Any],
     handlers: list[RunEventHandler],
     *,
     default_deadline: float,
     cancel: threading.Event | None = None,
+    gap: float = GAP_DEADLINE_S,
 ) -> dict[str, Any]:
     """Play `experiment` with chaoslib and return its journal.
 
@@ -198,13 +244,15 @@ def run_experiment_in_thread(
     thread of its own, watched: past an activity's deadline (plus the time chaoslib takes to
     kill a process) the watch raises ActivityTimedOut, and when `cancel` is set it returns at
     once (raising Cancelled in the caller's check): no activity can hang a trial or Ctrl-C.
+    Between two activities at most `gap` seconds may pass (two pauses and the controls); past
+    that the watch raises PauseTimedOut.
     An abandoned thread is a daemon: it never keeps the command alive.
 
     Settings are empty on purpose: a user's ~/.chaostoolkit/settings.yaml could add global
     controls to every trial and change what is measured.
     """
     document = inline_refs(experiment)
-    watch = ActivityWatch(bound_activities(document, default_deadline))
+    watch = ActivityWatch(bound_activities(document, default_deadline), gap=gap)
     runner = _ThreadRunner(Strategy.DEFAULT)
     for handler in [watch, *handlers]:
         runner.register_event_handler(handler)
@@ -226,6 +274,9 @@ def run_experiment_in_thread(
         late = watch.overdue(KILL_GRACE_S)
         if late is not None:
             raise ActivityTimedOut(late[0], late[1], abandoned=True)
+        stalled = watch.stalled()
+        if stalled is not None:
+            raise PauseTimedOut(*stalled)
     if "error" in outcome:
         raise outcome["error"]
     journal: dict[str, Any] = outcome["journal"]

@@ -490,7 +490,7 @@ def test_compare_run_rejects_a_malformed_experiment_before_touching_a_cluster(
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1, result.output
-    assert f"{path}: an experiment requires a method" in lines[0]
+    assert f"{path}: method: an experiment requires a method" in lines[0]
     assert "Traceback" not in result.output
 
 

@@ -198,7 +198,30 @@ def _probe_as_injection(doc: dict[str, Any]) -> None:
     doc["extensions"][0]["injection"] = probe_name
 
 
+def _method(index: int, **values: Any) -> dict[str, Any]:
+    return _exp(lambda d: d["method"][index].update(values))
+
+
+def _tolerance(tolerance: Any) -> dict[str, Any]:
+    return _exp(lambda d: d["steady-state-hypothesis"]["probes"][0].update(tolerance=tolerance))
+
+
+def _paused_by_configuration(doc: dict[str, Any]) -> None:
+    doc["configuration"]["slow"] = 100000
+    doc["method"][0]["pauses"] = {"after": "${slow}"}
+
+
+def _duplicate_name(doc: dict[str, Any]) -> None:
+    doc["method"][1]["name"] = doc["method"][0]["name"]
+
+
+def _control(control: dict[str, Any]) -> dict[str, Any]:
+    return _exp(lambda d: d.update(controls=[control]))
+
+
 X = "extensions[compare]"
+M = "method[0]"
+T = "steady-state-hypothesis.probes[0].tolerance"
 # (id, content of mine.json, fragment)
 BAD_EXPERIMENTS: list[tuple[str, Any, str]] = [
     ("unknown-key", _ext(injecton="change-image"), f"{X}.injecton: unknown key"),
@@ -230,8 +253,58 @@ BAD_EXPERIMENTS: list[tuple[str, Any, str]] = [
     ("scope-needs-exclusive", _ext(scope="cluster"), f"{X}.scope: cluster needs"),
     ("requires-string", _ext(requires="embedded-cluster"), f"{X}.requires: must be a list"),
     ("requires-unknown", _ext(requires=["a-gpu"]), f"{X}.requires: must be a list of"),
-    ("method-missing", _exp(lambda d: d.pop("method")), "an experiment requires a method"),
-    ("title-missing", _exp(lambda d: d.pop("title")), "experiment requires a title"),
+    # Every number in its range (issue 37): pauses 0..600 s, timeouts above 0 up to 3600 s.
+    ("pause-after-huge", _method(0, pauses={"after": 100000}), f"{M}.pauses.after: 100000 s"),
+    ("pause-before-negative", _method(0, pauses={"before": -1}), f"{M}.pauses.before: -1 s"),
+    ("pause-by-configuration", _exp(_paused_by_configuration), f"{M}.pauses.after: 100000 s"),
+    ("pause-word", _method(0, pauses={"after": "soon"}), f"{M}.pauses.after: must be a number"),
+    (
+        "pause-unknown-key",
+        _method(0, pauses={"after": "${nope}"}),
+        f"{M}.pauses.after: ${{nope}} names no configuration",
+    ),
+    ("pause-bool", _method(0, pauses={"after": True}), f"{M}.pauses.after: must be a number"),
+    ("pause-other-key", _method(0, pauses={"during": 1}), f"{M}.pauses.during: unknown key"),
+    ("timeout-zero", _method(0, timeout=0), f"{M}.timeout: 0 s is out of range"),
+    ("timeout-negative", _method(0, timeout=-5), f"{M}.timeout: -5 s is out of range"),
+    ("timeout-huge", _method(0, timeout=1e9), f"{M}.timeout: 1e+09 s is more than the maximum"),
+    ("timeout-string", _method(0, timeout="10"), f"{M}.timeout: must be a number of seconds"),
+    ("duplicate-name", _exp(_duplicate_name), "method[1].name: 'change-image' is the name of"),
+    ("regex-nested", _tolerance({"type": "regex", "pattern": "(a+)+$"}), f"{T}.pattern:"),
+    (
+        "regex-long",
+        _tolerance({"type": "regex", "pattern": "a" * 600}),
+        f"{T}.pattern: longer than 512",
+    ),
+    (
+        "regex-invalid",
+        _tolerance({"type": "regex", "pattern": "(a"}),
+        f"{T}.pattern: not a valid regex",
+    ),
+    ("range-reversed", _tolerance({"type": "range", "range": [5, 1]}), f"{T}.range: 5 is above"),
+    ("tolerance-type", _tolerance({"type": "magic"}), f"{T}.type: 'magic' is not one of"),
+    ("kinds-empty", _ext(kinds=[]), f"{X}.kinds: must list at least one kind"),
+    ("activity-type", _method(0, type="fault"), f"{M}.type: must be probe or action"),
+    ("activity-name-empty", _method(0, name=" "), f"{M}.name: an activity must have a non"),
+    (
+        "module-not-dotted",
+        _method(0, provider={"type": "python", "module": "a/b", "func": "f"}),
+        f"{M}.provider.module",
+    ),
+    ("http-no-url", _method(0, provider={"type": "http"}), f"{M}.provider.url"),
+    (
+        "control-no-module",
+        _control({"name": "c", "provider": {"type": "python"}}),
+        "controls[0].provider.module: must name a module",
+    ),
+    (
+        "control-scope",
+        _control({"name": "c", "scope": "during", "provider": {"type": "python", "module": "m"}}),
+        "controls[0].scope: must be before or after",
+    ),
+    ("control-ref-unknown", _control({"ref": "nothing"}), "controls[0].ref: no control is named"),
+    ("method-missing", _exp(lambda d: d.pop("method")), "method: an experiment requires a method"),
+    ("title-missing", _exp(lambda d: d.pop("title")), "title: experiment requires a title"),
     ("not-json", "{ nope", "not valid JSON"),
     ("top-list", "[1, 2]", "an experiment must be a mapping"),
     ("not-utf8", b'{"title": "\xff"}', "not UTF-8 text"),
