@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.check.consistency import check_policy_names, check_results
 from compare.cli.report_cmd import RunArg
 from compare.errors import EXIT_FAILED, CompareError
 from compare.paths import REPORTS_DIR
@@ -33,6 +34,10 @@ def check(
     source = resolve_results(run, REPORTS_DIR)
     rules = load_policy(policy)
     results = load_results(source)
+    # Bad input (exit 2), not a violation (exit 1): a run that contradicts itself, or an
+    # `except` that names no fault or leaves none.
+    check_results(results, str(source))
+    check_policy_names(rules, results, str(policy))
     if results.complete and not results.trials:
         # Every expectation would hold vacuously: a complete run with no trial proves nothing
         # (an interrupted one is reported as such by the evaluation).

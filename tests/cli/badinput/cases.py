@@ -370,6 +370,73 @@ BAD_RESULTS: list[tuple[str, Any, str]] = [
 ]
 
 
+def _run_doc(change: Callable[[dict[str, Any]], object]) -> str:
+    data: dict[str, Any] = json.loads(fixture("single-trial").read_text())
+    change(data)
+    return json.dumps(data)
+
+
+def _trial(**values: Any) -> str:
+    return _run_doc(lambda d: d["trials"][0].update(values))
+
+
+def _extra_trial(**values: Any) -> str:
+    return _run_doc(lambda d: d["trials"].append({**d["trials"][0], **values}))
+
+
+# Results that pass the schema but contradict themselves (issue 37): `compare check` refuses
+# them as bad input (exit 2), it never judges them. (id, results.json, fragment)
+CONTRADICTING_RESULTS: list[tuple[str, str, str]] = [
+    (
+        "heal-after-window",
+        _trial(timeToHealSeconds=12.5),
+        "trials[0].timeToHealSeconds: 12.5 s is after the trial's heal window of 10 s",
+    ),
+    ("more-trials", _extra_trial(trial=2), "trials[7].trial: trial 2 of pod-delete-one/helm"),
+    (
+        "approach-not-in-settings",
+        _extra_trial(approach="flux"),
+        "trials[7].approach: 'flux' is not one of settings.approaches",
+    ),
+    (
+        "approach-not-of-experiment",
+        _run_doc(lambda d: d["trials"][0].update(experiment="operator-down-drift")),
+        "trials[0].approach: the experiment 'operator-down-drift' does not apply to 'helm'",
+    ),
+    ("trial-window-longer", _trial(healWindowSeconds=7200), "trials[0].healWindowSeconds: 7200"),
+    (
+        "settings-window-huge",
+        _run_doc(lambda d: d["settings"].update(healWindowSeconds=1.5e308)),
+        "settings.healWindowSeconds: 1.5e+308 is more than compare run accepts (3600)",
+    ),
+    (
+        "settings-trials-huge",
+        _run_doc(lambda d: d["settings"].update(trials=10**9)),
+        "settings.trials: 1e+09 is more than compare run accepts (1000)",
+    ),
+    (
+        "negative-time",
+        _trial(timeToHealSeconds=-1),
+        "trials[0].timeToHealSeconds: Input should be greater",
+    ),
+]
+
+# Policies that name no fault in `except` or except every one: bad input (exit 2).
+_ALL = {"approach": "helm", "faults": "all", "expect": "heals"}
+EXCEPT_POLICIES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "except-unknown",
+        {**_ALL, "except": ["pod-delete-once"]},
+        "expectations[0].except: 'pod-delete-once' is neither a built-in experiment",
+    ),
+    (
+        "except-everything",
+        {**_ALL, "except": sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.json"))},
+        "expectations[0].except: excepts every fault, so the rule checks nothing",
+    ),
+]
+
+
 def _policy_doc(rule_change: dict[str, Any]) -> dict[str, Any]:
     return {"version": 1, "expectations": [{**_RULE, **rule_change}]}
 
@@ -491,6 +558,24 @@ def build() -> list[Case]:
                 ["report", "{tmp}/run/results.json"],
                 files,
                 f"results.json: {fragment}",
+            )
+        )
+    for name, content, fragment in CONTRADICTING_RESULTS:
+        cases.append(
+            Case(
+                f"results/contradiction-{name}",
+                ["check", "{tmp}/run"],
+                {"run/results.json": content},
+                f"results.json: {fragment}",
+            )
+        )
+    for name, rule, fragment in EXCEPT_POLICIES:
+        cases.append(
+            Case(
+                f"policy/{name}",
+                ["check", results, "--policy", "{tmp}/policy.yaml"],
+                {"policy.yaml": {"version": 1, "expectations": [rule]}},
+                f"policy.yaml: {fragment}",
             )
         )
     cases += [
