@@ -15,6 +15,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import yaml
+
 from compare.paths import EXPERIMENTS_DIR
 
 # Re-exported: the tests import them from here.
@@ -217,6 +219,12 @@ def _duplicate_name(doc: dict[str, Any]) -> None:
 
 def _control(control: dict[str, Any]) -> dict[str, Any]:
     return _exp(lambda d: d.update(controls=[control]))
+
+
+def _yaml_with_infinite_pause() -> str:
+    text = yaml.safe_dump(_method(0, pauses={"after": 1.5}))
+    assert text.count("after: 1.5") == 1
+    return text.replace("after: 1.5", "after: .inf")
 
 
 X = "extensions[compare]"
@@ -512,6 +520,13 @@ def build() -> list[Case]:
             [*run, "-e", "{tmp}/none.json", *NO_CLUSTER],
             {},
             "none.json: no such file",
+        ),
+        # YAML reads `.inf` as a number JSON cannot carry: an infinite pause is refused too.
+        Case(
+            "experiment/yaml-pause-infinite",
+            [*run, "-e", "{tmp}/mine.yaml", *NO_CLUSTER],
+            {"mine.yaml": _yaml_with_infinite_pause()},
+            "mine.yaml: method[0].pauses.after: inf is not a finite number of seconds",
         ),
         Case(
             "experiment/twice",
