@@ -8,6 +8,7 @@ becomes an `error` trial with one line; only a cancelled run (Ctrl-C) drops a tr
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import secrets
@@ -336,6 +337,13 @@ def _not_injected(
         )
     if run.get("status") is None:
         # Not an ActivityFailed: chaoslib aborted the experiment and logged the traceback.
+        missing = _missing_module(run)
+        if missing is not None:
+            # Validation imports nothing of the file's: a module is first looked for now.
+            return (
+                f"the injection {injection!r} could not run: no Python module {missing!r}"
+                " (a module of your own must be importable when the trial runs: PYTHONPATH)"
+            )
         return (
             f"the injection {injection!r} raised an unexpected error and chaostoolkit"
             f" aborted the experiment (traceback in {run_dir / 'chaostoolkit.log'})"
@@ -350,6 +358,21 @@ def _not_injected(
     if setup is not None:
         return f"{setup['activity']['name']!r}, before the injection, failed: {_exception(setup)}"
     return None
+
+
+def _missing_module(run: dict[str, Any]) -> str | None:
+    """The top-level package of a Python activity's module when it cannot be found (looked up
+    on sys.path, not imported)."""
+    provider = (run.get("activity") or {}).get("provider") or {}
+    module = provider.get("module") if provider.get("type") == "python" else None
+    if not isinstance(module, str) or not module:
+        return None
+    top = module.split(".")[0]
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        found = None
+    return top if found is None else None
 
 
 def _round(value: float | None) -> float | None:
