@@ -34,9 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 # Kubernetes' own writers: never the desired state's authors, never foreign.
-KUBERNETES_MANAGERS = frozenset(
-    {"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver"}
-)
+from compare.results.writers import KUBERNETES_MANAGERS
+
 # Writes through these subresources are reports, not desired state.
 REPORT_SUBRESOURCES = frozenset({"status"})
 # Metadata the baseline keeps (`baseline.cleaned`); the rest is identity.
