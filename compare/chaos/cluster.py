@@ -28,6 +28,7 @@ from kubernetes import client
 from kubernetes.config import kube_config
 
 from compare.cluster import ClusterTarget, is_local, new_api_client
+from compare.results.writers import INJECTION_MANAGER
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_CONTEXT = "KUBERNETES_CONTEXT"
@@ -99,9 +100,17 @@ def recognised(cluster: ClusterTarget) -> ClusterTarget:
 
 
 def api_client(secrets: Mapping[str, Any] | None = None) -> client.ApiClient:
-    """A client of its own (no global default configuration is touched)."""
+    """A client of its own (no global default configuration is touched), writing as the
+    toolkit's injections (`compare.results.writers.INJECTION_MANAGER`: never a heal's author)."""
     target = cluster_target(secrets)
-    return new_api_client(target.kubeconfig, target.context)
+    return injecting(new_api_client(target.kubeconfig, target.context))
+
+
+def injecting(api: client.ApiClient) -> client.ApiClient:
+    """`api`, its writes recorded under the injections' field manager (the API server names
+    a write's manager after its user agent's first word)."""
+    api.user_agent = f"{INJECTION_MANAGER}/1"
+    return api
 
 
 @contextmanager
@@ -158,7 +167,7 @@ def _clients_one_at_a_time() -> Callable[[], None]:
     @functools.wraps(original)
     def one_at_a_time(*args: Any, **kwargs: Any) -> client.ApiClient:
         with _CLIENT_LOCK:
-            return original(*args, **kwargs)
+            return injecting(original(*args, **kwargs))
 
     def swap(old: object, new: object) -> None:
         for name, module in list(sys.modules.items()):

@@ -38,6 +38,7 @@ from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
 from compare.results import RESULTS_FILE, RunResults, TrialResult, summarize
+from compare.results.writers import written_by
 from compare.run import (
     DEFAULT_HEAL_WINDOW_S,
     DEFAULT_PARALLEL,
@@ -337,5 +338,7 @@ class _ProgressListener:
             if result.time_to_heal_seconds is not None
             else ""
         )
+        if result.evidence.healed_by:
+            took += f" {written_by(result.evidence.healed_by)}"
         detail = f": {result.error}" if result.error else took
         self.progress.console.print(f"{plan.label}: {result.status}{detail}", highlight=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 from compare import approaches
 from compare.check import CheckResult
 from compare.results import RunResults, RunSummary, TrialResult, seconds
+from compare.results.writers import written_by
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,14 @@ class ReportData:
 def secs(value: float | None) -> str:
     """A duration, or `-` when there is none."""
     return seconds(value) if value is not None else "-"
+
+
+def settled_text(trial: TrialResult) -> str:
+    """The settled heal and who wrote it: `0.90 s by kube-controller-manager (Kubernetes
+    itself)`; `-` when it did not settle."""
+    who = written_by(trial.evidence.healed_by)
+    took = secs(trial.time_to_heal_seconds)
+    return f"{took} {who}" if who and trial.time_to_heal_seconds is not None else took
 
 
 def flaps_text(trial: TrialResult) -> str:

@@ -20,8 +20,10 @@ from compare.report.data import (
     fault_seen_text,
     flaps_text,
     secs,
+    settled_text,
 )
 from compare.results import Cell, ObjectUids, TrialResult, cell_text, seconds
+from compare.results.writers import written_by
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline';"
@@ -288,7 +290,7 @@ def _cell_evidence(data: ReportData, cell: Cell) -> list[str]:
         out.append(
             f'<tr><td>{t.trial}</td><td class="status-{t.status}">{escape(t.status)}</td>'
             f"<td>{secs(t.time_to_first_heal_seconds)}</td>"
-            f"<td>{secs(t.time_to_heal_seconds)}</td>"
+            f"<td>{escape(settled_text(t))}</td>"
             f"<td>{escape(flaps_text(t))}</td>"
             f"<td>{escape(fault_seen_text(t, detail=False))}</td>"
             f"<td>{secs(t.time_to_detect_seconds)}</td>"
@@ -393,6 +395,7 @@ def _heal_lines(t: TrialResult) -> list[str]:
         out.append(
             f"<p>first heal <b>{secs(first)}</b>; settled heal <b>{secs(settled)}</b>"
             f"{escape(settle)}"
+            + (f", {escape(who)}" if (who := written_by(ev.healed_by)) else "")
             + ("; it never settled" if settled is None and t.status == "not-healed" else "")
             + "</p>"
         )

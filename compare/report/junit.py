@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from compare.check import CheckResult
 from compare.report.data import ReportData
 from compare.results import Cell, cell_text
+from compare.results.writers import written_by
 
 NO_FAULT_MESSAGE = "no fault seen: the injection changed nothing, so the fault was not exercised"
 
@@ -32,6 +33,8 @@ def _cell_out(cell: Cell | None, data: ReportData) -> str:
     lines = [f"observed: {cell_text(cell)}"]
     for t in cell.trials:
         time = f" in {t.time_to_heal_seconds:.3f} s" if t.time_to_heal_seconds is not None else ""
+        if t.evidence.healed_by:
+            time += f" {written_by(t.evidence.healed_by)}"
         first = t.time_to_first_heal_seconds
         if first is not None and first != t.time_to_heal_seconds:
             time += f" (first heal {first:.3f} s)"

@@ -74,6 +74,12 @@ def summary_json(data: ReportData) -> dict[str, Any]:
                 "notRun": v.missing,
                 "medianTimeToHealSeconds": v.median_seconds,
                 "verdict": v.text,
+                # Who wrote the heals, when the results record it (schema 3, healedBy).
+                **(
+                    {"healedByApproach": v.by_approach, "healedByKubernetes": v.by_kubernetes}
+                    if v.by_approach or v.by_kubernetes
+                    else {}
+                ),
             }
             for v in s.verdicts.values()
         ],

@@ -6,7 +6,14 @@ import re
 
 from tabulate import tabulate
 
-from compare.report.data import ReportData, chaos_text, fault_seen_text, flaps_text, secs
+from compare.report.data import (
+    ReportData,
+    chaos_text,
+    fault_seen_text,
+    flaps_text,
+    secs,
+    settled_text,
+)
 from compare.results import Cell, TrialResult, cell_text
 
 
@@ -125,7 +132,7 @@ def _trial_row(t: TrialResult) -> list[str]:
         str(t.trial),
         _md(t.status) if t.status == "healed" else f"**{_md(t.status)}**",
         secs(t.time_to_first_heal_seconds),
-        secs(t.time_to_heal_seconds),
+        _md(settled_text(t)),
         _md(flaps_text(t)),
         _md(fault_seen_text(t)),
         secs(t.time_to_detect_seconds),

@@ -198,6 +198,10 @@ class Evidence(_Open):
     desired_replicas: int | None = Field(default=None, ge=0)
     mismatches_at_end: list[str] = Field(default_factory=list)
     detected_by: str | None = None
+    # Who wrote the settled heal: the field managers of the restoring writes (optional, added
+    # within schema 3; `compare.results.writers`). Kubernetes' own controllers
+    # (kube-controller-manager) heal some faults whatever deploys the app.
+    healed_by: list[Name] = Field(default_factory=list)
     # schemaVersion 2: how the fault was seen, flaps, chaostoolkit's verdict, the cross-check.
     fault_seen: FaultSeen | None = None
     flaps: list[Flap] = Field(default_factory=list)
@@ -282,6 +286,8 @@ class TrialResult(_Model):
                     f"timeToFirstHealSeconds ({first:g}) is after timeToHealSeconds"
                     f" ({settled:g}): the first heal cannot follow the settled one"
                 )
+        if self.evidence.healed_by and self.status != "healed":
+            raise ValueError(f"evidence.healedBy must be empty when status is {self.status!r}")
         if self.status == "error" and not self.error:
             raise ValueError("a trial with status 'error' needs an error message")
         return self

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from compare.results.model import ExperimentInfo, RunResults, TrialResult
+from compare.results.writers import by_kubernetes
 
 # healed / not-healed / no-fault / error: every recorded trial agrees; mixed: they do not;
 # missing: planned but no trial recorded (interrupted run); n/a: fault not for this approach.
 # no-fault is never a heal: the injection changed nothing, so the fault was not exercised.
+HealAuthor = Literal["approach", "kubernetes"]
 Outcome = Literal["healed", "not-healed", "no-fault", "error", "mixed", "missing", "n/a"]
 Statistic = Literal["p50", "p95", "max"]
 
@@ -116,6 +118,20 @@ class Cell:
         )
 
     @property
+    def healed_by(self) -> list[str]:
+        """Who wrote the heals of the healed trials (field managers, first seen first)."""
+        return list(dict.fromkeys(m for t in self.trials for m in t.evidence.healed_by))
+
+    @property
+    def heal_author(self) -> HealAuthor | None:
+        """`kubernetes` when Kubernetes' own controllers alone wrote every heal of the cell,
+        `approach` when the approach's did, None when the trials do not record it."""
+        healed = [t for t in self.trials if t.status == "healed"]
+        if not healed or any(not t.evidence.healed_by for t in healed):
+            return None
+        return "kubernetes" if by_kubernetes(self.healed_by) else "approach"
+
+    @property
     def missing_trials(self) -> int:
         """Planned trials without a result (a partial or interrupted run)."""
         return max(self.planned - self.recorded, 0)
@@ -174,11 +190,19 @@ class ApproachVerdict:
     missing: int
     median_seconds: float | None
     no_fault: int = 0
+    # Of the healed faults, those whose heals Kubernetes' own controllers wrote, and those
+    # the approach's did (neither: results that do not record who healed).
+    by_kubernetes: int = 0
+    by_approach: int = 0
 
     @property
     def text(self) -> str:
         """`operator healed 11/11 faults, median 0.40 s` plus what else happened."""
         line = f"{self.approach} healed {self.healed}/{self.faults} faults"
+        if self.by_kubernetes or self.by_approach:
+            line += (
+                f" ({self.by_approach} by the approach, {self.by_kubernetes} by Kubernetes itself)"
+            )
         if self.median_seconds is not None:
             line += f", median {seconds(self.median_seconds)}"
         others = [
@@ -300,6 +324,8 @@ def _verdict(approach: str, cells: list[Cell]) -> ApproachVerdict:
         missing=outcomes.count("missing"),
         median_seconds=statistics.median(times) if times else None,
         no_fault=outcomes.count("no-fault"),
+        by_kubernetes=sum(c.outcome == "healed" and c.heal_author == "kubernetes" for c in cells),
+        by_approach=sum(c.outcome == "healed" and c.heal_author == "approach" for c in cells),
     )
 
 

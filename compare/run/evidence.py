@@ -38,6 +38,7 @@ from compare.judge import (
 from compare.judge.kinds import WORKLOAD_KINDS, pod_template
 from compare.judge.verdict import current_ready, pod_drift
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
+from compare.results.writers import Write, restoring_writers, writes_of
 
 PRESENT, ABSENT, RECREATED = "present", "absent", "recreated"
 
@@ -103,6 +104,9 @@ class Observation:
     # What in this reading shows the fault happened: the judge's findings, or the target
     # replaced by a new object. The fault's own rule (old uid still there) shows nothing.
     fault: tuple[str, ...] = ()
+    # Who had written the fault's object(s) so far (`compare.results.writers`): a heal's author
+    # is whoever wrote between the last reading that did not hold and the first that did.
+    writes: tuple[Write, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -131,6 +135,7 @@ class TrialJudge:
         self.changed_pods: dict[str, str] = {}
         self._note_changed_pods(baseline)
         self.templates_before = _templates(desired, baseline)
+        self.writes_before = writes_of(self._healed(view))
 
     def value_of(self, view: View) -> Any:
         if self.field is not None:
@@ -186,7 +191,19 @@ class TrialJudge:
             ready=len(view.ready),
             cause=cause,
             fault=tuple(fault),
+            writes=writes_of(self._healed(view)),
         )
+
+    def _healed(self, view: View) -> list[dict[str, Any] | None]:
+        """The live objects a heal of this fault restores: the fault's object (its field's
+        root, else its target), or, for pods, the pods that were not there before."""
+        root = parse_path(self.field)[0] if self.field else self.target
+        if root in ("pod", "pods"):
+            before = set(self.uids_before["pods"])
+            return [p for p in view.pods if uid(p) not in before and not terminating(p)]
+        if root == "replicaset":
+            return [view.replicaset]
+        return [view.objects.get(root)] if root else []
 
     def _allowed_rollout(self, reading: Reading, judged: Sequence[str]) -> bool:
         """A workload's pod template changed since the baseline, but only in what the judge
@@ -256,6 +273,8 @@ class Measurement:
     final: Observation
     readings: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # The field managers that wrote the settled heal (`compare.results.writers`).
+    healed_by: tuple[str, ...] = ()
 
 
 def healing_since(after: Sequence[Observation]) -> float | None:
@@ -373,6 +392,12 @@ def measure(
     if settled is not None:
         end = next(o for o in since if o.at >= settled)
     span = [o for o in since if o.at <= end.at]
+    healed_by: tuple[str, ...] = ()
+    if settled is not None:
+        earlier = [o for o in after if o.at < end.at and o is not end]
+        healed_by = restoring_writers(
+            earlier[-1].writes if earlier else judge.writes_before, end.writes
+        )
     return Measurement(
         status="healed" if settled is not None else "not-healed",
         time_to_heal=None if settled is None else max(settled - injected_at, 0.0),
@@ -382,6 +407,7 @@ def measure(
         during=_during(judge, span, reported),
         final=end if settled is not None else after[-1],
         readings=len(after),
+        healed_by=healed_by,
     )
 
 
@@ -443,6 +469,7 @@ def build_evidence(
         desired_replicas=judge.desired.replicas,
         mismatches_at_end=list(final.problems),
         detected_by=detected_by,
+        healed_by=list(measurement.healed_by),
         fault_seen=(
             None
             if seen is None

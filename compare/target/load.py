@@ -82,6 +82,11 @@ class Operator:
     ready_condition: str | None  # None: ready when its children are
     # The resources as WebApps (the `toolkit` form, whose resources are all WebApps).
     webapps: tuple[WebApp, ...] = ()
+    # The field managers the target file names as the operator's (`fieldManagers`).
+    field_managers: tuple[str, ...] = ()
+    # Consent to delete an owned object holding another manager's content, for the operator to
+    # re-create it, when the baseline is taken (`reclaimForeign`).
+    reclaim_foreign: bool = False
 
     @property
     def toolkit(self) -> bool:
@@ -268,7 +273,14 @@ def _operator(path: Path, base: Path, where: str, spec: OperatorSpec, name: str)
                 webapps.append(_webapp(path, at, obj))
     # No `ready` exactly with install.toolkit (the model's rule): a WebApp is ready when Available.
     ready = READY_CONDITION if spec.ready is None else spec.ready.condition
-    return Operator(install, tuple(resources), ready, tuple(webapps))
+    return Operator(
+        install,
+        tuple(resources),
+        ready,
+        tuple(webapps),
+        field_managers=tuple(dict.fromkeys(spec.field_managers)),
+        reclaim_foreign=spec.reclaim_foreign,
+    )
 
 
 def _webapp(path: Path, at: str, obj: Mapping[str, Any]) -> WebApp:

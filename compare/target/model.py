@@ -17,7 +17,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -209,6 +209,10 @@ class Ready(_Strict):
         return self
 
 
+# A field manager's name as the API server records it (at most 128 characters).
+FieldManager = Annotated[str, Field(min_length=1, max_length=128)]
+
+
 class OperatorSpec(_Strict):
     """The operator approach: install the operator, apply its custom resource(s), wait."""
 
@@ -230,6 +234,23 @@ class OperatorSpec(_Strict):
     ready: Ready | None = Field(
         default=None,
         description="How to tell the resources are ready (required; not with install.toolkit).",
+    )
+    field_managers: list[FieldManager] = Field(
+        default_factory=list,
+        alias="fieldManagers",
+        max_length=64,
+        description="The field managers the operator writes under (`metadata.managedFields`),"
+        " besides those found from its owner references and status writes: a field one of"
+        " them owns is the operator's in the baseline (e.g. both `main` and `manager`, the"
+        " same operator run by `go run` and as its built binary).",
+    )
+    reclaim_foreign: bool = Field(
+        default=False,
+        alias="reclaimForeign",
+        description="Consent to delete an owned object whose content another field manager"
+        " owns (a `kubectl set image` and its undo) when the baseline is taken, for the"
+        " operator to re-create it, and to take the baseline again: the operator proves what"
+        " it writes. Without it such a baseline is refused.",
     )
 
     @model_validator(mode="after")

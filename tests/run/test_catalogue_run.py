@@ -32,6 +32,7 @@ from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import COMPONENTS
 from compare.deploy.charts import webapp_manifest
 from compare.results import RunResults, TrialResult, latest_run, load_results
+from compare.results.writers import by_kubernetes
 from compare.run.engine import DEFAULT_PARALLEL
 from compare.run.experiments import CATALOGUE as EVERY_FAULT
 from compare.run.experiments import load_experiments
@@ -39,6 +40,7 @@ from compare.run.runner import epoch
 from compare.run.trial import RUN_LABEL
 from compare.run.workload import workload_of
 from compare.webapp import load_webapp
+from webapp_operator.names import FIELD_MANAGER as OPERATOR_MANAGER
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("operator_left_as_found")]
 
@@ -169,7 +171,7 @@ def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     # 29, and 28 when the API server's restart outlasted the window (machine-bound).
     healed = 29 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 28
     assert f"operator healed {healed}/35 faults" in outcome.output
-    assert "helm healed 3/33 faults" in outcome.output
+    assert "helm healed 3/33 faults (0 by the approach, 3 by Kubernetes itself)" in outcome.output
     flux = sum(t.status == "healed" for t in outcome.results.trials if t.approach == "flux")
     assert flux >= len(FLUX_HEALS)
     assert f"flux healed {flux}/33 faults" in outcome.output
@@ -188,6 +190,8 @@ def test_helm_heals_pod_and_replicaset_deletions_with_new_objects(
     assert new_pods, "healed without a single new pod uid"
     assert ev.ready_pods == ev.desired_replicas == 3
     assert ev.mismatches_at_end == []
+    # Kubernetes' own controllers wrote the heal, never Helm (nothing of Helm runs).
+    assert by_kubernetes(ev.healed_by), ev.healed_by
     if experiment == "replicaset-delete":
         assert ev.uids_after.replicaset != ev.uids_before.replicaset
         assert "replicaset" in ev.recreated
@@ -239,6 +243,11 @@ def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str)
     ev = t.evidence
     assert ev.mismatches_at_end == [] and ev.ready_pods == 3
     assert ev.after == ev.before
+    # Who wrote the heal: Kubernetes for what it heals under any approach, else the operator.
+    if experiment in HELM_HEALS:
+        assert by_kubernetes(ev.healed_by), ev.healed_by
+    else:
+        assert ev.healed_by == [OPERATOR_MANAGER], ev.healed_by
     kind = DELETIONS.get(experiment)
     if kind is not None:
         assert ev.uids_before is not None and ev.uids_after is not None
@@ -369,6 +378,7 @@ def test_flux_heals_deleted_objects_with_new_uids(outcome: Outcome, experiment: 
     if kind is not None:
         # helm-controller's correction created them again.
         assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
+        assert ev.healed_by == ["helm-controller"], ev.healed_by
         assert ev.detected_by == "Event DriftDetected (seen at arrival)"
     else:
         assert set(ev.uids_after.pods) - set(ev.uids_before.pods)

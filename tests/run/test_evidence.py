@@ -322,3 +322,40 @@ def test_a_heal_before_the_injection_returned_counts_from_its_start() -> None:
     assert m.status == "healed" and m.time_to_heal == 0.0
     # Held 2.3 s since its start, but only 0.5 s since the injection's end: not settled yet.
     assert until(T0 + 0.5).status == "not-healed"
+
+
+def _written(obj: dict[str, Any], manager: str, time: str) -> dict[str, Any]:
+    obj["metadata"]["managedFields"] = [{"manager": manager, "operation": "Update", "time": time}]
+    return obj
+
+
+def test_a_heal_names_who_wrote_it() -> None:
+    field = "deployment.spec.template.spec.containers[webapp].image"
+    base = _written(deployment(), "webapp-operator", "2026-01-01T00:00:00Z")
+    judge = TrialJudge(DESIRED, "deployment", field, reading(T0 - 1, dep=base))
+    drifted = _written(deployment(image="x"), "webapp-operator", "2026-01-01T00:00:00Z")
+    healed = _written(deployment(), "webapp-operator", "2026-01-01T00:00:07Z")
+    obs = _obs(judge, (T0 + 0.1, {"dep": drifted}), (T0 + 0.3, {"dep": healed}))
+    result = _measure(judge, obs)
+    assert result.status == "healed" and result.healed_by == ("webapp-operator",)
+    evidence = build_evidence(judge, result, injected_at=T0, settle=SETTLE)
+    assert evidence.healed_by == ["webapp-operator"]
+
+
+def test_replacement_pods_are_kubernetes_own_heal() -> None:
+    judge = TrialJudge(DESIRED, "pod", "pods.ready", reading(T0 - 1))
+    new = _written(pod("new"), "kube-controller-manager", "2026-01-01T00:00:03Z")
+    obs = _obs(
+        judge,
+        (T0 + 0.1, {"pods": [pod("p1"), pod("p2")]}),
+        (T0 + 0.2, {"pods": [pod("p1"), pod("p2"), new]}),
+    )
+    result = _measure(judge, obs)
+    assert result.status == "healed" and result.healed_by == ("kube-controller-manager",)
+
+
+def test_no_heal_names_no_one() -> None:
+    field = "deployment.spec.template.spec.containers[webapp].image"
+    judge = TrialJudge(DESIRED, "deployment", field, reading(T0 - 1))
+    obs = _obs(judge, (T0 + 0.1, {"dep": deployment(image="x")}))
+    assert _measure(judge, obs).healed_by == ()

@@ -172,9 +172,24 @@ def test_a_foreign_spec_field_refuses_the_baseline_naming_object_field_and_manag
     assert refusal == (
         "the baseline cannot be trusted: Deployment shop spec.minReadySeconds (field manager"
         " kubectl-patch) and 2 more field(s) are owned by another field manager than the"
-        " operator's"
-        " (undo that change, or let the operator own it)"
+        " operator's: if kubectl-edit, kubectl-patch are the operator's own, list them in"
+        " operator.fieldManagers; else set operator.reclaimForeign: true (the object is"
+        " deleted for the operator to re-create it) or delete it yourself and let the operator"
+        " re-create it (an undo by hand stays that manager's)"
     )
+
+
+def test_a_manager_the_target_names_is_the_operators() -> None:
+    # The same operator run as `main` (go run) wrote the object, then as `manager` (its binary).
+    again = {
+        "manager": "manager",
+        "operation": "Update",
+        "time": "2026-12-05T02:57:00Z",
+        "fieldsV1": {"f:spec": {"f:minReadySeconds": {}}},
+    }
+    obj = _with(again)
+    assert [f.manager for f in _found(obj)] == ["manager"]
+    assert foreign_fields([obj], [CR], known=["manager"]) == []
 
 
 def test_a_field_the_operator_owns_too_is_the_operators() -> None:

@@ -46,9 +46,11 @@ from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
 from compare.judge import DesiredObjects, with_api_defaults
+from compare.judge.kinds import kind as judge_kind
 from compare.judge.rollout import reported_problem
 from compare.kube import Deadline, Served, wait_for, wait_until_gone
 from compare.kube import served as api_of
+from compare.kube.apierror import delete_if_found
 from compare.target import Operator, Target
 from compare.webapp import KIND, to_cr
 
@@ -382,12 +384,18 @@ def take_baseline(
     timeout: float,
     cancel: threading.Event | None = None,
     warn: Callable[[str], None] | None = None,
+    known_managers: Sequence[str] = (),
+    reclaim: bool = False,
 ) -> DesiredObjects:
     """Snapshot the owned objects, wait until that state holds (rollouts complete) and a quiet
     period has passed, snapshot again: once two agree, the operator is done and that is the
     baseline (stored). A field of it that another field manager than the operator's owns
-    (`managers`) is a `warn`ing (a label or annotation) or a refusal (content)."""
+    (`managers`; `known_managers` are the operator's too) is a `warn`ing (a label or
+    annotation) or a refusal (content) - unless `reclaim`: then each object holding such
+    content is deleted once, the operator must re-create it (a new uid), and the baseline is
+    taken again from what it wrote."""
     deadline = Deadline(timeout)
+    reclaimed = False
     raw = baseline.owned_objects(api, namespace, owners)
     objects = [baseline.cleaned(obj) for obj in raw]
     quiet_from = Deadline(QUIET_S)
@@ -416,14 +424,24 @@ def take_baseline(
         if again == objects:
             # Whose fields these are: another manager's change is reported, and where the
             # baseline would hold the operator to content it never wrote, refused.
-            warnings, refusal = managers.verdict(
-                managers.foreign_fields(
-                    raw,
-                    owners,
-                    controller_annotations=baseline.CONTROLLER_ANNOTATIONS,
-                    controller_prefixes=baseline.CONTROLLER_ANNOTATION_PREFIXES,
-                )
+            found = managers.foreign_fields(
+                raw,
+                owners,
+                controller_annotations=baseline.CONTROLLER_ANNOTATIONS,
+                controller_prefixes=baseline.CONTROLLER_ANNOTATION_PREFIXES,
+                known=known_managers,
             )
+            warnings, refusal = managers.verdict(found)
+            if refusal is not None and reclaim and not reclaimed:
+                reclaimed = True
+                for line in _reclaim(
+                    api, namespace, owners, raw, found, deadline=deadline, cancel=cancel
+                ):
+                    if warn is not None:
+                        warn(f"baseline of {target.name} in {namespace}: {line}")
+                raw = baseline.owned_objects(api, namespace, owners)
+                objects, quiet_from = [baseline.cleaned(obj) for obj in raw], Deadline(QUIET_S)
+                continue
             if refusal is not None:
                 raise CompareError(f"{target.source}: operator: {refusal}", exit_code=EXIT_FAILED)
             for line in warnings:
@@ -432,6 +450,58 @@ def take_baseline(
             baseline.save(api, namespace, target.name, owners, objects)
             return desired
         objects, quiet_from = again, Deadline(QUIET_S)
+
+
+def _reclaim(
+    api: client.ApiClient,
+    namespace: str,
+    owners: Sequence[Mapping[str, Any]],
+    raw: Sequence[Mapping[str, Any]],
+    found: Sequence[managers.ForeignField],
+    *,
+    deadline: Deadline,
+    cancel: threading.Event | None,
+) -> list[str]:
+    """Delete each owned object whose content another manager owns and wait until the
+    operator has made it again (same kind and name, a new uid): only a write of its own then
+    holds those fields. What was done, one line per object."""
+    holding = sorted({(f.kind, f.name) for f in found if f.content})
+    before = {
+        (str(o.get("kind")), str((o.get("metadata") or {}).get("name"))): managers.uid(o)
+        for o in raw
+    }
+    for kind_name, name in holding:
+        row = judge_kind(kind_name)
+        delete = row.call(api, "delete")
+        args = (name, namespace) if row.namespaced else (name,)
+        delete_if_found(f"{kind_name} {name}", delete, *args)
+
+    def missing() -> list[str]:
+        now = {
+            (str(o.get("kind")), str((o.get("metadata") or {}).get("name"))): managers.uid(o)
+            for o in baseline.owned_objects(api, namespace, owners)
+        }
+        return [f"{k} {n}" for k, n in holding if now.get((k, n)) in (None, before.get((k, n)))]
+
+    wait_for(
+        missing,
+        deadline=deadline,
+        done=lambda left: not left,
+        timed_out=lambda left: CompareError(
+            f"operator.reclaimForeign: the operator did not re-create {', '.join(left)} in"
+            f" {namespace} after the toolkit deleted it (its content was another field"
+            " manager's): the operator does not create that object, so its baseline cannot"
+            " be proved",
+            exit_code=EXIT_FAILED,
+        ),
+        interval=POLL_S,
+        cancel=cancel,
+        what="the operator re-creating what was reclaimed",
+    )
+    return [
+        f"{k} {n} held another field manager's content: deleted, and re-created by the operator"
+        for k, n in holding
+    ]
 
 
 def deploy_resources(
@@ -462,6 +532,8 @@ def deploy_resources(
             timeout=deadline.remaining(1.0),
             cancel=cancel,
             warn=warn,
+            known_managers=operator.field_managers,
+            reclaim=operator.reclaim_foreign,
         )
 
 

@@ -29,14 +29,13 @@ operator to a value it never wrote, and a heal of that field could never be told
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 # Kubernetes' own writers: never the desired state's authors, never foreign.
-KUBERNETES_MANAGERS = frozenset(
-    {"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver"}
-)
+from compare.results.writers import KUBERNETES_MANAGERS
+
 # Writes through these subresources are reports, not desired state.
 REPORT_SUBRESOURCES = frozenset({"status"})
 # Metadata the baseline keeps (`baseline.cleaned`); the rest is identity.
@@ -181,10 +180,12 @@ def foreign_fields(
     *,
     controller_annotations: Sequence[str] = (),
     controller_prefixes: Sequence[str] = (),
+    known: Collection[str] = (),
 ) -> list[ForeignField]:
     """Every field the baseline keeps that a foreign manager owns and no operator manager
-    does, per owned object (live, with its managedFields), in object order."""
-    operators = operator_managers(objects, owners)
+    does, per owned object (live, with its managedFields), in object order. `known`: the
+    managers the target file names as the operator's (`operator.fieldManagers`)."""
+    operators = operator_managers(objects, owners) | set(known)
     skipped, prefixes = frozenset(controller_annotations), tuple(controller_prefixes)
     out: list[ForeignField] = []
     for obj in objects:
@@ -228,7 +229,14 @@ def verdict(found: Sequence[ForeignField]) -> tuple[list[str], str | None]:
     if not content:
         return warnings, None
     more = f" and {len(content) - 1} more field(s) are" if len(content) > 1 else " is"
+    others = sorted({f.manager for f in content})
+    named = ", ".join(others)
     return warnings, (
         f"the baseline cannot be trusted: {content[0].describe()}{more} owned by another"
-        " field manager than the operator's (undo that change, or let the operator own it)"
+        f" field manager than the operator's: if {named}"
+        f" {'is' if len(others) == 1 else 'are'} the operator's own, list"
+        f" {'it' if len(others) == 1 else 'them'} in operator.fieldManagers; else set"
+        " operator.reclaimForeign: true (the object is deleted for the operator to re-create"
+        " it) or delete it yourself and let the operator re-create it (an undo by hand stays"
+        " that manager's)"
     )

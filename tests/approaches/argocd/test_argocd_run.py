@@ -21,6 +21,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("argocd_cleanup")]
 runner = CliRunner()
 HEALED = ("image-change", "deployment-delete")
 LEFT = ("env-add", "deployment-label-add")
+# The field manager Argo CD's application controller writes a sync under.
+ARGOCD_MANAGER = "argocd-controller"
 
 
 def test_a_run_of_the_argocd_approach_heals_and_leaves_what_argocd_does(
@@ -53,6 +55,9 @@ def test_a_run_of_the_argocd_approach_heals_and_leaves_what_argocd_does(
     # 0 when the Event arrived before the injecting call returned (the controller was quicker).
     assert 0 <= healed.time_to_detect_seconds <= healed.time_to_heal_seconds
     assert "deployment" in trials["deployment-delete"].evidence.recreated
+    # Argo CD's application controller wrote those heals, not Kubernetes.
+    for name in ("image-change", "deployment-delete"):
+        assert trials[name].evidence.healed_by == [ARGOCD_MANAGER], trials[name].evidence
     for name in LEFT:
         trial = trials[name]
         assert trial.status == "not-healed", (name, trial.error)
