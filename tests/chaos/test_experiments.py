@@ -59,6 +59,7 @@ DRIFT_CLASSES = {
     "pod changed in place": ("pod-image-in-place",),
     "object being deleted (a finalizer holds it)": ("service-stuck-terminating",),
     "allocated field that is no allocation": ("service-recreated-headless",),
+    "foreign object the Service routes to": ("service-foreign-endpointslice",),
 }
 PROBES = ("desired_state_holds", "wait_for_desired_state")
 
@@ -175,6 +176,7 @@ def test_the_new_drifts_use_the_generic_patch_action() -> None:
         "pod-image-in-place",
         "service-stuck-terminating",
         "service-recreated-headless",
+        "service-foreign-endpointslice",  # adds an object
     }
 
 

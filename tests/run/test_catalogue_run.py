@@ -57,11 +57,13 @@ NO_FAULT = {"annotation-add", "rollout-restart"}
 OPERATOR_ONLY = {"operator-down-drift", "operator-kill-drift"}
 # What no approach heals: a pod changed in place (only its replacement is the template's), a
 # Service held being deleted by a foreign finalizer, a headless copy of the Service (but for
-# the operator, which races the injection for the name).
+# the operator, which races the injection for the name), an EndpointSlice someone else added
+# for the Service.
 NOBODY_HEALS = {
     "pod-image-in-place": "pod[",
     "service-stuck-terminating": "service: being deleted",
     "service-recreated-headless": "service.spec.clusterIP: want an IP address",
+    "service-foreign-endpointslice": "service: EndpointSlice",
 }
 HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - NO_FAULT - OPERATOR_ONLY - set(NOBODY_HEALS)
 CONTROL_PLANE = ("apiserver-restart-drift", "etcd-restart-drift", "controller-manager-down")
