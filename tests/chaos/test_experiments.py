@@ -524,7 +524,7 @@ def test_discover_lists_the_extension_activities() -> None:
     assert ("compare.chaos.actions", "set_container_image", "action") in listed
     assert ("compare.chaos.actions", "stop_operator", "action") in listed
     # The faults beyond the WebApp (ConfigMap, Secret, StatefulSet pod, RBAC binding).
-    for name in ("change_data", "delete_object", "delete_statefulset_pod"):
+    for name in ("change_data", "delete_object", "delete_statefulset_pod", "add_endpoint_slice"):
         assert ("compare.chaos.actions", name, "action") in listed
     assert ("compare.chaos.control_plane", "restart_control_plane_component", "action") in listed
     assert ("compare.chaos.control_plane", "start_control_plane", "action") in listed

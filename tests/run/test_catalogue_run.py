@@ -154,8 +154,8 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
         "flux": HEAL_WINDOW + 5.25,
     }
     assert {t.heal_window_seconds for t in r.trials if t.approach == "flux"} == {HEAL_WINDOW + 5.25}
-    # operator-down-drift and operator-kill-drift apply to the operator only: 33 + 35 + 33.
-    assert len(r.trials) == 101
+    # operator-down-drift and operator-kill-drift apply to the operator only: 34 + 36 + 34.
+    assert len(r.trials) == 104
     assert {t.status for t in r.trials} <= {"healed", "not-healed", "no-fault"}, [
         (t.label, t.error) for t in r.trials if t.status == "error"
     ]
@@ -170,11 +170,11 @@ def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     assert "│ fault" in outcome.output and "│ operator" in outcome.output
     # 29, and 28 when the API server's restart outlasted the window (machine-bound).
     healed = 29 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 28
-    assert f"operator healed {healed}/35 faults" in outcome.output
-    assert "helm healed 3/33 faults" in outcome.output
+    assert f"operator healed {healed}/36 faults" in outcome.output
+    assert "helm healed 3/34 faults" in outcome.output
     flux = sum(t.status == "healed" for t in outcome.results.trials if t.approach == "flux")
     assert flux >= len(FLUX_HEALS)
-    assert f"flux healed {flux}/33 faults" in outcome.output
+    assert f"flux healed {flux}/34 faults" in outcome.output
 
 
 @pytest.mark.parametrize("experiment", sorted(HELM_HEALS))
