@@ -234,8 +234,10 @@ class Observer(threading.Thread):
             return 0
         obs = judge.observe(listed, max(begun, started))
         with self._cond:
-            # An event that came in meanwhile is a reading of its own: both stand.
+            # An event that came in meanwhile is a reading of its own: both stand, in time
+            # order (the decision reads them in list order).
             self.observations.append(obs)
+            self.observations.sort(key=lambda o: o.at)
             self._cond.notify_all()
         return 0
 
