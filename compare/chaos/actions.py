@@ -9,6 +9,8 @@ Each drift action patches one owned field and returns what the API server stored
 are returned as their hashes (`compare.judge.secrets`): the journal never holds one.
 `patch_object` is the generic one: any patch of any of those objects, with the field to
 report named by the experiment. Pod terminations and scaling use chaosk8s's own actions.
+`add_endpoint_slice` adds an object instead: an EndpointSlice of someone else's for the
+Service (`compare.judge.endpoints`).
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from compare.chaos import shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.errors import CompareError
+from compare.judge.endpoints import SERVICE_NAME
 from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
 from compare.judge.secrets import hashed_secret
 from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
 
 __all__ = [
+    "add_endpoint_slice",
     "add_env_var",
     "add_sidecar_container",
     "change_data",
@@ -464,6 +468,51 @@ def set_pod_image(
         "uid": pod.metadata.uid,
         "field": f"pod.spec.containers[{container}].image",
         "value": images.get(container),
+    }
+
+
+FOREIGN_ADDRESS = "192.0.2.10"  # TEST-NET-1 (RFC 5737): routes nowhere real
+
+
+def add_endpoint_slice(
+    service: str,
+    ns: str = "default",
+    address: str = FOREIGN_ADDRESS,
+    name: str = "",
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Add an EndpointSlice for Service `service` that its controller does not manage: the
+    Service then routes to `address` beside its pods (each of its ports, at its target port
+    when that is a number, else at its port). Named `name`, else `<service>-foreign`."""
+    slice_name = str(name or f"{service}-foreign")
+    with _api(secrets, f"adding an EndpointSlice for service {ns}/{service}") as api:
+        core = client.CoreV1Api(api)
+        found = core.read_namespaced_service(service, ns, _request_timeout=REQUEST_TIMEOUT)
+        ports = found.spec.ports or []
+        body = {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            # Only the Service's name: no `managed-by` of the EndpointSlice controller.
+            "metadata": {"name": slice_name, "labels": {SERVICE_NAME: service}},
+            "addressType": "IPv6" if ":" in str(address) else "IPv4",
+            "endpoints": [{"addresses": [str(address)], "conditions": {"ready": True}}],
+            "ports": [
+                {
+                    "name": p.name or "",
+                    "protocol": p.protocol or "TCP",
+                    "port": p.target_port if isinstance(p.target_port, int) else p.port,
+                }
+                for p in ports
+            ],
+        }
+        create = KINDS["EndpointSlice"].create_call(api)
+        stored = create(ns, body, _request_timeout=REQUEST_TIMEOUT)
+    return {
+        "object": "endpointslice",
+        "name": slice_name,
+        "uid": stored.metadata.uid,
+        "field": "endpointslices.foreign",
+        "value": [slice_name],
     }
 
 

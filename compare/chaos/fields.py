@@ -12,6 +12,7 @@ item (`containers[*].name`). Examples:
     deployment.spec.template.spec.containers[*].name
     service.spec.ports[http].port
     pods.ready
+    endpointslices.foreign
 
 Missing keys read as None, so a deleted object's field is simply None.
 """
@@ -25,8 +26,9 @@ from compare.errors import CompareError
 from compare.judge.kinds import PART_KINDS
 
 # The app's parts by kind (the first of each kind in the desired objects), a Deployment's
-# current ReplicaSet, and its pods (`pods.ready`, `pods.uids`).
-ROOTS = (*(name.lower() for name in PART_KINDS), "replicaset", "pods")
+# current ReplicaSet, its pods (`pods.ready`, `pods.uids`) and the EndpointSlices someone else
+# added for its Services (`endpointslices.foreign`: their names).
+ROOTS = (*(name.lower() for name in PART_KINDS), "replicaset", "pods", "endpointslices")
 ALL = "*"
 
 _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]+)\]")

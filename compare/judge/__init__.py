@@ -13,7 +13,8 @@ an operator built), not a model of the app, so it judges any app:
   heal       the full object that restores the desired state (for controllers that heal)
   rollout    when a Deployment's rollout of the desired template is complete (from the pods)
   reading    one reading of a namespace (full re-read or a watch cache)
-  verdict    `problems`: diff of every desired object + rollout
+  endpoints  EndpointSlices someone else added for a desired Service (drift)
+  verdict    `problems`: diff of every desired object + rollout + foreign pods and slices
   watch      a list+watch of a namespace that turns changes into readings as they happen
   wait       waiting until a desired state holds, by watching
 """

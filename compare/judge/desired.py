@@ -69,11 +69,14 @@ class DesiredObjects:
     def kinds(self) -> tuple[str, ...]:
         """What to read to judge these objects: the watched kinds plus every desired kind (and
         a StatefulSet's or DaemonSet's ControllerRevisions: its current revision; the nodes,
-        which a DaemonSet's pod count is proven against)."""
+        which a DaemonSet's pod count is proven against; a Service's EndpointSlices)."""
         sets = any(_rollout(item.kind) == REVISIONS for item in self.items)
         extra = ["ControllerRevision"] if sets else []
         if any(NODES in _rules(item.kind) for item in self.items if item.namespace is None):
             extra.append("Node")
+        if self.of_kind("Service"):
+            # A Service routes to every slice labelled with its name (`compare.judge.endpoints`).
+            extra.append("EndpointSlice")
         return watched_with([*(item.key for item in self.items), *extra])
 
     @functools.cached_property

@@ -132,6 +132,7 @@ _GROUP_VERSIONS = {
     _admission: "admissionregistration.k8s.io/v1",
     _batch: "batch/v1",
     "NetworkingV1Api": "networking.k8s.io/v1",
+    "DiscoveryV1Api": "discovery.k8s.io/v1",
     "PolicyV1Api": "policy/v1",
     "AutoscalingV2Api": "autoscaling/v2",
     "ApiextensionsV1Api": "apiextensions.k8s.io/v1",
@@ -188,6 +189,9 @@ KINDS: dict[str, Kind] = _kinds(
     ),
     Kind("Job", _batch, "job", template=SPEC_TEMPLATE, checks=(COMPLETION,)),
     Kind("CronJob", _batch, "cron_job", template=("spec", "jobTemplate", "spec", "template")),
+    # Read beside a desired Service: a slice for it that its controller does not manage
+    # (`compare.judge.endpoints`).
+    Kind("EndpointSlice", "DiscoveryV1Api", "endpoint_slice"),
     Kind("Ingress", "NetworkingV1Api", "ingress"),
     Kind("NetworkPolicy", "NetworkingV1Api", "network_policy"),
     Kind("IngressClass", "NetworkingV1Api", "ingress_class", namespaced=False),

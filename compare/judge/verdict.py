@@ -5,7 +5,8 @@ closed-world (`compare.judge.diff`, with the allow-list), and the rollout of eac
 desired pod template is complete, and a StatefulSet's or DaemonSet's pods are those of its
 current template, Ready (`compare.judge.rollout`), and every running pod of a workload is
 its template as made (`compare.judge.pods`), and no pod the workload's selector matches is
-someone else's, and each kind's own rule holds: an HPA's replicas, a DaemonSet's node count, a
+someone else's, and no EndpointSlice for a desired Service is (`compare.judge.endpoints`),
+and each kind's own rule holds: an HPA's replicas, a DaemonSet's node count, a
 StatefulSet's ordinals, a Job's completion (`compare.judge.workloads`). An object being
 deleted (a deletionTimestamp, held by finalizers) is drift: it will not stay, whatever its
 spec says. Which rules judge a kind is its row of the table of kinds (`compare.judge.kinds`);
@@ -19,6 +20,7 @@ from typing import Any
 
 from compare.judge.desired import DesiredObjects, match_labels
 from compare.judge.diff import Mismatch, diff_object
+from compare.judge.endpoints import slice_problems
 from compare.judge.kinds import (
     COMPLETION,
     KINDS,
@@ -190,6 +192,7 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
                 found.extend(RULES[rule](live, pods, reading, item.root))
     for differs in pod_drift(desired, reading).values():
         found.extend(str(m) for m in differs)
+    found.extend(slice_problems(desired, reading))
     return found
 
 

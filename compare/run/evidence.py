@@ -35,6 +35,7 @@ from compare.judge import (
     uid,
     workload,
 )
+from compare.judge.endpoints import foreign_slices
 from compare.judge.kinds import WORKLOAD_KINDS, pod_template
 from compare.judge.verdict import current_ready, pod_drift
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
@@ -52,6 +53,8 @@ class View:
     replicaset: dict[str, Any] | None
     pods: list[dict[str, Any]]
     ready: list[dict[str, Any]]  # Ready pods of the workload's current template
+    # Names of the EndpointSlices someone else added for the app's Services.
+    foreign_slices: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, desired: DesiredObjects, reading: Reading) -> View:
@@ -63,7 +66,13 @@ class View:
             if item.namespace is None:
                 objects[item.kind.lower()] = obj
         revisions = reading.all("ControllerRevision")
-        return cls(objects, replicaset, pods, current_ready(live, replicaset, pods, revisions))
+        slices = sorted(
+            str((s.get("metadata") or {}).get("name"))
+            for found in foreign_slices(desired, reading).values()
+            for s in found
+        )
+        ready = current_ready(live, replicaset, pods, revisions)
+        return cls(objects, replicaset, pods, ready, slices)
 
     def uids(self) -> dict[str, Any]:
         live = [p for p in self.pods if not terminating(p)]
@@ -81,6 +90,7 @@ class View:
             **self.objects,
             "replicaset": self.replicaset,
             "pods": {"ready": len(ready), "uids": sorted(uid(p) or "" for p in ready)},
+            "endpointslices": {"foreign": self.foreign_slices},
         }
 
 

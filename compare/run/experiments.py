@@ -67,6 +67,7 @@ CATALOGUE = (
     "replicaset-delete",
     "service-stuck-terminating",
     "service-recreated-headless",
+    "service-foreign-endpointslice",
     # Faults on parts the built-in WebApp has not (a target's): skipped for it, with the reason.
     "statefulset-pod-delete",
     "configmap-data-change",

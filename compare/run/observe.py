@@ -18,6 +18,11 @@ watch that cannot reconnect for `STALL_S`, or - at the end of the trial - a fail
 or a watch still failing end the trial as an error, never as `not-healed`. At each re-read
 and at the end the cluster's own components are checked too (`compare.run.health`: the
 controller manager, the scheduler, kwok): one down is an error naming it.
+A trial always has a reading after the injection started: when the watch has delivered none
+(the injection changed nothing, so no event came) once it may have caught up (`CATCH_UP_S`
+after the injection's end), the observer takes a fresh reading (list calls) and the trial is
+not decided before it has one. The last re-read alone cannot be relied on for it: on a loaded
+machine it may end after the trial's time, and then it is not the trial's end state.
 Before the injection starts, an outage is the experiment's own doing (a control-plane fault
 restarts the API server or etcd first, then injects the drift): the watch reconnects from its
 resourceVersion and only failures from the injection on count.
@@ -40,6 +45,7 @@ from compare.run.evidence import Observation, TrialJudge, healing_since, settle_
 STALL_S = 5.0  # a watch unable to reconnect this long: the cluster stopped answering
 MAX_READ_FAILURES = 2
 CATCH_UP_S = 1.0  # how long the watch may lag a re-read before it counts as a missed event
+RETRY_S = 0.5  # before a failed fresh reading is tried again
 
 
 class ObserverError(Exception):
@@ -83,6 +89,8 @@ class Observer(threading.Thread):
         self._injection_started: float | None = None
         self._injected: float | None = None
         self._over = False
+        # The fresh reading taken when the watch had none after the injection (at most one).
+        self._fresh_taken = False
         # Set once the trial is decided: later events (a rollback restoring what the fault
         # broke, after the window) are not part of the trial.
         self._decided = False
@@ -145,6 +153,11 @@ class Observer(threading.Thread):
         try:
             while not self.cancel.is_set():
                 now = time.time()
+                with self._cond:
+                    fresh = self._fresh_due()
+                if fresh is not None and now >= fresh:
+                    failures = self._fresh_reading(failures)
+                    continue
                 if now >= next_check:
                     failures = self._reread(failures)
                     next_check = time.time() + self.recheck
@@ -181,6 +194,9 @@ class Observer(threading.Thread):
         if self._injected is None:
             return None if self._over else now + self.recheck
         assert self._injection_started is not None
+        fresh = self._fresh_due()
+        if fresh is not None:
+            return fresh  # never decided without a reading after the injection
         deadline = self._injected + self.window
         heal_start = healing_since(
             [o for o in self.observations if o.at >= self._injection_started]
@@ -189,6 +205,41 @@ class Observer(threading.Thread):
             settled_at = settle_start(heal_start, self._injected) + self.settle
             return None if now >= settled_at else settled_at
         return None if now >= deadline else deadline
+
+    def _fresh_due(self) -> float | None:
+        """When a fresh reading is due (None: none is); call with `_cond` held."""
+        return fresh_reading_due(
+            self.observations, self._injection_started, self._injected, taken=self._fresh_taken
+        )
+
+    def _fresh_reading(self, failures: int) -> int:
+        """The watch has no reading after the injection: list the namespace once. Stamped
+        with the read's start (what it lists is at least that new), so that an event that
+        came in meanwhile is never ordered after an older state. Failures count as a
+        re-read's do."""
+        begun = time.time()
+        try:
+            listed = read(self.api, self.namespace, self.kinds)
+        except Exception as exc:
+            failures += 1
+            if failures >= MAX_READ_FAILURES:
+                raise ObserverError(f"the cluster stopped answering: {first_line(exc)}") from exc
+            self.cancel.wait(RETRY_S)
+            return failures
+        judge = self.judge
+        with self._cond:
+            self._fresh_taken = True
+            started = self._injection_started
+        if judge is None or started is None:
+            return 0
+        obs = judge.observe(listed, max(begun, started))
+        with self._cond:
+            # An event that came in meanwhile is a reading of its own: both stand, in time
+            # order (the decision reads them in list order).
+            self.observations.append(obs)
+            self.observations.sort(key=lambda o: o.at)
+            self._cond.notify_all()
+        return 0
 
     def _counted(self, since: float | None) -> float | None:
         """A failure's start as it counts: never before the injection started (None: the
@@ -265,6 +316,23 @@ class Observer(threading.Thread):
                     self.observations.append(judge.observe(listed, listed.at))
                     self.observations.sort(key=lambda o: o.at)
         return bool(missed)
+
+
+def fresh_reading_due(
+    observations: Sequence[Observation],
+    started: float | None,
+    injected: float | None,
+    *,
+    taken: bool,
+) -> float | None:
+    """When the observer must take a fresh reading (time.time()): once the watch may have
+    caught up after the injection's end, if it has delivered no reading since the injection
+    started. None: not injected yet, one taken already, or the watch has one."""
+    if started is None or injected is None or taken:
+        return None
+    if any(o.at >= started for o in observations):
+        return None
+    return injected + CATCH_UP_S
 
 
 def _missed(

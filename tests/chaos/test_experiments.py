@@ -59,6 +59,7 @@ DRIFT_CLASSES = {
     "pod changed in place": ("pod-image-in-place",),
     "object being deleted (a finalizer holds it)": ("service-stuck-terminating",),
     "allocated field that is no allocation": ("service-recreated-headless",),
+    "foreign object the Service routes to": ("service-foreign-endpointslice",),
 }
 PROBES = ("desired_state_holds", "wait_for_desired_state")
 
@@ -175,6 +176,7 @@ def test_the_new_drifts_use_the_generic_patch_action() -> None:
         "pod-image-in-place",
         "service-stuck-terminating",
         "service-recreated-headless",
+        "service-foreign-endpointslice",  # adds an object
     }
 
 
@@ -522,7 +524,7 @@ def test_discover_lists_the_extension_activities() -> None:
     assert ("compare.chaos.actions", "set_container_image", "action") in listed
     assert ("compare.chaos.actions", "stop_operator", "action") in listed
     # The faults beyond the WebApp (ConfigMap, Secret, StatefulSet pod, RBAC binding).
-    for name in ("change_data", "delete_object", "delete_statefulset_pod"):
+    for name in ("change_data", "delete_object", "delete_statefulset_pod", "add_endpoint_slice"):
         assert ("compare.chaos.actions", name, "action") in listed
     assert ("compare.chaos.control_plane", "restart_control_plane_component", "action") in listed
     assert ("compare.chaos.control_plane", "start_control_plane", "action") in listed

@@ -58,7 +58,7 @@ def test_only_the_faults_on_the_operators_process_are_restricted() -> None:
         assert _target(name) in approaches.get("operator").fault_targets
 
 
-def test_the_default_run_plans_the_same_101_cells() -> None:
+def test_the_default_run_plans_the_same_104_cells() -> None:
     names = approaches.default_names()
     assert names == ("helm", "operator", "flux")
     request = RunRequest(
@@ -71,14 +71,14 @@ def test_the_default_run_plans_the_same_101_cells() -> None:
     assert sorted(skipped) == sorted(NOT_IN_THE_WEBAPP)
     cells = [(p.experiment.name, p.approach) for p in plan_trials(kept)]
     # As before the files lost their lists: every kept fault for the three approaches, the
-    # operator-process faults for the operator only (33 x 3 + 2).
+    # operator-process faults for the operator only (34 x 3 + 2).
     assert cells == [
         (s.name, a)
         for s in kept.experiments
         for a in names
         if s.name not in OPERATOR_PROCESS or a == "operator"
     ]
-    assert len(cells) == 101
+    assert len(cells) == 104
 
 
 class _Kept(Helm):

@@ -73,11 +73,11 @@ def test_nothing_to_run_is_a_usage_error() -> None:
         plan_trials(_request("operator-down-drift", approaches=("helm",)))
 
 
-def test_the_default_run_has_68_trials() -> None:
-    # 33 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only);
+def test_the_default_run_has_70_trials() -> None:
+    # 34 faults x 2 approaches + operator-down-drift and operator-kill-drift (the operator only);
     # the faults on parts the WebApp has not are left out of its run, each with the reason.
     kept, skipped = runnable(_request(webapp=load_webapp()), embedded=True)
-    assert len(plan_trials(kept)) == 68
+    assert len(plan_trials(kept)) == 70
     assert skipped == {
         "statefulset-pod-delete": (
             "applies to a StatefulSet only (the app's is Deployment webapp-demo)"
@@ -93,7 +93,7 @@ def test_the_default_run_has_68_trials() -> None:
     # A WebApp without resources renders none: the fault that changes them is left out, as
     # for a target file's chart.
     kept, skipped = runnable(_request(), embedded=True)
-    assert len(plan_trials(kept)) == 66
+    assert len(plan_trials(kept)) == 68
     assert skipped["resources-change"] == (
         "needs deployment.spec.template.spec.containers[webapp].resources.requests.cpu"
         " (the app's manifest has none to change)"
