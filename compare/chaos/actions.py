@@ -206,7 +206,7 @@ def set_cpu_request(
     def patch(api: client.ApiClient) -> Any:
         try:
             value = choices.cpu_request(_container(api, kind, name, ns, container), str(cpu))
-        except choices.NoChoice as exc:
+        except ValueError as exc:  # nothing to choose (NoChoice), or `cpu` is no quantity
             raise ActivityFailed(f"set_cpu_request: {kind} {ns}/{name}: {exc}") from exc
         resources = {"requests": {"cpu": value}}
         changed = {"name": container, "resources": resources}
