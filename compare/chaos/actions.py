@@ -25,12 +25,12 @@ from chaoslib.exceptions import ActivityFailed
 from kubernetes import client
 
 from compare import approaches
-from compare.chaos import shared
+from compare.chaos import choices, shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.errors import CompareError
 from compare.judge.endpoints import SERVICE_NAME
-from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS
+from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS, pod_template
 from compare.judge.secrets import hashed_secret
 from compare.kube import status_message, wait_for
 from compare.webapp import CONTAINER_NAME
@@ -45,7 +45,9 @@ __all__ = [
     "patch_object",
     "recreate_object",
     "set_container_image",
+    "set_cpu_request",
     "set_pod_image",
+    "set_readiness_probe",
     "set_service_port",
     "set_service_selector",
     "set_template_label",
@@ -158,11 +160,89 @@ def set_template_label(
     kind: str = "deployment",
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Set a pod-template label of workload `name` (not a selector label: that is immutable)."""
+    """Set a pod-template label of workload `name` (not a selector label: that is immutable):
+    changed when the template has it (to `value`, or `value` with a suffix when it is that
+    already), added when it has not (`compare.chaos.choices.label_value`)."""
     kind = _object_kind(kind, "set_template_label", WORKLOADS)
     field = f"{kind}.spec.template.metadata.labels[{key}]"
-    body = {"spec": {"template": {"metadata": {"labels": {key: value}}}}}
-    return _patch_workload(kind, name, ns, field, body, secrets)
+
+    def patch(api: client.ApiClient) -> Any:
+        labels = (_template(api, kind, name, ns).get("metadata") or {}).get("labels")
+        chosen = choices.label_value(labels, key, value)
+        body = {"spec": {"template": {"metadata": {"labels": {key: chosen}}}}}
+        return _patch(api, kind, name, ns, body)
+
+    return _drift(kind, name, ns, field, patch, secrets)
+
+
+def _template(api: client.ApiClient, kind: str, name: str, ns: str) -> dict[str, Any]:
+    """Workload `name`'s pod template as it is now (API JSON)."""
+    judged = KINDS[OBJECT_KINDS[kind]]
+    live = api.sanitize_for_serialization(
+        judged.read_call(api)(name, ns, _request_timeout=REQUEST_TIMEOUT)
+    )
+    return dict(pod_template(live, judged.kind) or {})
+
+
+def _container(api: client.ApiClient, kind: str, name: str, ns: str, container: str) -> Any:
+    """Container `container` of workload `name`'s pod template as it is now (API JSON)."""
+    containers = (_template(api, kind, name, ns).get("spec") or {}).get("containers") or []
+    found = next((c for c in containers if c.get("name") == container), None)
+    if found is None:
+        raise ActivityFailed(f"{kind} {ns}/{name} has no container {container!r}")
+    return found
+
+
+def set_cpu_request(
+    name: str,
+    ns: str = "default",
+    cpu: str = choices.CPU_REQUEST,
+    container: str = CONTAINER_NAME,
+    kind: str = "deployment",
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Set one container's CPU request (`resources.requests.cpu`): changed when it has one,
+    set when it has none; `cpu`, unless that is its own value or above its CPU limit
+    (`compare.chaos.choices.cpu_request`)."""
+    kind = _object_kind(kind, "set_cpu_request", WORKLOADS)
+    field = f"{kind}.spec.template.spec.containers[{container}].resources.requests.cpu"
+
+    def patch(api: client.ApiClient) -> Any:
+        try:
+            value = choices.cpu_request(_container(api, kind, name, ns, container), str(cpu))
+        except ValueError as exc:  # nothing to choose (NoChoice), or `cpu` is no quantity
+            raise ActivityFailed(f"set_cpu_request: {kind} {ns}/{name}: {exc}") from exc
+        resources = {"requests": {"cpu": value}}
+        changed = {"name": container, "resources": resources}
+        body = {"spec": {"template": {"spec": {"containers": [changed]}}}}
+        return _patch(api, kind, name, ns, body)
+
+    return _drift(kind, name, ns, field, patch, secrets)
+
+
+def set_readiness_probe(
+    name: str,
+    ns: str = "default",
+    period_seconds: int = choices.PROBE_PERIOD_S,
+    container: str = CONTAINER_NAME,
+    kind: str = "deployment",
+    secrets: Any = None,
+) -> dict[str, Any]:
+    """Drift one container's readiness probe: its `periodSeconds` changed when it has one, a
+    probe added when it has none (a TCP check of its first port, else an exec of `true`),
+    with `period_seconds` (`compare.chaos.choices.readiness_probe`). Reports the probe's
+    `periodSeconds`."""
+    kind = _object_kind(kind, "set_readiness_probe", WORKLOADS)
+    field = f"{kind}.spec.template.spec.containers[{container}].readinessProbe.periodSeconds"
+
+    def patch(api: client.ApiClient) -> Any:
+        live = _container(api, kind, name, ns, container)
+        probe = choices.readiness_probe(live, int(period_seconds))
+        changed = {"name": container, "readinessProbe": probe}
+        body = {"spec": {"template": {"spec": {"containers": [changed]}}}}
+        return _patch(api, kind, name, ns, body)
+
+    return _drift(kind, name, ns, field, patch, secrets)
 
 
 def add_sidecar_container(

@@ -172,7 +172,10 @@ def test_the_new_drifts_use_the_generic_patch_action() -> None:
         "container-add",
         "env-add",
         "service-port-change",
-        # Their own actions: a pod patched in place, a delete held by a finalizer, a copy.
+        # Their own actions: a field set when absent, never to its own value
+        # (compare.chaos.choices), a pod patched in place, a delete held by a finalizer, a copy.
+        "resources-change",
+        "probe-change",
         "pod-image-in-place",
         "service-stuck-terminating",
         "service-recreated-headless",

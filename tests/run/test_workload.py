@@ -401,11 +401,8 @@ def test_a_template_label_the_workload_selects_by_is_not_changed_but_skipped() -
     # its pods by that label would have the change refused (422), so the fault is skipped.
     spec = next(s for s in load_experiments(()) if s.name == "label-change")
     web = _pod_set("Deployment", "web")
-    # It changes a label the template sets: a template without one skips it (requires-field).
-    assert spec.unmet(embedded=True, workload=workload_of([web])) == (
-        "needs deployment.spec.template.metadata.labels[app.kubernetes.io/component]"
-        " (the app's manifest has none to change)"
-    )
+    # A template without the label gets it added (compare.chaos.choices): it runs.
+    assert spec.unmet(embedded=True, workload=workload_of([web])) is None
     web["spec"]["template"]["metadata"] = {"labels": {"app.kubernetes.io/component": "web"}}
     assert spec.unmet(embedded=True, workload=workload_of([web])) is None
     web["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] = "manager"

@@ -197,7 +197,8 @@ def test_a_stateful_app_heals_a_deleted_pod_and_keeps_changed_config_secret_and_
 def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
     tmp_path: Path,
 ) -> None:
-    # The chart's container has no probes: changing or removing one makes no sense for it.
+    # The chart's container has no probes: removing one makes no sense for it (changing one
+    # adds it: compare.chaos.choices).
     target = load_target(_target(tmp_path))
     workload = workload_of(render_target(target, target.chart_arm("helm"), "ns"))
     names = ["probe-change", "probe-remove", "image-change", "deployment-paused"]
@@ -208,10 +209,9 @@ def test_faults_on_what_the_chart_does_not_render_are_skipped_with_the_reason(
         output_dir=tmp_path,
     )
     kept, skipped = runnable(request, embedded=True)
-    assert [s.name for s in kept.experiments] == ["image-change"]
+    assert [s.name for s in kept.experiments] == ["probe-change", "image-change"]
     container = "statefulset.spec.template.spec.containers[server]"
     assert skipped == {
-        "probe-change": f"needs {container}.readinessProbe (the app's manifest has none to change)",
         "probe-remove": f"needs {container}.livenessProbe (the app's manifest has none to change)",
         "deployment-paused": (
             "applies to a Deployment only (the app's is StatefulSet sapp-stateful-app)"
