@@ -16,6 +16,7 @@ from kubernetes import client, config
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_yaml, read_text
+from compare.kube.deadline import RequestDeadline, bound
 from compare.paths import check_cache_dir
 
 REACH_TIMEOUT_S = 5.0
@@ -30,8 +31,11 @@ def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
     The parsed configuration is shared while the file is unchanged: trials and probes make many
     clients, and parsing the kubeconfig (YAML, certificates) each time cost a run real CPU."""
     stat = Path(kubeconfig).stat()
-    return client.ApiClient(
-        configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+    # Every request bounded: default timeouts and a total deadline (`compare.kube.deadline`).
+    return bound(
+        client.ApiClient(
+            configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+        )
     )
 
 
@@ -195,6 +199,8 @@ def check_reachable(cluster: ClusterTarget) -> None:
         # /version is public on most clusters: a call that needs credentials tells a refused
         # login (401) from one that is merely not allowed to list namespaces (403, fine).
         client.CoreV1Api(api).list_namespace(limit=1, _request_timeout=REACH_TIMEOUT_S)
+    except RequestDeadline as exc:  # a server that answers, too slowly
+        raise CompareError(f"{exc.message} (kubeconfig {cluster.kubeconfig})") from None
     except client.ApiException as exc:
         if exc.status == 401:
             raise CompareError(
