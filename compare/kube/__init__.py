@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         delete_namespace,
         ensure_namespace,
         is_dns_label,
+        terminating,
     )
     from compare.kube.served import Served
     from compare.kube.wait import (
@@ -49,6 +50,7 @@ _WHERE = {
     "delete_namespace": "namespace",
     "ensure_namespace": "namespace",
     "is_dns_label": "namespace",
+    "terminating": "namespace",
     "Served": "served",
     "Deadline": "wait",
     "POLL_S": "wait",
@@ -72,6 +74,7 @@ __all__ = [
     "poll",
     "sleep_unless_cancelled",
     "status_message",
+    "terminating",
     "wait_for",
     "wait_until_gone",
 ]

@@ -1,0 +1,132 @@
+"""A run killed with SIGKILL mid-trial is cleaned up by the next one (`compare.run.owners`):
+its trial namespace and Helm release are removed, with one line saying so; `compare status
+-A` lists the leftovers until then, and right after a run (its namespaces terminating) it
+exits 0."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from typer.testing import CliRunner
+
+from compare.cli import app
+from compare.cluster import ClusterTarget
+from compare.run.owners import OWNER_PID, RUN_LABEL
+
+pytestmark = pytest.mark.cluster
+
+COMPARE = str(Path(sys.executable).with_name("compare"))
+runner = CliRunner()
+
+
+def _trial_namespace(core: client.CoreV1Api, pid: int) -> client.V1Namespace | None:
+    for ns in core.list_namespace(label_selector=RUN_LABEL).items:
+        if (ns.metadata.annotations or {}).get(OWNER_PID) == str(pid):
+            return ns
+    return None
+
+
+def _helm_records(core: client.CoreV1Api, namespace: str) -> list[str]:
+    try:
+        found = core.list_namespaced_secret(namespace, label_selector="owner=helm").items
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return []
+        raise
+    return [s.metadata.name for s in found]
+
+
+def _run(kubeconfig: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [COMPARE, "run", "--kubeconfig", str(kubeconfig), "-a", "helm", "-o", str(out), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # killed with its children, as a CI runner kills a job
+    )
+
+
+def test_the_next_run_removes_what_a_killed_run_left(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    core = client.CoreV1Api(api)
+    # A helm drift trial waits out its window: it is under way when the kill comes.
+    killed = _run(cluster.kubeconfig, tmp_path / "a", "-e", "image-change", "--heal-window", "60")
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert killed.poll() is None, killed.communicate()
+            assert time.monotonic() < deadline, "no trial deployed in time"
+            found = _trial_namespace(core, killed.pid)
+            if found is not None and _helm_records(core, found.metadata.name):
+                break
+            time.sleep(0.2)
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+    finally:
+        if killed.poll() is None:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait()
+    namespace, run_id = found.metadata.name, found.metadata.labels[RUN_LABEL]
+    # Left behind: nobody removed it.
+    time.sleep(1.0)
+    assert core.read_namespace(namespace).status.phase == "Active"
+    assert _helm_records(core, namespace)
+
+    listed = runner.invoke(app, ["status", "-A", "--kubeconfig", str(cluster.kubeconfig)])
+    assert listed.exit_code == 0, listed.output
+    assert f"left by a killed run: run {run_id} (pid {killed.pid} on " in listed.stdout
+    assert namespace in listed.stdout and "compare cleanup" in listed.stdout
+
+    again = _run(cluster.kubeconfig, tmp_path / "b", "-e", "pod-delete-one", "--heal-window", "30")
+    stdout, stderr = again.communicate(timeout=600)
+    assert again.returncode == 0, stdout + stderr
+    assert f"removed what killed runs left (run {run_id}: {namespace})" in stderr, stderr
+    assert "Traceback" not in stderr
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            core.read_namespace(namespace)
+        except client.ApiException as exc:
+            assert exc.status == 404
+            break
+        assert time.monotonic() < deadline, f"{namespace} still there"
+        time.sleep(0.5)
+
+    # Right after the run: its own namespaces are terminating; they are skipped, not an error.
+    after = runner.invoke(app, ["status", "-A", "--kubeconfig", str(cluster.kubeconfig)])
+    assert after.exit_code == 0, after.output
+    assert run_id not in after.stdout
+
+
+def test_status_skips_a_namespace_being_deleted(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str
+) -> None:
+    kc = str(cluster.kubeconfig)
+    deployed = runner.invoke(app, ["deploy", "helm", "-n", namespace, "--kubeconfig", kc])
+    assert deployed.exit_code == 0, deployed.output
+    core = client.CoreV1Api(api)
+    # A finalizer nobody removes holds the namespace in phase Terminating.
+    hold = client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="hold", finalizers=["example.com/hold"])
+    )
+    core.create_namespaced_config_map(namespace, hold)
+    try:
+        core.delete_namespace(namespace)
+        deadline = time.monotonic() + 30
+        while core.read_namespace(namespace).status.phase != "Terminating":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        listed = runner.invoke(app, ["status", "-A", "--kubeconfig", kc])
+        assert listed.exit_code == 0, listed.output
+        assert namespace not in listed.stdout
+    finally:
+        core.patch_namespaced_config_map("hold", namespace, {"metadata": {"finalizers": None}})
