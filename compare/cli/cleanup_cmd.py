@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -9,6 +10,9 @@ import typer
 from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, not_empty, print_warning
 from compare.errors import EXIT_FAILED, CompareError
 from compare.run.owners import ALIVE, DEAD, find_runs, remove_runs
+
+# `compare.run.engine.new_run_id`'s shape: checked before the cluster is asked.
+RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}$")
 
 
 def cleanup(
@@ -30,6 +34,10 @@ def cleanup(
     `compare run` does this at its start for this host's runs; `compare status -A` lists what
     is left. A run of another host is removed only when named with --run.
     """
+    if run_id is not None and not RUN_ID.match(run_id):
+        raise CompareError(
+            f"--run {run_id!r}: not a run id (a run directory's name, like 20260101T120000Z-ab12)"
+        )
     cluster = cluster_from(ctx, kubeconfig, context)
     with cluster.api_client() as api:
         runs = find_runs(api)

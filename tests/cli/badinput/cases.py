@@ -586,6 +586,13 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
             {},
             "namespace 'Bad_NS'",
         ),
+        Case("flags/cleanup-empty-run", ["cleanup", "--run", "", *NO_CLUSTER], {}, "--run"),
+        Case(
+            "flags/cleanup-run-id",
+            ["cleanup", "--run", "cmp-helm-x", *NO_CLUSTER],
+            {},
+            "--run 'cmp-helm-x': not a run id",
+        ),
         Case("flags/cluster-up-nodes", ["cluster", "up", "--nodes", "0"], {}, "--nodes"),
         Case("flags/cluster-up-port", ["cluster", "up", "--port", "70000"], {}, "--port"),
         Case("flags/unknown-command", ["deploy", "kustomize"], {}, "No such command 'kustomize'"),
