@@ -57,7 +57,8 @@ def cleanup(
         return
     removed, failed = remove_runs(cluster, chosen)
     if removed:
-        print_warning(f"removed {len(removed)} namespaces: {', '.join(removed)}")
+        plural = "s" if len(removed) > 1 else ""
+        print_warning(f"removed {len(removed)} namespace{plural}: {', '.join(removed)}")
     for line in failed:
         print_warning(f"could not remove {line}")
     if failed:

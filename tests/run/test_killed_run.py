@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,14 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.run.owners import OWNER_PID, RUN_LABEL
+from compare.run.owners import (
+    OWNER_HOST,
+    OWNER_PID,
+    OWNER_STARTED,
+    RUN_LABEL,
+    owner_annotations,
+    process_start,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -130,3 +138,59 @@ def test_status_skips_a_namespace_being_deleted(
         assert namespace not in listed.stdout
     finally:
         core.patch_namespaced_config_map("hold", namespace, {"metadata": {"finalizers": None}})
+
+
+def _leftover(core: client.CoreV1Api, namespace: str, run_id: str, **owner: str) -> None:
+    """A trial namespace as a run records it (`compare.run.trial.create_namespace`)."""
+    notes = {**owner_annotations(), **owner}
+    meta = client.V1ObjectMeta(name=namespace, labels={RUN_LABEL: run_id}, annotations=notes)
+    core.create_namespace(client.V1Namespace(metadata=meta))
+
+
+def _gone(core: client.CoreV1Api, namespace: str) -> bool:
+    try:
+        found = core.read_namespace(namespace)
+    except client.ApiException as exc:
+        assert exc.status == 404
+        return True
+    return found.status.phase == "Terminating"
+
+
+def test_cleanup_removes_dead_runs_and_named_ones_only(
+    cluster: ClusterTarget, api: client.ApiClient
+) -> None:
+    core = client.CoreV1Api(api)
+    kc = ["--kubeconfig", str(cluster.kubeconfig)]
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    suffix = uuid.uuid4().hex[:4]
+    dead, elsewhere, alive = (f"cmp-h-{kind}-1-{suffix}" for kind in ("dead", "far", "live"))
+    dead_run, far_run, live_run = (f"20260101T00000{i}Z-{suffix}" for i in range(3))
+    _leftover(core, dead, dead_run, **{OWNER_PID: str(ended.pid)})
+    _leftover(core, elsewhere, far_run, **{OWNER_HOST: "elsewhere.example"})
+    _leftover(core, alive, live_run, **{OWNER_PID: "1"}, **{OWNER_STARTED: process_start(1) or ""})
+    try:
+        # A release in the dead run's namespace: uninstalled with it.
+        deployed = runner.invoke(app, ["deploy", "helm", "-n", dead, *kc])
+        assert deployed.exit_code == 0, deployed.output
+
+        swept = runner.invoke(app, ["cleanup", *kc])
+        assert swept.exit_code == 0, swept.output
+        # Only the dead run's (and any other dead run's the cluster has).
+        assert "removed " in swept.stderr and dead in swept.stderr
+        assert _gone(core, dead) and not _helm_records(core, dead)
+        assert not _gone(core, elsewhere) and not _gone(core, alive)
+
+        refused = runner.invoke(app, ["cleanup", "--run", live_run, *kc])
+        assert refused.exit_code == 2
+        assert f"--run {live_run}: the run is still under way (pid 1 on" in refused.stderr
+        assert not _gone(core, alive)
+
+        named = runner.invoke(app, ["cleanup", "--run", far_run, *kc])
+        assert named.exit_code == 0, named.output
+        assert f"removed 1 namespace: {elsewhere}" in named.stderr
+        assert _gone(core, elsewhere)
+    finally:
+        for namespace in (dead, elsewhere, alive):
+            if not _gone(core, namespace):
+                core.delete_namespace(namespace)
