@@ -10,6 +10,10 @@ next `compare run` (or `compare cleanup`) finds the namespaces whose owner is go
 process with that id on this host, or one started at another time (the id was reused) -
 and removes them.
 
+A run on the embedded cluster may make a fault cluster (`compare.run.sibling`): a sibling
+embedded cluster, processes of this machine. Its owner is recorded in a file beside the
+clusters (`fault_cluster_record`); the next run deletes the fault clusters of dead runs.
+
 A namespace of another host's run cannot be judged from here: it is listed, never removed
 unless named (`compare cleanup --run ID`). A namespace already being deleted (phase
 Terminating) is going: it is neither listed nor touched.
@@ -17,6 +21,8 @@ Terminating) is going: it is neither listed nor touched.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
@@ -26,11 +32,13 @@ from pathlib import Path
 
 from kubernetes import client
 
-from compare.cluster import ClusterTarget
+from compare import outputfile
+from compare.cluster import ClusterTarget, EmbeddedCluster
 from compare.deploy.charts import undeploy_helm
 from compare.errors import CompareError, first_line
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube import delete_namespace
+from compare.paths import cache_dir
 from compare.run.leftovers import release_finalizers
 
 RUN_LABEL = "compare.example.com/run-id"
@@ -168,6 +176,50 @@ def remove_runs(
     return removed, failed
 
 
+def fault_cluster_record(name: str) -> Path:
+    """Where the owner of the fault cluster `name` is recorded."""
+    return cache_dir() / "kwok" / "owners" / f"{name}.json"
+
+
+def record_fault_cluster(name: str) -> None:
+    path = fault_cluster_record(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    outputfile.write_text(path, json.dumps(owner_annotations()), mode=0o600)
+
+
+def forget_fault_cluster(name: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        fault_cluster_record(name).unlink()
+
+
+def remove_dead_fault_clusters() -> tuple[list[str], list[str]]:
+    """Delete the fault clusters whose run's process is gone, with the controllers started
+    for them; (removed, failed: `name: why`)."""
+    # Deferred: the approaches import the run's parts.
+    from compare.approaches import forget_cluster
+
+    removed, failed = [], []
+    for path in sorted((cache_dir() / "kwok" / "owners").glob("*.json")):
+        try:
+            notes = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(notes, dict) or owner_state(notes) != DEAD:
+            continue
+        name = path.stem
+        try:
+            sibling = EmbeddedCluster(name)
+            forget_cluster(ClusterTarget(sibling.kubeconfig, None, embedded=True))
+            sibling.down()
+        except Exception as exc:  # one line; the run goes on
+            why = exc.message if isinstance(exc, CompareError) else first_line(exc)
+            failed.append(f"fault cluster {name}: {why}")
+            continue
+        forget_fault_cluster(name)
+        removed.append(name)
+    return removed, failed
+
+
 def clean_dead_runs(cluster: ClusterTarget) -> list[str]:
     """At a run's start: remove what killed runs of this host left; one line each for what
     was removed, what could not be, and other hosts' runs (listed, never removed)."""
@@ -178,6 +230,13 @@ def clean_dead_runs(cluster: ClusterTarget) -> list[str]:
         api.close()
     dead = [r for r in runs if r.state == DEAD]
     lines = []
+    clusters, broken = remove_dead_fault_clusters()
+    if clusters:
+        lines.append(f"removed the fault clusters of killed runs: {', '.join(clusters)}")
+    if broken:
+        lines.append(
+            f"could not remove {'; '.join(broken)}; `compare cluster down --name NAME` deletes one"
+        )
     if dead:
         removed, failed = remove_runs(cluster, dead)
         if removed:

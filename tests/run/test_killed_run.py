@@ -5,6 +5,7 @@ exits 0."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,12 +19,14 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.cli import app
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.run.owners import (
     OWNER_HOST,
     OWNER_PID,
     OWNER_STARTED,
     RUN_LABEL,
+    clean_dead_runs,
+    fault_cluster_record,
     owner_annotations,
     process_start,
 )
@@ -194,3 +197,26 @@ def test_cleanup_removes_dead_runs_and_named_ones_only(
         for namespace in (dead, elsewhere, alive):
             if not _gone(core, namespace):
                 core.delete_namespace(namespace)
+
+
+def test_a_killed_runs_fault_cluster_is_deleted(cluster: ClusterTarget) -> None:
+    # As a run on the embedded cluster makes it (`compare.run.sibling.FaultCluster`), then
+    # its process is gone.
+    source = EmbeddedCluster(cluster_key(cluster))
+    sibling = source.sibling(f"killed-{uuid.uuid4().hex[:4]}")
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    record = fault_cluster_record(sibling.name)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({**owner_annotations(), OWNER_PID: str(ended.pid)}))
+    try:
+        sibling.up_like(source)
+        assert sibling.status().running
+        lines = clean_dead_runs(cluster)
+        assert f"removed the fault clusters of killed runs: {sibling.name}" in lines, lines
+        assert not sibling.status().exists
+        assert not record.exists()
+    finally:
+        if sibling.status().exists:
+            sibling.down()
+        record.unlink(missing_ok=True)
