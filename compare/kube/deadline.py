@@ -10,11 +10,11 @@ trips a 10 s read timeout, and the kubernetes client sets none at all unless a c
   thread shuts the socket of a request still under way at its deadline, which ends any read
   at once; the request then raises `RequestDeadline`, one line naming the server.
 
-What is bounded: the request and the reading of its whole body. A streamed answer (a watch,
-`_preload_content=False`) is bounded until its headers arrive; its body is read at the
-caller's pace, each read within the read timeout. A watch (`watch=true`) keeps the timeout
-its caller gave (none: the server's `timeoutSeconds` ends it), as a quiet watch is not a slow
-server.
+What is bounded: the request and the reading of its whole body, also when the caller reads
+the raw answer itself (`_preload_content=False`); a connection leaves its request's deadline
+when it returns to the pool. A watch (`watch=true`) is the exception: its headers are bounded,
+its events are read as they come, each read within the timeout its caller gave (none: the
+server's `timeoutSeconds` ends it) - a quiet watch is not a slow server.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ def deadline_of(timeout: Any) -> float:
 class _Guard:
     """One request's deadline: the connections it used, shut when it passes."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, server: str) -> None:
         self.seconds = seconds
+        self.server = server
         self.at = time.monotonic() + seconds
         self.expired = False
         self.done = False
@@ -128,8 +129,8 @@ class _Watchdog:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def arm(self, seconds: float) -> _Guard:
-        guard = _Guard(seconds)
+    def arm(self, seconds: float, server: str) -> _Guard:
+        guard = _Guard(seconds, server)
         with self._wake:
             heapq.heappush(self._heap, (guard.at, next(self._count), guard))
             if self._thread is None:
@@ -161,6 +162,32 @@ _WATCHDOG = _Watchdog()
 _current = threading.local()
 
 
+class _GuardedResponse(urllib3.HTTPResponse):
+    """An answer whose reading, cut at its request's deadline, says so (`RequestDeadline`)
+    rather than as a broken connection - also when the caller reads the raw answer."""
+
+    _compare_guard: _Guard | None = None
+
+    def _passed(self) -> None:
+        guard = self._compare_guard
+        if guard is not None and guard.expired:
+            raise RequestDeadline(guard.server, guard.seconds) from None
+
+    def read(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read(*args, **kwargs)
+        except Exception:
+            self._passed()
+            raise
+
+    def read_chunked(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            yield from super().read_chunked(*args, **kwargs)
+        except Exception:
+            self._passed()
+            raise
+
+
 class _Guarded:
     """A connection that joins the deadline of the request its thread is making."""
 
@@ -169,6 +196,15 @@ class _Guarded:
         if guard is not None:
             guard.attach(self)
         return super().request(*args, **kwargs)  # type: ignore[misc]
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        response = super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        guard = getattr(self, "_compare_guard", None)
+        if guard is not None and type(response) is urllib3.HTTPResponse:
+            # The same object, told its deadline: urllib3 builds it itself.
+            response.__class__ = _GuardedResponse
+            response._compare_guard = guard  # type: ignore[attr-defined]
+        return response
 
 
 class _HTTPConnection(_Guarded, urllib3.connection.HTTPConnection):
@@ -179,11 +215,21 @@ class _HTTPSConnection(_Guarded, urllib3.connection.HTTPSConnection):
     pass
 
 
-class _HTTPPool(urllib3.HTTPConnectionPool):
+class _Released:
+    """A pool whose connections leave their request's deadline when they come back (the
+    answer read whole, or dropped): a deadline passing later never touches them."""
+
+    def _put_conn(self, conn: Any) -> None:
+        if conn is not None:
+            conn._compare_guard = None
+        super()._put_conn(conn)  # type: ignore[misc]
+
+
+class _HTTPPool(_Released, urllib3.HTTPConnectionPool):
     ConnectionCls = _HTTPConnection
 
 
-class _HTTPSPool(urllib3.HTTPSConnectionPool):
+class _HTTPSPool(_Released, urllib3.HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
 
 
@@ -193,20 +239,24 @@ def _server(url: str) -> str:
 
 
 class _BoundedResponse(rest.RESTResponse):  # type: ignore[misc]
-    """The client's response, its body read within the request's deadline; handing out the
-    raw response (a stream the caller reads) ends the deadline."""
+    """The client's response, its body read within the request's deadline. Handing out the
+    raw response (the caller reads it) keeps the deadline, but for a watch's stream."""
 
-    def __init__(self, inner: rest.RESTResponse, guard: _Guard, server: str) -> None:
+    def __init__(
+        self, inner: rest.RESTResponse, guard: _Guard, server: str, *, watch: bool
+    ) -> None:
         self._raw = inner.response
         self._guard = guard
         self._server = server
+        self._watch = watch
         self.status = inner.status
         self.reason = inner.reason
         self.data = None
 
     @property  # type: ignore[override]
     def response(self) -> Any:
-        self._guard.disarm()
+        if self._watch:
+            self._guard.disarm()
         return self._raw
 
     def read(self) -> Any:
@@ -234,7 +284,7 @@ class _BoundedResponse(rest.RESTResponse):  # type: ignore[misc]
 
 def _guarded(call: Callable[[], Any], seconds: float, server: str) -> tuple[Any, _Guard]:
     """Make one request under a new guard (the connections it opens join it)."""
-    guard = _WATCHDOG.arm(seconds)
+    guard = _WATCHDOG.arm(seconds, server)
     _current.guard = guard
     try:
         return call(), guard
@@ -283,7 +333,7 @@ def bound(api: client.ApiClient) -> client.ApiClient:
             seconds,
             server,
         )
-        return _BoundedResponse(response, guard, server)
+        return _BoundedResponse(response, guard, server, watch=watch)
 
     def pool(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         # A request sent on the pool directly (`compare.judge.rest`); one the typed client
@@ -297,8 +347,9 @@ def bound(api: client.ApiClient) -> client.ApiClient:
         response, guard = _guarded(
             lambda: pool_request(method, url, *args, **kwargs), seconds, server
         )
-        # Preloaded, the body is read; streamed, the caller reads it at its own pace.
-        guard.disarm()
+        # Preloaded, the body is read; else the caller reads it within the deadline still.
+        if kwargs.get("preload_content", True):
+            guard.disarm()
         return response
 
     rest_client.request = request

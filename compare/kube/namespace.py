@@ -100,14 +100,17 @@ def delete_namespace(
 
 
 def terminating(api: client.ApiClient, namespace: str | None = None) -> set[str]:
-    """The namespaces being deleted (phase Terminating): `namespace` alone, or every one.
-    Nothing can be created in them (403), and what they hold is going."""
+    """The namespaces being deleted (phase Terminating): `namespace` alone, or every one
+    (those this user may read). Nothing can be created in them (403), and what they hold is
+    going."""
     core = client.CoreV1Api(api)
-    if namespace is not None:
-        found = if_found(f"reading namespace {namespace} failed", core.read_namespace, namespace)
-        items = [] if found is None else [found]
-    else:
-        items = core.list_namespace().items
+    try:
+        items = [core.read_namespace(namespace)] if namespace else core.list_namespace().items
+    except client.ApiException as exc:
+        if exc.status in (403, 404):
+            return set()  # none to see (a user who may not read namespaces: none known)
+        message = status_message(exc) or f"{exc.status} {exc.reason}"
+        raise CompareError(f"reading namespaces failed: {message}") from None
     return {
         ns.metadata.name
         for ns in items

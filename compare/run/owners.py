@@ -223,13 +223,20 @@ def remove_dead_fault_clusters() -> tuple[list[str], list[str]]:
 def clean_dead_runs(cluster: ClusterTarget) -> list[str]:
     """At a run's start: remove what killed runs of this host left; one line each for what
     was removed, what could not be, and other hosts' runs (listed, never removed)."""
+    lines = []
     api = cluster.api_client()
     try:
         runs = find_runs(api)
+    except client.ApiException as exc:
+        # A user who may not list namespaces runs all the same: it is said, once.
+        runs = []
+        lines.append(
+            f"note: could not look for what killed runs left ({exc.status} {exc.reason}:"
+            " listing namespaces)"
+        )
     finally:
         api.close()
     dead = [r for r in runs if r.state == DEAD]
-    lines = []
     clusters, broken = remove_dead_fault_clusters()
     if clusters:
         lines.append(f"removed the fault clusters of killed runs: {', '.join(clusters)}")

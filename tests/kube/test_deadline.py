@@ -26,7 +26,7 @@ BYTE_EVERY_S = 1.0
 
 
 class Tarpit(BaseHTTPRequestHandler):
-    """`/slow-head/...`: even the status line a byte at a time; `/stream/...`: five bytes,
+    """`/slow-head/...`: even the status line a byte at a time; `/stream...`: five bytes,
     one a second; anything else: prompt headers, then the body a byte at a time."""
 
     protocol_version = "HTTP/1.1"
@@ -133,13 +133,24 @@ def test_a_request_on_the_pool_is_bounded_too(api: client.ApiClient, tarpit: str
     assert took < 6.0
 
 
-def test_a_stream_is_read_at_the_callers_pace(api: client.ApiClient) -> None:
-    # Headers within the deadline; the body, five seconds long, past it and still whole.
-    response = api.call_api("GET", api.configuration.host + "/stream", _request_timeout=(1.0, 2.0))
-    stream = response.response
+def test_a_watch_is_read_at_the_callers_pace(api: client.ApiClient) -> None:
+    # Headers within the deadline; the events, five seconds long, past it and still whole.
+    url = api.configuration.host + "/stream?watch=true"
+    stream = api.call_api("GET", url, _request_timeout=(1.0, 2.0)).response
     started = time.monotonic()
     assert stream.read() == b"12345"
     assert time.monotonic() - started > 3.0
+
+
+def test_a_raw_answer_the_caller_reads_is_cut_at_the_deadline(
+    api: client.ApiClient, tarpit: str
+) -> None:
+    # Not a watch: the raw answer (`_preload_content=False`) is read within the deadline too.
+    raw = client.CoreV1Api(api).list_namespace(_preload_content=False, _request_timeout=(1.0, 1.0))
+    error, took = timed(raw.read)
+    assert isinstance(error, RequestDeadline), error
+    assert took < 4.0
+    assert error.server == tarpit
 
 
 def test_the_default_deadline() -> None:
