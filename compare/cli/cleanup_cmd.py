@@ -12,7 +12,8 @@ from compare.errors import EXIT_FAILED, CompareError
 from compare.run.owners import ALIVE, DEAD, find_runs, remove_runs
 
 # `compare.run.engine.new_run_id`'s shape: checked before the cluster is asked.
-RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}$")
+# (or a preflight's, `compare.run.owners.preflight_labels`).
+RUN_ID = re.compile(r"^([0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}|preflight-[0-9]+)$")
 
 
 def cleanup(

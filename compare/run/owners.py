@@ -100,6 +100,12 @@ def owner_state(annotations: Mapping[str, str] | None) -> str:
     return ALIVE if not started or now == started else DEAD
 
 
+def preflight_labels() -> dict[str, str]:
+    """The labels of a run's preflight namespace: made before the run has its id, it is
+    owned under `preflight-<pid>`."""
+    return {RUN_LABEL: f"preflight-{os.getpid()}"}
+
+
 @dataclass
 class Leftover:
     """A run's namespaces still there, and whether its process is gone."""

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -18,8 +19,11 @@ import pytest
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import get, load_target
+from compare.approaches.arms import preflight_arm
 from compare.cli import app
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
+from compare.paths import CHARTS_DIR
 from compare.run.owners import (
     OWNER_HOST,
     OWNER_PID,
@@ -28,6 +32,7 @@ from compare.run.owners import (
     clean_dead_runs,
     fault_cluster_record,
     owner_annotations,
+    preflight_labels,
     process_start,
 )
 
@@ -220,3 +225,52 @@ def test_a_killed_runs_fault_cluster_is_deleted(cluster: ClusterTarget) -> None:
         if sibling.status().exists:
             sibling.down()
         record.unlink(missing_ok=True)
+
+
+def test_a_preflight_namespace_is_owned_like_a_trials(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # A target's chart arm, deployed once by a run's preflight: its scratch namespace carries
+    # the owner while it exists (a run killed then leaves it to the next one).
+    path = tmp_path / "compare.yaml"
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "compare.example.com/v1alpha1",
+                "kind": "Target",
+                "name": "shop",
+                "helm": {"chart": {"path": str(CHARTS_DIR / "webapp")}, "release": "shop"},
+            }
+        )
+    )
+    target = load_target(path)
+    core = client.CoreV1Api(api)
+    seen: list[client.V1Namespace] = []
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.is_set() and not seen:
+            seen.extend(
+                ns
+                for ns in core.list_namespace(label_selector=RUN_LABEL).items
+                if ns.metadata.name.startswith("cmp-preflight-")
+                and (ns.metadata.annotations or {}).get(OWNER_PID) == str(os.getpid())
+            )
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=look, daemon=True)
+    watcher.start()
+    try:
+        preflight_arm(
+            get("helm"),
+            cluster,
+            target,
+            timeout=120,
+            labels=preflight_labels(),
+            annotations=owner_annotations(),
+        )
+    finally:
+        done.set()
+        watcher.join(10)
+    assert seen, "the preflight namespace was never seen with its owner"
+    assert seen[0].metadata.labels[RUN_LABEL] == f"preflight-{os.getpid()}"
