@@ -138,7 +138,8 @@ class _Watchdog:
                     target=self._run, name="request-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            if self._heap[0][2] is guard:  # the thread sleeps until an earlier one otherwise
+                self._wake.notify()
         return guard
 
     def _run(self) -> None:
