@@ -130,18 +130,24 @@ def preflight_arm(
     *,
     timeout: float,
     warn: Callable[[str], None] = _ignore,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> ArmDeployed:
     """A run's one deploy of the arm before its trials, in a scratch namespace removed again
     at once: an arm whose desired state cannot be reached stops the run here, with the
     judge's diagnosis, instead of one `error` per trial after a full deploy timeout each.
     What it installed stays (the returned undo removes it; on failure it is removed here).
-    `warn` gets what the deploy found worth a warning but not a stop, once."""
+    `warn` gets what the deploy found worth a warning but not a stop, once; the scratch
+    namespace carries `labels` and `annotations` (the run's owner: a killed run's is found)."""
     # What can be checked before anything is created is said as it is, not as a failed deploy.
     approach.check_target_on(cluster, target, install_namespace(target))
     scratch = f"{PREFLIGHT_PREFIX}-{approach.short}-{secrets.token_hex(3)}"
     trial = target.for_trial(scratch)
     try:
         try:
+            if labels or annotations:
+                with cluster.api_client() as api:
+                    kube.ensure_namespace(api, scratch, labels=labels, annotations=annotations)
             done = deploy_arm(
                 approach, cluster, trial, scratch, timeout=timeout,
                 install_in=install_namespace(target), rollback=False, check=False,

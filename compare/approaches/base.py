@@ -25,6 +25,7 @@ from compare.deploy.charts import DEFAULT_NAMESPACE, check_release_name
 from compare.errors import CompareError
 from compare.inputfile import load_yaml
 from compare.judge import DesiredObjects
+from compare.kube import terminating
 from compare.target import ArmKey, ArmKind, HelmInstall, Operator, Target
 from compare.target import builtin_target as target_with
 from compare.webapp import WebApp, load_webapp
@@ -414,9 +415,18 @@ class Approach(ABC):
     ) -> list[DeployedApp]:
         """Every app deployed through this approach in `namespace` (all when None), judged:
         each found one's `target_row`, by namespace and name."""
-        found = [
-            self.target_row(cluster, t, ns) for t, ns in self.discover(cluster, api, namespace)
-        ]
+        # A namespace being deleted holds nothing to judge (and a judge's dry run there is
+        # refused, 403): skipped, as one that starts going while it is read.
+        going = terminating(api, namespace)
+        found = []
+        for t, ns in self.discover(cluster, api, namespace):
+            if ns in going:
+                continue
+            try:
+                found.append(self.target_row(cluster, t, ns))
+            except (CompareError, client.ApiException):
+                if ns not in terminating(api, ns):
+                    raise
         return sorted(
             (row for row in found if row is not None), key=lambda r: (r.namespace, r.name)
         )

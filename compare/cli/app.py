@@ -63,6 +63,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "compare.cli.run_cmd:run",
         "Deploy, inject every fault, measure healing; write results.json and the journals.",
     ),
+    "cleanup": LazyCommand(
+        "compare.cli.cleanup_cmd:cleanup",
+        "Remove the trial namespaces of runs that were killed (their process is gone).",
+    ),
     "report": LazyCommand(
         "compare.cli.report_cmd:report",
         "Report which approach healed which fault, how fast, and on what evidence.",

@@ -49,6 +49,7 @@ from compare.run import (
 )
 from compare.run.app import App
 from compare.run.launch import checked_request, prepared
+from compare.run.owners import clean_dead_runs
 from compare.webapp import DEFAULT_APP, load_webapp
 
 # Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
@@ -217,6 +218,9 @@ def run(
         fault_cluster=not shared_cluster,
     )
     cluster = cluster_from(ctx, kubeconfig, context)
+    # What killed runs left is removed first (one line says what; `compare.run.owners`).
+    for line in clean_dead_runs(cluster):
+        print_warning(line)
     with prepared(
         cluster, request, say=console.print, doing=console.status, warn=print_warning
     ) as ready:

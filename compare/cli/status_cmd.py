@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from kubernetes.client import ApiException
 from rich.console import Console
 from rich.table import Table
 
 from compare.approaches import REGISTRY, deployed_apps, load_target
 from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty
 from compare.cli.target_cmd import TargetOpt, target_namespace_of
+from compare.cluster import ClusterTarget
 from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
@@ -103,6 +105,28 @@ def status(
             console.print(f"  {approach.label}: none")
     if apps:
         _print_table(apps)
+    if all_namespaces:
+        _print_leftovers(cluster)
+
+
+def _print_leftovers(cluster: ClusterTarget) -> None:
+    """The trial namespaces of runs whose process is gone (or cannot be checked), one line
+    each with the command that removes them."""
+    # Here, not at the top: the run engine's imports are for `status -A` alone.
+    from compare.run.owners import ALIVE, DEAD, find_runs
+
+    with cluster.api_client() as api:
+        try:
+            runs = [r for r in find_runs(api) if r.state != ALIVE]
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            return  # a user who may not list namespaces: the table is what there is
+
+    for run in runs:
+        how = "compare cleanup" if run.state == DEAD else f"compare cleanup --run {run.run_id}"
+        what = "killed run" if run.state == DEAD else "run of another host"
+        console.print(f"left by a {what}: {run.describe()} (remove with `{how}`)", markup=False)
 
 
 def _print_table(apps: list[DeployedApp]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +17,15 @@ from kubernetes import client, config
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
 from compare.inputfile import parse_yaml, read_text
+from compare.kube.deadline import RequestDeadline, bound
 from compare.paths import check_cache_dir
 
 REACH_TIMEOUT_S = 5.0
 # An exec credential plugin (cloud login helpers) gets this long to print its credential.
 EXEC_PLUGIN_TIMEOUT_S = 30.0
 MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
+# A certificate, key or token file: far less in practice.
+MAX_CREDENTIAL_BYTES = 1024 * 1024
 
 
 def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
@@ -30,8 +34,11 @@ def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
     The parsed configuration is shared while the file is unchanged: trials and probes make many
     clients, and parsing the kubeconfig (YAML, certificates) each time cost a run real CPU."""
     stat = Path(kubeconfig).stat()
-    return client.ApiClient(
-        configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+    # Every request bounded: default timeouts and a total deadline (`compare.kube.deadline`).
+    return bound(
+        client.ApiClient(
+            configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+        )
     )
 
 
@@ -115,6 +122,7 @@ def _check_kubeconfig(path: Path, context: str | None) -> None:
     if context is not None and context not in names:
         known = ", ".join(str(n) for n in names) or "none"
         raise CompareError(f"kubeconfig {path}: no context {context!r} (known: {known})")
+    _check_credential_files(path, data, context)
     _check_exec_plugin(path, data, context)
 
 
@@ -124,6 +132,58 @@ def _entry(data: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
             inner = item.get(section.rstrip("s"))
             return inner if isinstance(inner, dict) else {}
     return {}
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+        stat.S_IFDIR: "a directory",
+        stat.S_IFSOCK: "a socket",
+    }
+    return kinds.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _check_credential_files(path: Path, data: dict[str, Any], context: str | None) -> None:
+    """The context's credential and CA files are regular files of a bounded size, before the
+    Kubernetes client reads them whole without a limit: a token file that is a FIFO hung
+    every command, one that is /dev/zero grew the process by gigabytes."""
+    name = context if context is not None else data.get("current-context")
+    entry = _entry(data, "contexts", name)
+    files = [
+        (
+            "clusters[].cluster",
+            _entry(data, "clusters", entry.get("cluster")),
+            ("certificate-authority",),
+        ),
+        (
+            "users[].user",
+            _entry(data, "users", entry.get("user")),
+            ("client-certificate", "client-key", "tokenFile"),
+        ),
+    ]
+    for where, section, keys in files:
+        for key in keys:
+            value = section.get(key)
+            if not isinstance(value, str) or not value:
+                continue
+            # Relative to the kubeconfig's directory, as the client resolves it.
+            file = path.resolve().parent / Path(value).expanduser()
+            try:
+                info = file.stat()
+            except OSError:
+                continue  # missing: the client's own error names it
+            if not stat.S_ISREG(info.st_mode):
+                raise CompareError(
+                    f"kubeconfig {path}: {where}.{key} {file}: {_file_kind(info.st_mode)}, not a"
+                    " regular file"
+                )
+            if info.st_size > MAX_CREDENTIAL_BYTES:
+                raise CompareError(
+                    f"kubeconfig {path}: {where}.{key} {file}: larger than"
+                    f" {MAX_CREDENTIAL_BYTES // 1024 // 1024} MiB"
+                )
 
 
 def _check_exec_plugin(path: Path, data: dict[str, Any], context: str | None) -> None:
@@ -195,6 +255,8 @@ def check_reachable(cluster: ClusterTarget) -> None:
         # /version is public on most clusters: a call that needs credentials tells a refused
         # login (401) from one that is merely not allowed to list namespaces (403, fine).
         client.CoreV1Api(api).list_namespace(limit=1, _request_timeout=REACH_TIMEOUT_S)
+    except RequestDeadline as exc:  # a server that answers, too slowly
+        raise CompareError(f"{exc.message} (kubeconfig {cluster.kubeconfig})") from None
     except client.ApiException as exc:
         if exc.status == 401:
             raise CompareError(

@@ -6,6 +6,7 @@ wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
   wait       the one deadline loop: wait_for(condition), wait_until_gone, cancellation
   namespace  the DNS-label rule for names; ensure_namespace
   events     a watch of one object's Events, each stamped with its arrival (EventWatch)
+  deadline   default timeouts and a total deadline for every request of an ApiClient (bound)
 
 Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
 `compare.errors`, `compare.lazy` and the kubernetes client, so every other package may use it.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         delete_namespace,
         ensure_namespace,
         is_dns_label,
+        terminating,
     )
     from compare.kube.served import Served
     from compare.kube.wait import (
@@ -48,6 +50,7 @@ _WHERE = {
     "delete_namespace": "namespace",
     "ensure_namespace": "namespace",
     "is_dns_label": "namespace",
+    "terminating": "namespace",
     "Served": "served",
     "Deadline": "wait",
     "POLL_S": "wait",
@@ -71,6 +74,7 @@ __all__ = [
     "poll",
     "sleep_unless_cancelled",
     "status_message",
+    "terminating",
     "wait_for",
     "wait_until_gone",
 ]

@@ -37,6 +37,7 @@ def ensure_namespace(
     namespace: str,
     *,
     labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
     exists_ok: bool = True,
     exit_code: int = EXIT_FAILED,
 ) -> bool:
@@ -48,6 +49,8 @@ def ensure_namespace(
     metadata: dict[str, object] = {"name": namespace}
     if labels:
         metadata["labels"] = dict(labels)
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
     try:
         client.CoreV1Api(api).create_namespace(body)
@@ -94,3 +97,22 @@ def delete_namespace(
             interval=GONE_POLL_S,
         )
     return True
+
+
+def terminating(api: client.ApiClient, namespace: str | None = None) -> set[str]:
+    """The namespaces being deleted (phase Terminating): `namespace` alone, or every one
+    (those this user may read). Nothing can be created in them (403), and what they hold is
+    going."""
+    core = client.CoreV1Api(api)
+    try:
+        items = [core.read_namespace(namespace)] if namespace else core.list_namespace().items
+    except client.ApiException as exc:
+        if exc.status in (403, 404):
+            return set()  # none to see (a user who may not read namespaces: none known)
+        message = status_message(exc) or f"{exc.status} {exc.reason}"
+        raise CompareError(f"reading namespaces failed: {message}") from None
+    return {
+        ns.metadata.name
+        for ns in items
+        if (ns.status and ns.status.phase == "Terminating") or ns.metadata.deletion_timestamp
+    }

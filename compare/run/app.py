@@ -40,6 +40,7 @@ from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
 from compare.results import AppInfo, TargetInfo
+from compare.run.owners import owner_annotations, preflight_labels
 from compare.run.preflight import new_chart_crds, remove_crds
 from compare.run.workload import OWNED, Workload, workload_of
 from compare.target import Target
@@ -176,8 +177,11 @@ class App:
     ) -> Callable[[], str]:
         def run() -> str:
             # What its deploy keeps of other field managers' writes is said here, once.
+            # Its namespace owned like a trial's (`compare.run.owners`), under the process's
+            # preflight id: the run's own id is made after the preflight.
             done = preflight_arm(approach, cluster, self.target, timeout=timeout,
-                                 warn=warn or (lambda _: None))  # fmt: skip
+                                 warn=warn or (lambda _: None), labels=preflight_labels(),
+                                 annotations=owner_annotations())  # fmt: skip
             if done.undo_install is not None:
                 self._installed.append(done.undo_install)
             if approach.charted:

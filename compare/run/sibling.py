@@ -32,6 +32,7 @@ from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.errors import CompareError, first_line
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
+from compare.run.owners import forget_fault_cluster, record_fault_cluster
 
 # The secrets scope a moved trial's Python activities get (`point`).
 SECRETS_SCOPE = "compare-fault-cluster"
@@ -111,6 +112,8 @@ class FaultCluster:
 
         def create() -> None:
             try:
+                # Its owner first: a run killed while it exists leaves it to the next run.
+                record_fault_cluster(self.name)
                 self.cluster.up_like(self.source)
                 text = listable(self.cluster.kubeconfig.read_text())
                 outputfile.write_text(self.listed, text, mode=0o600)
@@ -145,4 +148,6 @@ class FaultCluster:
             self.cluster.down()
         except CompareError as exc:
             left.append(f"the fault cluster {self.name!r}: {exc.message}")
+        else:
+            forget_fault_cluster(self.name)
         return left

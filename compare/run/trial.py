@@ -36,6 +36,8 @@ from compare.run.experiments import ExperimentSpec, configuration_defaults
 from compare.run.health import cluster_health, own_outages
 from compare.run.leftovers import release_finalizers
 from compare.run.observe import Observer
+from compare.run.owners import RUN_LABEL as RUN_LABEL
+from compare.run.owners import owner_annotations
 from compare.run.runner import (
     ActivityTimedOut,
     InjectionClock,
@@ -47,7 +49,6 @@ from compare.run.sibling import point
 from compare.run.workload import Workload, app_configuration
 
 MANAGED_BY = "compare-run"
-RUN_LABEL = "compare.example.com/run-id"
 # How long to look for the operator's Event once the fault healed (it is posted asynchronously).
 EVENT_GRACE_S = 2.0
 # The observer decides within window + settle; this bounds the join beyond that.
@@ -196,7 +197,7 @@ def _carry_out(
     spec = plan.experiment
     window = ctx.window(plan.approach)
     ctx.listener.phase(plan, "deploying")
-    create_namespace(api, namespace, ctx.run_id)
+    create_namespace(api, namespace, ctx.run_id, keep=ctx.keep)
     ctx.ledger.add(namespace, plan.approach)
     approach = ctx.approach(plan.approach)
     deployed = ctx.app.deploy(
@@ -416,9 +417,15 @@ def experiment_for(
     return document
 
 
-def create_namespace(api: client.ApiClient, namespace: str, run_id: str) -> None:
+def create_namespace(
+    api: client.ApiClient, namespace: str, run_id: str, *, keep: bool = False
+) -> None:
     labels = {"app.kubernetes.io/managed-by": MANAGED_BY, RUN_LABEL: run_id}
-    kube.ensure_namespace(api, namespace, labels=labels, exists_ok=False)
+    # Its owner: a run killed before it removes the namespace is found by the next one
+    # (`compare.run.owners`); one kept on purpose (`--keep`) is not a leftover.
+    kube.ensure_namespace(
+        api, namespace, labels=labels, annotations=owner_annotations(keep), exists_ok=False
+    )
 
 
 def remove_namespace(

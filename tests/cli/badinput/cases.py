@@ -759,6 +759,13 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
             {},
             "namespace 'Bad_NS'",
         ),
+        Case("flags/cleanup-empty-run", ["cleanup", "--run", "", *NO_CLUSTER], {}, "--run"),
+        Case(
+            "flags/cleanup-run-id",
+            ["cleanup", "--run", "cmp-helm-x", *NO_CLUSTER],
+            {},
+            "--run 'cmp-helm-x': not a run id",
+        ),
         Case("flags/cluster-up-nodes", ["cluster", "up", "--nodes", "0"], {}, "--nodes"),
         Case("flags/cluster-up-port", ["cluster", "up", "--port", "70000"], {}, "--port"),
         Case("flags/unknown-command", ["deploy", "kustomize"], {}, "No such command 'kustomize'"),
@@ -812,8 +819,49 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
             },
             "no context 'prod' (known: dev)",
         ),
+        # Credential files the client would read whole, without a limit: a token file that
+        # is a FIFO hung every command, one that is /dev/zero grew the process by gigabytes.
+        *(
+            Case(
+                f"flags/kubeconfig-{key.lower()}-{kind}",
+                ["status", "--kubeconfig", "{tmp}/kc"],
+                {"kc": _kubeconfig_with(where, key, "cred"), "cred": content},
+                f"{where}.{key} {{tmp}}/cred: {said}, not a regular file",
+            )
+            for where, key in (
+                ("users[].user", "tokenFile"),
+                ("users[].user", "client-key"),
+                ("clusters[].cluster", "certificate-authority"),
+            )
+            for kind, content, said in (
+                ("fifo", FIFO, "a FIFO"),
+                ("dev-zero", DEV_ZERO, "a character device"),
+                ("directory", DIRECTORY, "a directory"),
+            )
+        ),
+        Case(
+            "flags/kubeconfig-huge-token-file",
+            ["status", "--kubeconfig", "{tmp}/kc"],
+            {"kc": _kubeconfig_with("users[].user", "tokenFile", "cred"), "cred": "x" * (2 << 20)},
+            "users[].user.tokenFile {tmp}/cred: larger than 1 MiB",
+        ),
     ]
     return cases
+
+
+def _kubeconfig_with(where: str, key: str, value: str) -> dict[str, Any]:
+    """A kubeconfig whose context's cluster or user names `value` for `key`."""
+    cluster: dict[str, Any] = {"server": "https://127.0.0.1:1"}
+    user: dict[str, Any] = {}
+    (cluster if where.startswith("clusters") else user)[key] = value
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "c",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": user}],
+    }
 
 
 CASES = build()
