@@ -94,8 +94,8 @@ def test_only_the_embedded_cluster_refuses_an_install_that_runs_pods(
         check_runs_here(embedded, target, operator, documents)
     assert refused.value.exit_code == 2
     assert refused.value.message.startswith(
-        f"{path}: operator.install.{form}: the operator runs its manager in pods"
-        " (Deployment gadget-operator), and pods run no code on the embedded cluster"
+        f"{path}: operator.install.{form}: the operator (Deployment gadget-operator) runs its"
+        " manager in pods, and pods run no code on the embedded cluster"
     )
     # Another cluster (--kubeconfig of one that is not the toolkit's) runs pods.
     check_runs_here(ClusterTarget(tmp_path / "kubeconfig"), target, operator, documents)

@@ -189,8 +189,8 @@ def test_an_operator_whose_manager_runs_in_pods_is_refused_on_the_embedded_clust
         result = runner.invoke(app, [*args, "--target", str(path), *_kubeconfig(cluster)])
         assert time.monotonic() - started < 30
         assert _one_error_line(result, 2) == (
-            f"{path}: operator.install.{form}: the operator runs its manager in pods"
-            " (Deployment gadget-operator), and pods run no code on the embedded cluster: use"
+            f"{path}: operator.install.{form}: the operator (Deployment gadget-operator) runs its"
+            " manager in pods, and pods run no code on the embedded cluster: use"
             " operator.install.process (run it as a local command) or a real cluster through"
             " --kubeconfig"
         )

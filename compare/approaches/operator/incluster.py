@@ -60,8 +60,7 @@ def check_runs_here(
     if len(workloads) > SHOWN:
         named += f" and {len(workloads) - SHOWN} more"
     raise CompareError(
-        f"{target.source}: operator.install.{form}: the operator runs its manager in pods"
-        f" ({named}), and pods run no code on the embedded cluster: use"
-        " operator.install.process (run it as a local command) or a real cluster through"
-        " --kubeconfig"
+        f"{target.source}: operator.install.{form}: the operator ({named}) runs its manager in"
+        " pods, and pods run no code on the embedded cluster: use operator.install.process (run"
+        " it as a local command) or a real cluster through --kubeconfig"
     )
