@@ -146,11 +146,11 @@ def test_an_example_target_runs_with_every_arm_it_has(
     assert results.complete and results.skipped == []
     assert results.target is not None and results.target.name == target.name
     assert sorted(results.settings.approaches) == sorted(runnable)
-    # One real trial per arm: a pod deleted, new pods made (Kubernetes' own controllers).
+    # One real trial per arm: a pod deleted, a new one made (Kubernetes' own controllers).
     assert {t.approach: (t.experiment, t.status) for t in results.trials} == {
         name: (EXPERIMENT, "healed") for name in runnable
     }, [(t.approach, t.status, t.error) for t in results.trials]
     for trial in results.trials:
         gone, made = trial.evidence.uids_before, trial.evidence.uids_after
         assert gone is not None and made is not None, trial.approach
-        assert gone.pods and made.pods and not set(gone.pods) & set(made.pods)
+        assert set(gone.pods) - set(made.pods) and set(made.pods) - set(gone.pods), trial.approach
