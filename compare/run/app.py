@@ -155,6 +155,11 @@ class App:
         `warn` gets what a step finds worth a warning but not a stop)."""
         if not self.target.from_file:
             return []
+        # What can be checked on the cluster before anything is created, for every arm
+        # before the first is deployed: an operator that cannot run on this cluster stops the
+        # run in seconds, not after the charts' arms were deployed.
+        for approach in approaches.values():
+            approach.check_target_on(cluster, self.target, install_namespace(self.target))
         # A chart's crds/ are installed by Helm once and never removed: the run removes the
         # ones it installed (`finish`), whatever happens.
         self._crds = new_chart_crds(cluster, self.target, tuple(approaches))

@@ -1,6 +1,8 @@
 """Target files for the operator arm: the WebApp operator (the toolkit's own local process,
-so `alreadyInstalled: true`) under a non-default custom resource, and a kustomize-installed
-operator that never gets ready (on kwok its pods "run" but nothing executes)."""
+so `alreadyInstalled: true`) under a non-default custom resource, and an operator installed by
+kustomize or as a chart that never gets ready (its install brings the CRD and nothing that
+reconciles; with its manager Deployment, the embedded cluster refuses it: pods run no code
+there)."""
 
 from __future__ import annotations
 
@@ -85,15 +87,16 @@ MANAGER = {
 }
 
 
-def stuck_target(folder: Path, namespace: str, *, form: str = "kustomize") -> Path:
-    """An operator (its CRD and manager Deployment) installed by kustomize or as a chart,
-    whose Gadget never gets its Ready condition: nothing executes on kwok."""
+def stuck_target(
+    folder: Path, namespace: str, *, form: str = "kustomize", manager: bool = False
+) -> Path:
+    """An operator installed by kustomize or as a chart - its CRD, and its manager Deployment
+    with `manager` - whose Gadget never gets its Ready condition: nothing reconciles it."""
     if form == "kustomize":
         directory = folder / "install"
         directory.mkdir()
-        (directory / "kustomization.yaml").write_text(
-            "resources:\n  - crd.yaml\n  - manager.yaml\n"
-        )
+        listed = ["crd.yaml", *(["manager.yaml"] if manager else [])]
+        (directory / "kustomization.yaml").write_text(yaml.safe_dump({"resources": listed}))
         install: dict[str, Any] = {"kustomize": "install"}
     else:
         directory = folder / "chart" / "templates"
@@ -103,7 +106,8 @@ def stuck_target(folder: Path, namespace: str, *, form: str = "kustomize") -> Pa
         )
         install = {"chart": {"chart": {"path": "chart"}, "release": "gadget-operator"}}
     (directory / "crd.yaml").write_text(yaml.safe_dump(CRD))
-    (directory / "manager.yaml").write_text(yaml.safe_dump(MANAGER))
+    if manager:
+        (directory / "manager.yaml").write_text(yaml.safe_dump(MANAGER))
     data = {
         "apiVersion": "compare.example.com/v1alpha1",
         "kind": "Target",

@@ -1,13 +1,15 @@
 """`--target FILE`, operator arm, on the real API server: `compare deploy operator`, `compare
 status` and `compare undeploy operator` with the WebApp operator (already installed: the
 toolkit's own local process) under a non-default custom resource, and bad input - a custom
-resource of a kind nobody serves, an operator (kustomize or chart) that never gets ready - as
-one line, with the cluster left as it was."""
+resource of a kind nobody serves, an operator (kustomize or chart) that never gets ready, one
+whose manager runs in pods on the embedded cluster - as one line, with the cluster left as it
+was."""
 
 from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,12 @@ import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
+from compare.approaches import load_target
+from compare.approaches.operator.arm import install_documents
 from compare.approaches.operator.baseline import baseline_name
+from compare.approaches.operator.incluster import check_runs_here
 from compare.cli import app
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, is_local
 from compare.deploy.charts import get_release
 
 from .operator_targets import ENV, shop_target, stuck_target, webapp_operator
@@ -154,12 +159,48 @@ def test_an_operator_that_never_gets_ready_is_one_line_and_the_cluster_is_left_a
     assert line.startswith("not ready within ")
     assert f"Gadget {fresh}/one: no Ready condition yet" in line
     assert line.endswith(f"; rolled back: removed what this deploy created and namespace {fresh}")
-    # The install (its CRD, its manager) and the namespace are gone again.
+    # The install (its CRD) and the namespace are gone again.
     names = [crd.metadata.name for crd in crds.list_custom_resource_definition().items]
     assert "gadgets.stuck.example.com" not in names
     assert fresh not in _namespaces(api)
     if form == "chart":
         assert get_release(cluster, fresh, "gadget-operator") is None
+
+
+@pytest.mark.parametrize("form", ["kustomize", "chart"])
+def test_an_operator_whose_manager_runs_in_pods_is_refused_on_the_embedded_cluster_at_once(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path, form: str
+) -> None:
+    # Pods run no code on the embedded cluster: the install's manager Deployment would never
+    # reconcile. Said before anything is created, by `deploy` and by `run`, in seconds.
+    fresh = f"t-inpods-{uuid.uuid4().hex[:6]}"
+    path = stuck_target(tmp_path, fresh, form=form, manager=True)
+    if not is_local(cluster):
+        # A cluster given by --kubeconfig (not the embedded one) runs pods: nothing refused.
+        target = load_target(path)
+        operator = target.operator_arm("operator")
+        documents = install_documents(target, operator, fresh)
+        check_runs_here(cluster, target, operator, documents)
+        return
+    out = tmp_path / "out"
+    run = ["run", "-a", "operator", "-e", "pod-delete-one", "--output", str(out)]
+    for args in (["deploy", "operator"], run):
+        started = time.monotonic()
+        result = runner.invoke(app, [*args, "--target", str(path), *_kubeconfig(cluster)])
+        assert time.monotonic() - started < 30
+        assert _one_error_line(result, 2) == (
+            f"{path}: operator.install.{form}: the operator (Deployment gadget-operator) runs its"
+            " manager in pods, and pods run no code on the embedded cluster: use"
+            " operator.install.process (run it as a local command) or a real cluster through"
+            " --kubeconfig"
+        )
+    assert fresh not in _namespaces(api)
+    assert not out.exists() or not list(out.iterdir())
+    names = [
+        c.metadata.name
+        for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items
+    ]
+    assert "gadgets.stuck.example.com" not in names
 
 
 def test_ready_when_its_children_are(

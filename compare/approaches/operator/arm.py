@@ -1,10 +1,12 @@
 """Any operator as the app under test: a target file's operator arm installed, applied, judged.
 
-  install       the operator: `kubectl kustomize DIR` server-side applied, a chart as a Helm
-                release, - `alreadyInstalled` - nothing, only checked, or - `toolkit` - the
-                toolkit's own operator (`controllers`), shared, never removed
+  install       the operator: `kubectl kustomize DIR` server-side applied (each object in its
+                own namespace, else the install's: `placement`), a chart as a Helm release,
+                - `alreadyInstalled` - nothing, only checked, or - `toolkit` - the toolkit's
+                own operator (`controllers`), shared, never removed
   check         every custom resource's kind is served (its CRD established), or defined by a
-                CRD of the install: else one line naming the resource, before anything is applied
+                CRD of the install: else one line naming the resource, before anything is applied;
+                an install that runs pods is refused on the embedded cluster (`incluster`)
   deploy        the custom resources applied in a namespace, ready (the named status condition
                 True for the current generation, or every owned object ready), then the
                 baseline (`baseline`) snapshotted once it holds, and stored;
@@ -25,11 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from kubernetes import client
 
 from compare import kube
-from compare.approaches.operator import baseline, managers
+from compare.approaches.operator import baseline, incluster, managers, placement
 from compare.approaches.operator.controllers import (
     WEBAPPS,
     apply_webapp,
@@ -41,7 +42,7 @@ from compare.approaches.operator.reference import operator_reference
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import install_target, render_target, uninstall_target
 from compare.deploy.charts import get_release
-from compare.deploy.install import apply_documents, kubectl, run_tool
+from compare.deploy.install import run_tool
 from compare.deploy.live import wait_for_desired_state
 from compare.errors import EXIT_FAILED, CompareError
 from compare.inputfile import parse_yaml_all
@@ -101,13 +102,9 @@ class Install:
 # -- before the cluster ------------------------------------------------------------------------
 
 
-def _identity(doc: Mapping[str, Any]) -> str:
-    meta = doc.get("metadata") or {}
-    return f"{doc.get('kind')} {meta.get('name')}"
-
-
 def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
-    """`kubectl kustomize DIR`: the install's objects (no cluster); one line if it fails."""
+    """`kubectl kustomize DIR`: the install's objects (no cluster), in the order they are
+    applied (`placement.ordered`: namespaces and CRDs first); one line if it fails."""
     directory = operator.install.kustomize
     assert directory is not None
     try:
@@ -115,7 +112,7 @@ def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
         docs = [doc for doc in parse_yaml_all(text, f"kubectl kustomize {directory}") if doc]
     except CompareError as exc:
         raise CompareError(f"{target.source}: operator.install.kustomize: {exc.message}") from None
-    return docs
+    return placement.ordered(docs)
 
 
 def install_documents(target: Target, operator: Operator, namespace: str) -> list[dict[str, Any]]:
@@ -177,29 +174,18 @@ def served_resources(
 # -- the install -------------------------------------------------------------------------------
 
 
-def _existing(
-    cluster: ClusterTarget, namespace: str, docs: Sequence[Mapping[str, Any]]
-) -> set[str]:
-    """Which of the install's objects exist already (`kubectl get`, by kind and name)."""
-    if not docs:
-        return set()
-    stdin = yaml.safe_dump_all(list(docs), sort_keys=False)
-    args = ("get", "-n", namespace, "--ignore-not-found", "-o", "yaml", "-f", "-")
-    out = kubectl(cluster, *args, stdin=stdin)
-    listing = yaml.safe_load(out) or {}
-    items = listing.get("items") if listing.get("kind") == "List" else [listing]
-    return {_identity(item) for item in items or [] if item}
-
-
 def check_served(
     cluster: ClusterTarget, target: Target, operator: Operator, namespace: str
 ) -> None:
     """Before anything is applied: every custom resource is of a namespaced kind the API
     server serves, or one a CRD of the install (rendered here, no cluster) defines: else one
-    line naming the resource (exit 2)."""
+    line naming the resource (exit 2). An install whose objects run pods is refused on the
+    embedded cluster first, where they would never run (`incluster`)."""
     if operator.toolkit:
         return  # WebApps, checked when loaded; its install defines their kind
-    defined = _defined_kinds(install_documents(target, operator, namespace))
+    documents = install_documents(target, operator, namespace)
+    incluster.check_runs_here(cluster, target, operator, documents)
+    defined = _defined_kinds(documents)
     with cluster.api_client() as api:
         for body in operator.resources:
             api_version, kind_name = str(body["apiVersion"]), str(body["kind"])
@@ -236,8 +222,8 @@ def plan_install(
             form, chart_ns, existed=get_release(cluster, chart_ns, chart.release) is not None
         )
     docs = kustomize_build(target, operator)
-    existing = _existing(cluster, namespace, docs)
-    created = [doc for doc in docs if _identity(doc) not in existing]
+    found = placement.present(cluster, docs, namespace)
+    created = [doc for doc, there in zip(docs, found, strict=True) if not there]
     return Install(form, namespace, docs, existed=not created, created=created)
 
 
@@ -253,7 +239,7 @@ def install(
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
     elif plan.form == "kustomize":
         try:
-            apply_documents(
+            placement.apply_ordered(
                 cluster, plan.documents, field_manager=FIELD_MANAGER, namespace=plan.namespace
             )
         except CompareError as exc:
@@ -282,7 +268,7 @@ def uninstall(
         if not created_only or not done.existed:
             uninstall_target(cluster, chart, done.namespace, timeout=REMOVE_TIMEOUT_S)
         return
-    # Reverse order: what a kustomization lists first (namespaces, CRDs) goes last.
+    # Reverse order: what is applied first (namespaces, CRDs: `placement.ordered`) goes last.
     docs = done.created if created_only else done.documents
     _delete_documents(cluster, done.namespace, list(reversed(docs)))
     if created_only and done.namespace_created:
