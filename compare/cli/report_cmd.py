@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.cli.common import print_warning
 from compare.errors import CompareError
 from compare.outputfile import write_text
 from compare.paths import REPORTS_DIR
@@ -75,4 +76,4 @@ def report(
         written = write_text(output, text, inputs=inputs)
     except CompareError as exc:
         raise CompareError(f"--output {exc.message}") from None
-    typer.echo(f"{fmt.value} report written to {written}", err=True)
+    print_warning(f"{fmt.value} report written to {written}")
