@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from compare.approaches import REGISTRY, deployed_apps, load_target
 from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty, say
@@ -15,7 +16,7 @@ from compare.cli.target_cmd import TargetOpt, target_namespace_of
 from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
-from compare.inert import terminal
+from compare.inert import terminal, visible
 from compare.kube import check_namespace_name
 
 
@@ -35,10 +36,10 @@ def _table(apps: list[DeployedApp]) -> Table:
             terminal(app.approach),
             terminal(app.name),
             terminal(app.namespace),
-            f"{_count(app.ready_replicas)}/{_count(app.desired_replicas)}",
+            terminal(f"{_count(app.ready_replicas)}/{_count(app.desired_replicas)}"),
             terminal(app.image or "-"),
             terminal(app.detail),
-            f"[{style}]{terminal(app.state)}[/]",
+            Text(visible(app.state), style=style),
         )
     return table
 
