@@ -192,3 +192,55 @@ def test_the_cli_prints_no_formatted_string_past_the_output_layer() -> None:
             ):
                 found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+def test_run_progress_lines_keep_brackets_and_show_controls() -> None:
+    """A skipped line (`containers[memcached].image`), a trial's label and its error from
+    the cluster: printed as they are, never eaten as markup, never acting on the terminal."""
+    from compare.cli.common import console
+    from compare.cli.run_cmd import _ProgressListener
+
+    listener = _ProgressListener(1)
+    with console.capture() as captured:
+        listener.note("skipped image-change: no containers[memcached].image in Memcached")
+        listener.note(f"skipped x: {ERROR}")
+    lines = captured.get().splitlines()
+    assert lines[0] == "skipped image-change: no containers[memcached].image in Memcached"
+    assert lines[1].startswith("skipped x: boom\\r\\x1b[2J]]>\\x00 containers[webapp].image\\n")
+    assert len(lines) == 2
+    _inert_lines(captured.get())
+
+
+def test_status_table_shows_cluster_strings_as_they_are() -> None:
+    """`compare status`: names, images and conditions from the cluster, in a rich table."""
+    import io
+
+    from rich.console import Console
+
+    from compare.cli.status_cmd import _table
+    from compare.deploy.rows import DeployedApp
+
+    row = DeployedApp(
+        "operator",
+        "Memcached/memcached[bold]",
+        "ns",
+        f"Ready False{ESC}",
+        3,
+        1,
+        "memcached:1.6[/]",
+        "drifted: statefulset.spec.template.spec.containers[memcached].image",
+    )
+    out = io.StringIO()
+    Console(file=out, width=400, color_system=None).print(_table([row]))
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("operator"))
+    assert line.split() == [
+        "operator",
+        "Memcached/memcached[bold]",
+        "ns",
+        "1/3",
+        "memcached:1.6[/]",
+        "Ready",
+        "False\\x1b[2J",
+        "drifted:",
+        "statefulset.spec.template.spec.containers[memcached].image",
+    ]
