@@ -60,7 +60,8 @@ def status(
 
     Helm releases, Flux HelmReleases and Argo CD Applications of charts/webapp, and WebApp CRs.
 
-    READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
+    READY is ready/desired pods of the live Deployment and IMAGE its first container's image,
+    as they are now (a drifted value shows as it is); STATUS is the release's revision and
     status, the HelmRelease's Ready condition and last drift, the Application's sync and
     health, or the CR's status.phase; STATE compares the live objects with what the approach
     asked for (the release's applied manifest, what the Application applies, or the built-in
