@@ -26,7 +26,7 @@ ESC = "\x1b[2J"
 BIDI = "\u202e"
 FORGED = "\n::error::forged\npolicy holds: 99 checks passed"
 NAME = f"evil{ESC}[bold]x[/]{BIDI}{FORGED}"
-ERROR = f"boom\r{ESC}]]>\x00 containers[webapp].image{FORGED}"
+ERROR = f"boom\r{ESC}]]>\x00 containers[webapp].image \ud800{FORGED}"
 # What a terminal or a CI log would act on, or XML cannot hold.
 ACTIVE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -101,10 +101,7 @@ def test_report_markdown_is_inert(tmp_path: Path) -> None:
 
 
 def test_report_html_is_inert_and_links_no_script(tmp_path: Path) -> None:
-    code, _, _ = _invoke("report", str(_hostile(tmp_path)), "-f", "html", "-o", "-")
-    # `-o -`: stdout; read it again through the runner to keep the bytes.
-    result = runner.invoke(app, ["report", str(_hostile(tmp_path)), "-f", "html", "-o", "-"])
-    text = result.stdout
+    code, text, _ = _invoke("report", str(_hostile(tmp_path)), "-f", "html", "-o", "-")
     assert code == 0
     assert ACTIVE.search(text.replace("\n", "")) is None
     assert "javascript:" not in re.sub(r"<[^>]*>", "", text).replace("javascript:alert(1)", "")
@@ -206,7 +203,7 @@ def test_run_progress_lines_keep_brackets_and_show_controls() -> None:
         listener.note(f"skipped x: {ERROR}")
     lines = captured.get().splitlines()
     assert lines[0] == "skipped image-change: no containers[memcached].image in Memcached"
-    assert lines[1].startswith("skipped x: boom\\r\\x1b[2J]]>\\x00 containers[webapp].image\\n")
+    assert lines[1].startswith("skipped x: boom\\r\\x1b[2J]]>\\x00 containers[webapp].image \\ud800\\n")
     assert len(lines) == 2
     _inert_lines(captured.get())
 
