@@ -152,3 +152,33 @@ def json_text(document: str) -> str:
     terminal and encodable (JSON escapes the C0 controls itself). Outside strings a JSON
     document holds none of them, so the replacement only ever lands in a string."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+def encodable(text: str, encoding: str | None, *, form: str = "text") -> str:
+    """`text` as a stream in `encoding` can write it (an ASCII terminal: `LC_ALL=C`,
+    `PYTHONIOENCODING=ascii`): each character it cannot hold written as an escape of the
+    output's own kind, never a `UnicodeEncodeError`: `form` "text" `\\xe4`, "xml" (HTML,
+    JUnit, Markdown) `&#xe4;`, "json" `\\u00e4` (a pair of them beyond the BMP; characters
+    beyond ASCII only ever stand in a JSON document's strings)."""
+    try:
+        text.encode(encoding or "utf-8")
+        return text
+    except (UnicodeEncodeError, LookupError):
+        pass
+    if form == "xml":
+        return text.encode(encoding or "ascii", "xmlcharrefreplace").decode(encoding or "ascii")
+    if form == "json":
+        return "".join(_json_char(char, encoding or "ascii") for char in text)
+    return text.encode(encoding or "ascii", "backslashreplace").decode(encoding or "ascii")
+
+
+def _json_char(char: str, encoding: str) -> str:
+    try:
+        char.encode(encoding)
+        return char
+    except UnicodeEncodeError:
+        code = ord(char)
+        if code <= 0xFFFF:
+            return f"\\u{code:04x}"
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

@@ -242,3 +242,66 @@ def test_status_table_shows_cluster_strings_as_they_are() -> None:
         "drifted:",
         "statefulset.spec.template.spec.containers[memcached].image",
     ]
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "html", "json", "junit"])
+def test_an_ascii_terminal_gets_escapes_never_an_encoding_error(tmp_path: Path, fmt: str) -> None:
+    """`LC_ALL=C` (an ASCII stdout): a report of non-ASCII names is written with the format's
+    own escapes, exit 0 (before: exit 3, UnicodeEncodeError)."""
+    import os
+    import subprocess
+    import sys
+
+    data = fixture_json("with-errors")
+    data["runId"] = "run-日本-ü"
+    data["app"]["name"] = "äpp"
+    source = write_run(tmp_path, data) / "results.json"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0"}
+    script = "import sys; from compare.cli import main; sys.argv[0] = 'compare'; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "report", str(source), "-f", fmt, "-o", "-"],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode("ascii")  # ASCII only
+    shown = {
+        "table": "run-\\u65e5\\u672c-\\xfc",
+        "md": "run-&#26085;&#26412;-&#252;",
+        "html": "run-&#26085;&#26412;-&#252;",
+        "junit": "run-&#26085;&#26412;-&#252;",
+        "json": "run-\\u65e5\\u672c-\\u00fc",
+    }[fmt]
+    assert shown in out
+    if fmt == "json":
+        assert json.loads(out)["runId"] == "run-日本-ü"
+    if fmt == "junit":
+        assert ET.fromstring(out).get("name") == "compare run-日本-ü"
+
+
+def test_check_on_an_ascii_terminal_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    data = fixture_json("with-errors")
+    for trial in data["trials"]:
+        if trial["status"] == "error":
+            trial["error"] = "kaputt: äöü"
+    source = write_run(tmp_path, data) / "results.json"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0"}
+    script = "import sys; from compare.cli import main; sys.argv[0] = 'compare'; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "check", str(source), "--policy", str(POLICY)],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr  # the policy is broken: a verdict, not a crash
+    # click writes UTF-8 to a stream whose locale says ASCII (its own rule for a misconfigured
+    # locale): the names arrive whole.
+    assert "kaputt: äöü" in done.stdout.decode("utf-8")
+    assert b"unexpected" not in done.stderr

@@ -184,3 +184,14 @@ def test_json_text_is_the_same_data_inert() -> None:
     assert ACTIVE.search(text) is None
     text.encode("utf-8")
     assert json.loads(text) == data
+
+
+def test_encodable_writes_what_a_stream_cannot_hold_as_the_forms_escapes() -> None:
+    text = 'ä 日 😀 "x"'
+    assert inert.encodable(text, "utf-8") == text  # a stream that holds it: unchanged
+    assert inert.encodable(text, "ascii") == '\\xe4 \\u65e5 \\U0001f600 "x"'
+    assert inert.encodable(text, "ascii", form="xml") == '&#228; &#26085; &#128512; "x"'
+    as_json = inert.encodable(json.dumps(text, ensure_ascii=False), "ascii", form="json")
+    assert as_json == '"\\u00e4 \\u65e5 \\ud83d\\ude00 \\"x\\""'
+    assert json.loads(as_json) == text
+    assert inert.encodable("ä", "latin-1", form="json") == "ä"  # held by latin-1
