@@ -17,6 +17,7 @@ HTML report (`javascript:` links) or end a JUnit CDATA section. Every sink has o
 - `html` (text and attribute values) and `html_href` (only http(s) and relative links).
 - `junit`: XML text: no character XML 1.0 forbids, no `]]>`.
 - `json_text`: a JSON document's non-ASCII controls and lone surrogates as `\\uXXXX` escapes.
+- `encodable`: any of these for a stream whose encoding cannot hold a character (`LC_ALL=C`).
 
 The toolkit's own words around such a string need none of this; a whole line that mixes both
 may be passed as one string (the toolkit's own text holds none of these characters).
@@ -72,7 +73,7 @@ _CI_ANYWHERE = re.compile(r"##(?=\[|vso\[)")
 
 def ci_line(text: str) -> str:
     """One line of a CI log that no tool reads as a command and that forges no other line:
-    `visible`, a leading `::` shown as `:\\x3a`, `##[`/`##vso[` as `#\\x23[`/`#\\x23vso[`."""
+    `visible`, a leading `::` shown as `\\x3a:`, `##[`/`##vso[` as `#\\x23[`/`#\\x23vso[`."""
     line = _CI_LINE_START.sub(lambda m: f"{m.group(1)}\\x3a", visible(text), count=1)
     return _CI_ANYWHERE.sub("#\\\\x23", line)
 
