@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -155,4 +156,9 @@ def main() -> None:
     # ~/.kube/cache: one directory per embedded cluster's port, left behind. The toolkit's
     # cache holds it instead, unless the user chose a place.
     os.environ.setdefault("KUBECACHEDIR", str(cache_dir() / "kube-cache"))
+    # A terminal that cannot hold a name's characters (`LC_ALL=C`: ASCII) shows them as
+    # escapes (`\xe4`), as stderr does, instead of ending the command with an encoding error.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
     app()

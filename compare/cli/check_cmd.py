@@ -11,8 +11,16 @@ from compare.check import DEFAULT_POLICY, evaluate, load_policy
 from compare.check.consistency import check_policy_names, check_results
 from compare.cli.report_cmd import RunArg
 from compare.errors import EXIT_FAILED, CompareError
+from compare.inert import ci_line
 from compare.paths import REPORTS_DIR
 from compare.results import load_results, resolve_results, summarize
+
+
+def say(line: str) -> None:
+    """One line of the gate's output, as a CI log reads it: a name or an error from the
+    results holding a newline, an ESC or a workflow command (`::error::`, `::stop-commands::`)
+    is shown escaped, so no line of this output can be forged."""
+    typer.echo(ci_line(line))
 
 
 def check(
@@ -43,19 +51,19 @@ def check(
         # (an interrupted one is reported as such by the evaluation).
         raise CompareError(f"{source}: complete is true but it holds no trials; nothing to check")
     result = evaluate(rules, summarize(results))
-    typer.echo(f"policy {policy} on {source}")
+    say(f"policy {policy} on {source}")
     for line in result.run_problems:
-        typer.echo(f"FAIL {line}")
+        say(f"FAIL {line}")
     for verdict in result.verdicts:
         if not verdict.ok:
-            typer.echo(f"FAIL {verdict.line}")
+            say(f"FAIL {verdict.line}")
         elif verbose:
-            typer.echo(f"ok   {verdict.line}")
+            say(f"ok   {verdict.line}")
     for note in result.notes:
-        typer.echo(f"note {note}")
+        say(f"note {note}")
     total = len(result.verdicts) + len(result.run_problems)
     if result.holds:
-        typer.echo(f"policy holds: {total} checks passed")
+        say(f"policy holds: {total} checks passed")
         return
-    typer.echo(f"policy broken: {len(result.violations)} of {total} checks failed")
+    say(f"policy broken: {len(result.violations)} of {total} checks failed")
     raise typer.Exit(EXIT_FAILED)

@@ -13,6 +13,7 @@ from compare.cli.common import (
     cluster_from,
     console,
     not_empty,
+    say,
 )
 from compare.cli.setup_cmd import build_with_progress
 from compare.cluster.embedded import (
@@ -27,6 +28,7 @@ from compare.cluster.embedded import (
     parse_control_plane_args,
 )
 from compare.cluster.toolchain import missing_binaries
+from compare.inert import terminal, visible
 from compare.paths import check_cache_dir
 
 # Imported where used, not here: the kubernetes client and the deploy paths take ~0.5 s to
@@ -105,23 +107,23 @@ def up(
     if before.running:
         if nodes is not None:
             cluster.up(nodes=nodes)
-            console.print(f"embedded cluster {cluster.name!r} is already running; {nodes} node(s)")
+            say(f"embedded cluster {cluster.name!r} is already running; {nodes} node(s)")
         else:
-            console.print(f"embedded cluster {cluster.name!r} is already running")
+            say(f"embedded cluster {cluster.name!r} is already running")
         if tuning or arg:
-            console.print(
+            say(
                 "  --tuning/--arg apply when a cluster is created: "
                 f"`compare cluster down{cluster.name_flag()}` first to change them"
             )
     else:
-        with console.status(f"starting embedded cluster {cluster.name!r} ..."):
+        with console.status(terminal(f"starting embedded cluster {cluster.name!r} ...")):
             overrides = parse_control_plane_args(arg, source="--arg") if arg else None
             cluster.up(nodes=nodes, port=port, tuning=tuning, extra_args=overrides)
-        console.print(f"embedded cluster {cluster.name!r} is running")
-    console.print(f"  capacity:   Services from {SERVICE_CIDR}, {NODE_MAX_PODS} pods per node")
-    console.print(f"  kubeconfig: {cluster.kubeconfig}")
-    console.print(f"  use it:     kubectl --kubeconfig {cluster.kubeconfig} get nodes")
-    console.print(f"  stop it:    compare cluster down{cluster.name_flag()}")
+        say(f"embedded cluster {cluster.name!r} is running")
+    say(f"  capacity:   Services from {SERVICE_CIDR}, {NODE_MAX_PODS} pods per node")
+    say(f"  kubeconfig: {cluster.kubeconfig}")
+    say(f"  use it:     kubectl --kubeconfig {cluster.kubeconfig} get nodes")
+    say(f"  stop it:    compare cluster down{cluster.name_flag()}")
 
 
 @app.command()
@@ -135,21 +137,22 @@ def down(name: NameOpt = None) -> None:
     # to the cluster: they go first, so no process outlives the cluster.
     forget_cluster(ClusterTarget(cluster.kubeconfig, None, embedded=True))
     if cluster.down():
-        console.print(f"embedded cluster {cluster.name!r} deleted")
+        say(f"embedded cluster {cluster.name!r} deleted")
     else:
-        console.print(f"no embedded cluster {cluster.name!r}")
+        say(f"no embedded cluster {cluster.name!r}")
 
 
 @app.command()
 def status(name: NameOpt = None) -> None:
     """Tell whether the embedded cluster exists and which processes run."""
-    console.print(_cluster(name).status().describe(), highlight=False)
+    for line in _cluster(name).status().describe().splitlines():
+        say(line)
 
 
 @app.command()
 def kubeconfig(name: NameOpt = None) -> None:
     """Print the embedded cluster's kubeconfig path."""
-    typer.echo(str(_cluster(name).kubeconfig))
+    typer.echo(visible(str(_cluster(name).kubeconfig)))
 
 
 @app.command()
@@ -164,6 +167,6 @@ def info(ctx: typer.Context, kubeconfig: KubeconfigOpt = None, context: ContextO
         nodes = client.CoreV1Api(api).list_node().items
     finally:
         api.close()
-    console.print(cluster.describe(), highlight=False)
-    console.print(f"  server:  {api.configuration.host}  (Kubernetes {version.git_version})")
-    console.print(f"  nodes:   {len(nodes)}")
+    say(cluster.describe())
+    say(f"  server:  {api.configuration.host}  (Kubernetes {version.git_version})")
+    say(f"  nodes:   {len(nodes)}")

@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
 
-from compare import outputfile
+from compare import inert, outputfile
 from compare.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, CompareError, first_line
 from compare.paths import DEFAULT_APP, cache_dir
 
@@ -145,13 +144,23 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def print_error(message: str) -> None:
     """`error: <message>` on stderr, one line; the message is text, never rich markup (a
-    `[a-z]` in a pattern or `[webapp]` in a path stays as it is)."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    `[a-z]` in a pattern or `[webapp]` in a path stays as it is) and never a control
+    character (`compare.inert.terminal`: a newline or an ESC in a file name is shown escaped)."""
+    err_console.print(
+        f"[bold red]error:[/] {inert.terminal(message)}", highlight=False, soft_wrap=True
+    )
 
 
 def print_warning(text: str) -> None:
-    """A line on stderr, as text (never rich markup)."""
-    err_console.print(text, markup=False)
+    """A line on stderr, as inert text (never rich markup, never a control character)."""
+    err_console.print(inert.visible(text), markup=False)
+
+
+def say(text: str) -> None:
+    """A line on stdout, as inert text: every line the CLI prints that holds a string from a
+    file, a cluster or the environment (a name, a path, a context, an error) goes through this
+    or `compare.inert` (`compare.inert.visible`: never rich markup, never a control character)."""
+    console.print(inert.visible(text), markup=False)
 
 
 def log_dir() -> Path:

@@ -37,6 +37,7 @@ from compare.cli.common import (
     option_annotation,
     refuse_system_namespace,
     resolve_namespace,
+    say,
 )
 from compare.cli.target_cmd import (
     TargetOpt,
@@ -47,6 +48,7 @@ from compare.cli.target_cmd import (
 )
 from compare.cluster import ClusterTarget
 from compare.deploy.charts import DEFAULT_NAMESPACE
+from compare.inert import terminal
 from compare.kube import check_namespace_name
 from compare.target import Target
 from compare.webapp import load_webapp
@@ -140,15 +142,15 @@ def _deploy(request: Request) -> None:
     approach.check_target(target, request.namespace)
     cluster = request.connect()
     started = time.monotonic()
-    with console.status(f"preparing {approach.name} ..."):
+    with console.status(terminal(f"preparing {approach.name} ...")):
         said = approach.command_install(cluster, target, request.options)
     for line in said:
-        console.print(line)
+        say(line)
     deploy_arm(
         approach, cluster, target, request.namespace, timeout=request.timeout, started=started
     )
-    console.print(f"  from:      {target.source}")
-    console.print(f"  on:        {cluster.describe()}")
+    say(f"  from:      {target.source}")
+    say(f"  on:        {cluster.describe()}")
 
 
 def _undeploy(request: Request) -> None:
@@ -161,7 +163,7 @@ def _undeploy(request: Request) -> None:
         cluster, target, namespace, request.options, builtin=request.builtin
     )
     for line in after:
-        console.print(line)
+        say(line)
 
 
 def _what(

@@ -9,7 +9,9 @@ from typing import Annotated
 import typer
 
 from compare.check import DEFAULT_POLICY, evaluate, load_policy
+from compare.cli.common import print_warning
 from compare.errors import CompareError
+from compare.inert import encodable
 from compare.outputfile import write_text
 from compare.paths import REPORTS_DIR
 from compare.report import ReportData, ReportFormat, render
@@ -68,11 +70,13 @@ def report(
     )
     text = render(fmt, data)
     if to_stdout or output is None:
-        sys.stdout.write(text)
+        # An ASCII terminal (`LC_ALL=C`) gets what it cannot hold as the format's own escapes.
+        form = {ReportFormat.json: "json", ReportFormat.table: "text"}.get(fmt, "xml")
+        sys.stdout.write(encodable(text, sys.stdout.encoding, form=form))
         return
     inputs = [source] + ([policy] if policy is not None else [])
     try:
         written = write_text(output, text, inputs=inputs)
     except CompareError as exc:
         raise CompareError(f"--output {exc.message}") from None
-    typer.echo(f"{fmt.value} report written to {written}", err=True)
+    print_warning(f"{fmt.value} report written to {written}")

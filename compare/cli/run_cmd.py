@@ -24,16 +24,17 @@ from compare.cli.common import (
     KubeconfigOpt,
     cluster_from,
     console,
-    err_console,
     finite,
     keyword,
     option_annotation,
     print_warning,
+    say,
     sigterm_as_interrupt,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import EXIT_FAILED
+from compare.inert import terminal, visible
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -221,9 +222,11 @@ def run(
     # What killed runs left is removed first (one line says what; `compare.run.owners`).
     for line in clean_dead_runs(cluster):
         print_warning(line)
+    # What the preflight says holds the target's names and the cluster's words: inert.
     with prepared(
-        cluster, request, say=console.print, doing=console.status, warn=print_warning
-    ) as ready:
+        cluster, request, say=say, doing=lambda text: console.status(terminal(text)),
+        warn=print_warning,
+    ) as ready:  # fmt: skip
         engine = ready.run
         # Without the experiments the app has no object for (listed below).
         plans = engine.plans
@@ -240,16 +243,16 @@ def run(
             except RunInterrupted as stop:
                 listener.stop()
                 _summary(stop.results, stop.run_dir)
-                err_console.print(
+                print_warning(
                     f"interrupted: {len(stop.results.trials)} finished trials saved in"
                     f" {stop.run_dir / RESULTS_FILE} (complete: false); namespaces removed"
                 )
                 raise typer.Exit(EXIT_INTERRUPTED) from None
         _summary(results, engine.run_dir)
         for line in engine.cleanup_errors:
-            err_console.print(f"warning: could not remove namespace {line}")
-        console.print(f"results: {engine.run_dir / RESULTS_FILE}")
-        console.print(f"journals: {engine.run_dir / 'journals'}/")
+            print_warning(f"warning: could not remove namespace {line}")
+        say(f"results: {engine.run_dir / RESULTS_FILE}")
+        say(f"journals: {engine.run_dir / 'journals'}/")
         if any(t.status == "error" for t in results.trials):
             # The measurements stand; errors are listed in the summary above.
             raise typer.Exit(EXIT_FAILED)
@@ -319,12 +322,13 @@ class _ProgressListener:
         self.progress.stop()
 
     def note(self, text: str) -> None:
-        self.progress.console.print(text)
+        self.progress.console.print(visible(text), markup=False)
 
     def phase(self, plan: TrialPlan, phase: str) -> None:
         with self.lock:
             task = self.lines.get(plan.slug)
-            text = f"  {plan.label}: {phase}"
+            # A progress line is rich markup: a label's `[...]` kept, its controls shown.
+            text = terminal(f"  {plan.label}: {phase}")
             if task is None:
                 self.lines[plan.slug] = self.progress.add_task(text, total=None, count="")
             else:
@@ -345,4 +349,4 @@ class _ProgressListener:
         if result.evidence.healed_by:
             took += f" {written_by(result.evidence.healed_by)}"
         detail = f": {result.error}" if result.error else took
-        self.progress.console.print(f"{plan.label}: {result.status}{detail}", highlight=False)
+        self.progress.console.print(visible(f"{plan.label}: {result.status}{detail}"), markup=False)

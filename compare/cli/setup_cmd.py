@@ -9,11 +9,10 @@ import time
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.status import Status
 
 from compare import __version__
-from compare.cli.common import console
+from compare.cli.common import console, say
 from compare.cluster import EmbeddedCluster
 from compare.cluster.binaries import build_logs, ensure_binaries
 from compare.cluster.toolchain import (
@@ -26,6 +25,7 @@ from compare.cluster.toolchain import (
     pinned_versions,
 )
 from compare.errors import EXIT_FAILED
+from compare.inert import terminal
 from compare.paths import DATA_ROOT, IN_SOURCE_TREE, REPORTS_DIR, bin_dir, cache_dir
 
 
@@ -52,19 +52,19 @@ class BuildProgress:
     def __exit__(self, *exc: object) -> None:
         self.status.stop()
         if self.partial.strip():
-            console.print(escape(self.partial.rstrip()))
+            say(self.partial.rstrip())
 
     def __call__(self, chunk: str) -> None:
         if chunk:
             *lines, self.partial = (self.partial + chunk).split("\n")
             for line in lines:
-                console.print(escape(line))
+                say(line)
             if lines:
                 self.since = time.monotonic()
         step = self.partial.strip()
         if step:
             elapsed = time.monotonic() - self.since
-            self.status.update(f"building {escape(step)} ({elapsed:.0f} s)")
+            self.status.update(terminal(f"building {step} ({elapsed:.0f} s)"))
         else:
             self.status.update("")
 
@@ -73,7 +73,7 @@ def build_with_progress() -> None:
     """Build the missing or stale binaries, the build script's progress on the terminal."""
     if go_status().problem is None:  # else the build stops before it starts, saying why
         control, flux = build_logs()
-        console.print(f"build logs: {control}, {flux}")
+        say(f"build logs: {control}, {flux}")
     with BuildProgress() as progress:
         ensure_binaries(quiet=False, output=progress)
 
@@ -89,9 +89,9 @@ def setup(
         go = go_status()
         missing = missing_binaries()
         if go.problem is None:
-            console.print(f"Go: {go.describe()}")
+            say(f"Go: {go.describe()}")
         if missing and go.problem is None:
-            console.print(f"building {', '.join(missing)} into {bin_dir()}")
+            say(f"building {', '.join(missing)} into {bin_dir()}")
         build_with_progress()
     doctor()
 
@@ -100,51 +100,51 @@ def doctor() -> None:
     """Report what the toolkit needs and finds: Go, the binaries and their versions, the
     cluster, chromium. Exit 1 when a binary is missing or not the pinned version."""
     where = "source tree" if IN_SOURCE_TREE else "installed package"
-    console.print(f"compare (helm-vs-operator) {__version__}")
-    console.print(f"  data:      {DATA_ROOT} ({where})")
-    console.print(f"  reports:   {REPORTS_DIR.resolve()}")
-    console.print(f"  cache:     {cache_dir()}")
+    say(f"compare (helm-vs-operator) {__version__}")
+    say(f"  data:      {DATA_ROOT} ({where})")
+    say(f"  reports:   {REPORTS_DIR.resolve()}")
+    say(f"  cache:     {cache_dir()}")
     go = go_status()
     if go.problem is None:
-        console.print(f"Go           ok: {go.describe()}")
+        say(f"Go           ok: {go.describe()}")
     else:
-        console.print(f"Go           {escape(go.problem)}")
+        say(f"Go           {go.problem}")
     pins = pinned_versions()
-    console.print(f"binaries     in {bin_dir()}")
+    say(f"binaries     in {bin_dir()}")
     bad = []
     for name in CONTROL_PLANE + FLUX + ARGOCD:
         status = binary_status(name, pins, go.path)
         if not status.present or status.matches is False:
             bad.append(name)
         mark = "ok " if status.present and status.matches is not False else "!! "
-        console.print(f"  {mark}{name:<24} {escape(status.describe())}")
+        say(f"  {mark}{name:<24} {status.describe()}")
     cluster = EmbeddedCluster()
     state = cluster.status()
     if state.running:
-        console.print(f"cluster      {cluster.name!r} running (kubeconfig {state.kubeconfig})")
+        say(f"cluster      {cluster.name!r} running (kubeconfig {state.kubeconfig})")
     elif state.exists:
-        console.print(f"cluster      {cluster.name!r} stopped: `compare cluster up` restarts it")
+        say(f"cluster      {cluster.name!r} stopped: `compare cluster up` restarts it")
     else:
-        console.print(f"cluster      {cluster.name!r} not created: `compare cluster up` starts it")
+        say(f"cluster      {cluster.name!r} not created: `compare cluster up` starts it")
     chromium = os.environ.get("COMPARE_CHROMIUM") or shutil.which("chromium")
     chromium = chromium or shutil.which("chromium-browser")
     redis = shutil.which("redis-server")
     if redis:
-        console.print(f"redis        {redis}")
+        say(f"redis        {redis}")
     else:
-        console.print(
+        say(
             "redis        not found (only the argocd approach needs it; `make setup` installs"
             " Debian's redis-server)"
         )
     if chromium:
-        console.print(f"chromium     {chromium}")
+        say(f"chromium     {chromium}")
     else:
-        console.print(
+        say(
             "chromium     not found (only the HTML report's browser test needs it; set"
             " COMPARE_CHROMIUM or install chromium)"
         )
     if bad:
         hint = "run `compare setup`" if go.problem is None else go.problem
-        console.print(f"not ready: {', '.join(bad)}: {escape(hint)}")
+        say(f"not ready: {', '.join(bad)}: {hint}")
         raise typer.Exit(EXIT_FAILED)
-    console.print("ready")
+    say("ready")

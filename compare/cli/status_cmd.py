@@ -9,14 +9,16 @@ import typer
 from kubernetes.client import ApiException
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from compare.approaches import REGISTRY, deployed_apps, load_target
-from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty
+from compare.cli.common import ContextOpt, KubeconfigOpt, cluster_from, console, not_empty, say
 from compare.cli.target_cmd import TargetOpt, target_namespace_of
 from compare.cluster import ClusterTarget
 from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
+from compare.inert import terminal, visible
 from compare.kube import check_namespace_name
 
 
@@ -30,14 +32,16 @@ def _table(apps: list[DeployedApp]) -> Table:
         table.add_column(column, no_wrap=column != "STATE")
     for app in apps:
         style = "green" if app.state == "holds" else "yellow"
+        # A cell is rich markup: what the cluster says (names, images, conditions) made
+        # inert, so `containers[app].image` prints as it is.
         table.add_row(
-            app.approach,
-            app.name,
-            app.namespace,
-            f"{_count(app.ready_replicas)}/{_count(app.desired_replicas)}",
-            app.image or "-",
-            app.detail,
-            f"[{style}]{app.state}[/]",
+            terminal(app.approach),
+            terminal(app.name),
+            terminal(app.namespace),
+            terminal(f"{_count(app.ready_replicas)}/{_count(app.desired_replicas)}"),
+            terminal(app.image or "-"),
+            terminal(app.detail),
+            Text(visible(app.state), style=style),
         )
     return table
 
@@ -58,7 +62,8 @@ def status(
 
     Helm releases, Flux HelmReleases and Argo CD Applications of charts/webapp, and WebApp CRs.
 
-    READY is ready/desired pods of the live Deployment; STATUS is the release's revision and
+    READY is ready/desired pods of the live Deployment and IMAGE its first container's image,
+    as they are now (a drifted value shows as it is); STATUS is the release's revision and
     status, the HelmRelease's Ready condition and last drift, the Application's sync and
     health, or the CR's status.phase; STATE compares the live objects with what the approach
     asked for (the release's applied manifest, what the Application applies, or the built-in
@@ -85,10 +90,10 @@ def status(
             if approach.arm(loaded) is None:
                 continue
             what = approach.target_what(loaded)
-            console.print(f"{what} of {target_file} in namespace {where} on {cluster.describe()}")
+            say(f"{what} of {target_file} in namespace {where} on {cluster.describe()}")
             row = approach.target_row(cluster, loaded, where)
             if row is None:
-                console.print(f"  {what}: not deployed")
+                say(f"  {what}: not deployed")
             else:
                 rows.append(row)
         if rows:
@@ -99,10 +104,10 @@ def status(
     cluster = cluster_from(ctx, kubeconfig, context)
     where = "all namespaces" if all_namespaces else f"namespace {namespace}"
     apps = deployed_apps(cluster, None if all_namespaces else namespace)
-    console.print(f"WebApps in {where} on {cluster.describe()}")
+    say(f"WebApps in {where} on {cluster.describe()}")
     for approach in REGISTRY:
         if not any(app.approach == approach.name for app in apps):
-            console.print(f"  {approach.label}: none")
+            say(f"  {approach.label}: none")
     if apps:
         _print_table(apps)
     if all_namespaces:

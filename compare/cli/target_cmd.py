@@ -20,11 +20,12 @@ import typer
 from typer._click.core import ParameterSource
 
 from compare.approaches import Approach, arms, load_target
-from compare.cli.common import console, print_warning
+from compare.cli.common import console, print_warning, say
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import target_namespace
 from compare.deploy.charts import DEFAULT_NAMESPACE
 from compare.errors import EXIT_USAGE, CompareError
+from compare.inert import terminal
 from compare.target import Target
 
 TargetOpt = Annotated[
@@ -82,10 +83,12 @@ def deploy_arm(
     for until its desired state holds, `timeout` counted from `started`; a failure removes
     what it created); what it deployed said."""
     remaining = max(timeout - (time.monotonic() - started), 1.0)
-    with console.status(f"deploying {target.name} with {approach.name} ...") as spinner:
+    with console.status(terminal(f"deploying {target.name} with {approach.name} ...")) as spinner:
+        # What the deploy reports as it waits (the cluster's conditions) is markup to the
+        # spinner: made inert first.
         done = arms.deploy_arm(
             approach, cluster, target, namespace, timeout=remaining,
-            progress=spinner.update, warn=print_warning,
+            progress=lambda text: spinner.update(terminal(text)), warn=print_warning,
         )  # fmt: skip
     deployed = done.deployed
     for line in deployed.warnings:
@@ -93,9 +96,9 @@ def deploy_arm(
     headline = deployed.headline or (
         f"{approach.target_what(target)} in namespace {namespace}: desired state holds"
     )
-    console.print(f"{headline} after {time.monotonic() - started:.1f}s")
+    say(f"{headline} after {time.monotonic() - started:.1f}s")
     for note in deployed.notes:
-        console.print(f"  {note}")
+        say(f"  {note}")
 
 
 def undeploy_arm(
@@ -104,11 +107,9 @@ def undeploy_arm(
     """What a target's arm deployed removed and waited for until it is gone; said."""
     what = approach.target_what(target)
     started = time.monotonic()
-    with console.status(f"removing {what} ..."):
+    with console.status(terminal(f"removing {what} ...")):
         removed = approach.undeploy_target(cluster, target, namespace, timeout=timeout)
     if removed:
-        console.print(
-            f"{what} removed from namespace {namespace} after {time.monotonic() - started:.1f}s"
-        )
+        say(f"{what} removed from namespace {namespace} after {time.monotonic() - started:.1f}s")
     else:
-        console.print(f"no {what} in namespace {namespace}: nothing to remove")
+        say(f"no {what} in namespace {namespace}: nothing to remove")

@@ -4,7 +4,9 @@ when there is nothing to judge by)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kubernetes import client
 
@@ -32,23 +34,23 @@ class DeployedApp:
     state: str  # "holds", or what differs
 
 
-def summary(desired: DesiredObjects) -> tuple[int | None, str | None]:
-    """Desired replicas and the first container's image, for the table (of the workload: the
-    first Deployment, else StatefulSet, else DaemonSet)."""
-    if desired.workload is None:
-        return None, None
-    template = pod_template(desired.workload.defaulted, desired.workload.kind) or {}
+def _first_image(obj: Mapping[str, Any], kind_name: str) -> str | None:
+    template = pod_template(obj, kind_name) or {}
     containers = (template.get("spec") or {}).get("containers") or [{}]
-    return desired.replicas, containers[0].get("image")
+    image = containers[0].get("image")
+    return None if image is None else str(image)
 
 
-def judged_state(api: client.ApiClient, namespace: str, desired: DesiredObjects) -> tuple[int, str]:
-    """Ready pods of the current template, and "holds" or the first thing that differs."""
-    reading = read(api, namespace, desired.kinds)
-    live, replicaset, pods = workload(desired, reading)
-    found = problems(desired, reading)
-    ready = current_ready(live, replicaset, pods, reading.all("ControllerRevision"))
-    return len(ready), "holds" if not found else f"drifted: {found[0]}"
+def live_summary(
+    desired: DesiredObjects, live: Mapping[str, Any] | None
+) -> tuple[int | None, str | None]:
+    """The live workload's replicas and first image, as the cluster has them now: a drifted
+    image or replica count is shown as it is, never the desired one (a workload that is gone:
+    neither). A kind without a replica count (a DaemonSet) shows the desired number."""
+    if desired.workload is None or live is None:
+        return None, None
+    replicas = (live.get("spec") or {}).get("replicas", desired.replicas)
+    return replicas, _first_image(live, desired.workload.kind)
 
 
 def judged_row(
@@ -60,10 +62,15 @@ def judged_row(
     detail: str,
     desired: DesiredObjects,
 ) -> DeployedApp:
-    """The row of an app whose desired state is `desired` (defaulted), judged closed-world."""
-    replicas, image = summary(desired)
-    ready, state = judged_state(api, namespace, desired)
-    return DeployedApp(approach, name, namespace, detail, replicas, ready, image, state)
+    """The row of an app whose desired state is `desired` (defaulted), judged closed-world;
+    its replicas and image the live workload's."""
+    reading = read(api, namespace, desired.kinds)
+    live, replicaset, pods = workload(desired, reading)
+    found = problems(desired, reading)
+    ready = current_ready(live, replicaset, pods, reading.all("ControllerRevision"))
+    state = "holds" if not found else f"drifted: {found[0]}"
+    replicas, image = live_summary(desired, live)
+    return DeployedApp(approach, name, namespace, detail, replicas, len(ready), image, state)
 
 
 def unjudged(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from html import escape
 
+from compare.inert import html as escape
 from compare.results import Cell, RunSummary, cell_text, seconds
 
 APPROACH_COLOURS = ("#2563eb", "#7c3aed", "#0891b2", "#ca8a04", "#db2777")

@@ -112,8 +112,11 @@ class ReportData:
         # Each approach's own settings, as it describes them (its heal times may scale with
         # them, or they decide which drift it sees at all).
         own = "".join(f"; {text}" for text in self.approach_settings())
+        # The app as what it is: its custom resource's kind (`Memcached memcached`), else a
+        # built-in run's WebApp (older files), else a target of charts (`app shop`).
+        what = r.app.kind or ("WebApp" if r.target is None else "app")
         return (
-            f"WebApp {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
+            f"{what} {r.app.name}{shape}; {s.trials} {per} per fault and approach;"
             f" heal window {s.heal_window_seconds:g} s{self._windows()}{settle}{own};"
             f" {observed}"
         )

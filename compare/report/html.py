@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from html import escape
 from typing import Any
 
 from compare import __version__
 from compare.check import Verdict
+from compare.inert import html as escape
+from compare.inert import html_href
 from compare.report.chart import colour_of, render_chart
 from compare.report.data import (
     ReportData,
@@ -282,8 +283,12 @@ def _cell_evidence(data: ReportData, cell: Cell) -> list[str]:
             if ev.ready_pods is not None and ev.desired_replicas is not None
             else "-"
         )
+        # A journal that is no path (`javascript:...`) is shown as text, never linked.
         href = data.journal_href(t)
-        journal = f'<a href="{escape(href)}">{escape(t.journal or "")}</a>' if href else "-"
+        link = html_href(href) if href else None
+        journal = f'<a href="{link}">{escape(t.journal or "")}</a>' if link else "-"
+        if href and not link:
+            journal = escape(t.journal or "-")
         chaos = escape(chaos_text(t))
         if t.chaos_disagrees:
             chaos = f'<span class="disagrees">&#x26A0; {chaos}</span>'

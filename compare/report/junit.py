@@ -9,18 +9,15 @@ fault was not exercised, so there is nothing to pass.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
+from compare import inert
 from compare.check import CheckResult
 from compare.report.data import ReportData
 from compare.results import Cell, cell_text
 from compare.results.writers import written_by
 
 NO_FAULT_MESSAGE = "no fault seen: the injection changed nothing, so the fault was not exercised"
-
-# XML 1.0 forbids most control characters; an error message quoting a terminal could hold them.
-_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _testcase(suite: ET.Element, classname: str, name: str, seconds: float) -> ET.Element:
@@ -114,10 +111,12 @@ def render_junit(data: ReportData, check: CheckResult) -> str:
         suite.set("time", f"{sum(float(c.get('time', '0')) for c in cases):.3f}")
     root.set("tests", str(sum(int(x.get("tests", "0")) for x in root)))
     root.set("failures", str(sum(int(x.get("failures", "0")) for x in root)))
+    # Every text and attribute through the one output layer: an error message quoting a
+    # terminal holds control characters XML forbids, a title may hold `]]>`.
     for element in root.iter():
         if element.text:
-            element.text = _NOT_XML.sub("?", element.text)
+            element.text = inert.junit(element.text)
         for key, value in element.attrib.items():
-            element.set(key, _NOT_XML.sub("?", value))
+            element.set(key, inert.junit(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from compare import inert
 from compare.report.data import ReportData
 from compare.results import Cell, Times, TrialResult, cell_text
 
@@ -121,4 +122,5 @@ def summary_json(data: ReportData) -> dict[str, Any]:
 
 
 def render_json(data: ReportData) -> str:
-    return json.dumps(summary_json(data), indent=2, ensure_ascii=False) + "\n"
+    # The same data, its bidi characters and lone surrogates as JSON escapes (`compare.inert`).
+    return inert.json_text(json.dumps(summary_json(data), indent=2, ensure_ascii=False)) + "\n"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from tabulate import tabulate
 
+from compare import inert
 from compare.report.data import (
     ReportData,
     chaos_text,
@@ -21,10 +20,10 @@ def _rows(data: ReportData) -> list[list[str]]:
     s = data.summary
     rows = []
     for fault in s.faults:
-        row = [fault.name]
+        row = [inert.visible(fault.name)]
         for approach in s.approaches:
             cell = s.cell(fault.name, approach)
-            row.append(cell_text(cell) if cell is not None else "n/a")
+            row.append(inert.visible(cell_text(cell)) if cell is not None else "n/a")
         rows.append(row)
     return rows
 
@@ -58,9 +57,11 @@ def _sections(data: ReportData) -> list[tuple[str, list[str]]]:
 
 
 def render_table(data: ReportData) -> str:
-    """The terminal view: header lines, the fault x approach table, verdicts and notes."""
+    """The terminal view: header lines, the fault x approach table, verdicts and notes (every
+    line and cell one visible line: `compare.inert.visible`)."""
     s = data.summary
-    out = [data.run_line(), data.settings_line()]
+    shown = inert.visible
+    out = [shown(data.run_line()), shown(data.settings_line())]
     incomplete = data.incomplete_line()
     if incomplete:
         out.append(f"!! {incomplete}")
@@ -68,47 +69,28 @@ def render_table(data: ReportData) -> str:
     out.append(
         tabulate(
             _rows(data),
-            headers=["fault", *s.approaches],
+            headers=["fault", *map(shown, s.approaches)],
             tablefmt="rounded_outline",
             disable_numparse=True,
         )
     )
     out.append("")
     out.append("Verdict")
-    out += [f"  {v.text}" for v in s.verdicts.values()]
+    out += [f"  {shown(v.text)}" for v in s.verdicts.values()]
     for title, lines in _sections(data):
         out.append("")
         out.append(title)
-        out += [f"  {line}" for line in lines]
+        out += [f"  {shown(line)}" for line in lines]
     policy = _policy_lines(data)
     if policy:
         out.append("")
-        out += policy
+        out += map(shown, policy)
     return "\n".join(out) + "\n"
 
 
-# Markdown punctuation that could start formatting, a link or a code span, or end a table cell.
-_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|#!~])")
-
-
-def _md(text: str) -> str:
-    """Plain text safe in Markdown: no raw HTML, no formatting, no broken table cell.
-
-    `<`, `>` and `&` become entities (so `<img onerror=...>` from a results file is shown, not
-    run), Markdown punctuation is backslash-escaped and line breaks become spaces.
-    """
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_PUNCTUATION.sub(r"\\\1", text)
-    return re.sub(r"\s*[\r\n]+\s*", " ", text)
-
-
-def _code(text: str) -> str:
-    """An inline code span that holds any text (backticks, pipes) without breaking out."""
-    text = re.sub(r"\s*[\r\n]+\s*", " ", text).replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+# Every string from results.json goes through the one output layer (`compare.inert`).
+_md = inert.markdown
+_code = inert.markdown_code
 
 
 def _md_cell(cell: Cell | None) -> str:

@@ -72,6 +72,16 @@ class AppInfo(_Model):
 
     name: Name
     spec: dict[str, Any]
+    # The kind of the app's custom resources (`WebApp`; a target's operator arm's own kind,
+    # `Memcached`); absent in older files and for a target of charts alone.
+    kind: Name | None = None
+
+    @model_serializer(mode="wrap")
+    def _kind_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("kind") is None:
+            data.pop("kind", None)
+        return data
 
 
 class TargetInfo(_Model):

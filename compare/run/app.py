@@ -274,7 +274,8 @@ class App:
 
     def info(self) -> AppInfo:
         """How results.json names the app."""
-        return AppInfo(name=self.target.name, spec=dict(self.target.app_spec))
+        kind = ", ".join(self.target.resource_kinds) or None
+        return AppInfo(name=self.target.name, spec=dict(self.target.app_spec), kind=kind)
 
     def target_info(self) -> TargetInfo | None:
         """The target file results.json names (None: the built-in target has none)."""

@@ -148,6 +148,18 @@ class Target:
         arms = self.arms.values()
         return tuple(w for arm in arms if isinstance(arm, Operator) for w in arm.webapps)
 
+    @property
+    def resource_kinds(self) -> tuple[str, ...]:
+        """The kinds of the custom resources its operator arms apply, each once, in order
+        (`WebApp` for the built-in target; none for a target of charts alone)."""
+        kinds = [
+            str(r.get("kind"))
+            for arm in self.arms.values()
+            if isinstance(arm, Operator)
+            for r in arm.resources
+        ]
+        return tuple(dict.fromkeys(kinds))
+
     def for_trial(self, namespace: str) -> Target:
         """The target as a trial in `namespace` deploys it: every chart arm under a release
         name of its own for that namespace (`release_in`); what `compare deploy --target`

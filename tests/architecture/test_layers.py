@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
             {
                 "compare",
                 "compare.errors",
+                "compare.inert",
                 "compare.paths",
                 "compare.inputfile",
                 "compare.lazy",

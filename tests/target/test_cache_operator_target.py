@@ -82,9 +82,15 @@ def test_an_operator_with_a_statefulset_and_a_configmap_heals_what_it_owns(
         "preflight: the target's custom resources own StatefulSet sessions and Service sessions"
         in result.output
     )
+    # The skipped lines print as they are (`labels[...]` is no rich markup); the summary names
+    # the app by its custom resource's kind.
+    for name, reason in SKIPPED.items():
+        assert f"skipped {name}: {reason}" in result.output
+    assert "Cache cache; 1 trial per fault and approach;" in result.output
     run_dir = latest_run(out)
     results = load_results(run_dir)
     assert results.complete and results.target is not None and results.target.name == "cache"
+    assert results.app.kind == "Cache"
     trials = {t.experiment: t for t in results.trials}
     assert set(trials) == set(HEALED)
     assert [t for t in results.trials if t.status == "error"] == [], log

@@ -38,7 +38,10 @@ def test_a_toolkit_operator_target_runs_with_the_faults_on_its_process(
     assert "preflight: the target's custom resources own Deployment shop and Service shop" in (
         result.output
     )
+    # The summary names the app by its custom resource's kind.
+    assert "WebApp shop; 1 trial per fault and approach;" in result.output
     results = load_results(latest_run(out))
+    assert results.app.kind == "WebApp"
     # The faults on the toolkit's own operator process apply: nothing is skipped.
     assert results.complete and results.skipped == []
     cells = {t.experiment: t for t in results.trials}

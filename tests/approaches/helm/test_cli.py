@@ -150,6 +150,20 @@ def test_deploy_status_drift_and_undeploy(
     )
     drifted = runner.invoke(app, ["status", "-n", namespace, *kube])
     assert "drifted: deployment.spec.replicas: want 3, got 1" in drifted.output
+    # The row shows the live values, never the desired ones; an image the cluster holds is
+    # printed as it is (`[bold]` is no markup, an ESC no escape sequence).
+    live_image = "myapp:v2[bold]x\x1b[2J"
+    client.AppsV1Api(api).patch_namespaced_deployment(
+        "webapp-demo",
+        namespace,
+        [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": live_image}],
+    )
+    drifted = runner.invoke(app, ["status", "-n", namespace, *kube])
+    assert drifted.exit_code == 0, drifted.output
+    row = next(line for line in drifted.stdout.splitlines() if line.startswith("helm"))
+    assert row.split()[3].endswith("/1"), row  # ready of the live 1 replica
+    assert row.split()[4] == "myapp:v2[bold]x\\x1b[2J", row
+    assert "\x1b" not in drifted.output
 
     removed = runner.invoke(app, ["undeploy", "helm", "-n", namespace, *kube])
     assert removed.exit_code == 0, removed.output

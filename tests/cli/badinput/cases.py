@@ -611,8 +611,48 @@ def build() -> list[Case]:
     ]
 
     cases += _flag_cases(valid_app)
+    cases += _escape_cases(results)
     cases += sweep_cases()
     return cases
+
+
+# A name that would act on a terminal or a CI log, or be eaten as rich markup: the one error
+# line shows it escaped (`compare.inert`), whole, and it is still one line.
+_HOSTILE = "x\x1b[2J[bold][/]\u202e\r\n::error::forged"
+_HOSTILE_SHOWN = "x\\x1b[2J[bold][/]\\u202e\\r\\n::error::forged"
+
+
+def _escape_cases(results: str) -> list[Case]:
+    kubeconfig = {
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "contexts": [{"name": "dev", "context": {"cluster": "c"}}],
+    }
+    return [
+        Case(
+            "escape/check-run-path",
+            ["check", f"{{tmp}}/{_HOSTILE}/results.json"],
+            {},
+            f"{_HOSTILE_SHOWN}/results.json: no such run",
+        ),
+        Case(
+            "escape/report-run-path",
+            ["report", f"{{tmp}}/{_HOSTILE}.json", "-f", "md"],
+            {},
+            f"{_HOSTILE_SHOWN}.json: no such run",
+        ),
+        Case(
+            "escape/report-policy-path",
+            ["report", results, "-f", "junit", "--policy", f"{{tmp}}/{_HOSTILE}.yaml"],
+            {},
+            f"{_HOSTILE_SHOWN}.yaml",
+        ),
+        Case(
+            "escape/status-context",
+            ["status", "--kubeconfig", "{tmp}/kc", "--context", f"prod{_HOSTILE}"],
+            {"kc": kubeconfig},
+            f"no context 'prod{_HOSTILE_SHOWN}' (known: dev)",
+        ),
+    ]
 
 
 def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
