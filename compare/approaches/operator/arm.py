@@ -1,8 +1,9 @@
 """Any operator as the app under test: a target file's operator arm installed, applied, judged.
 
   install       the operator: `kubectl kustomize DIR` server-side applied, a chart as a Helm
-                release, - `alreadyInstalled` - nothing, only checked, or - `toolkit` - the
-                toolkit's own operator (`controllers`), shared, never removed
+                release, - `process` - its manifests applied and its command run as a local
+                process (`target_process`), - `alreadyInstalled` - nothing, only checked, or
+                - `toolkit` - the toolkit's own operator (`controllers`), shared, never removed
   check         every custom resource's kind is served (its CRD established), or defined by a
                 CRD of the install: else one line naming the resource, before anything is applied
   deploy        the custom resources applied in a namespace, ready (the named status condition
@@ -38,6 +39,7 @@ from compare.approaches.operator.controllers import (
     start_operator,
 )
 from compare.approaches.operator.reference import operator_reference
+from compare.approaches.operator.target_process import TargetProcess
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import install_target, render_target, uninstall_target
 from compare.deploy.charts import get_release
@@ -94,6 +96,8 @@ class Install:
     created: list[dict[str, Any]] = field(default_factory=list)
     # The install's namespace was created for it (by a run's preflight): removed with it.
     namespace_created: bool = False
+    # `process`: this install started its process (one running already is left running).
+    started: bool = False
 
 
 # -- before the cluster ------------------------------------------------------------------------
@@ -125,6 +129,8 @@ def install_documents(target: Target, operator: Operator, namespace: str) -> lis
         assert operator.install.chart is not None
         chart_ns = operator.install.chart.namespace or namespace
         return render_target(target, operator.install.chart, chart_ns)
+    if operator.install.process is not None:
+        return [dict(doc) for doc in operator.install.process.manifests]
     return []
 
 
@@ -233,7 +239,7 @@ def plan_install(
         return Install(
             form, chart_ns, existed=get_release(cluster, chart_ns, chart.release) is not None
         )
-    docs = kustomize_build(target, operator)
+    docs = install_documents(target, operator, namespace)
     existing = _existing(cluster, namespace, docs)
     created = [doc for doc in docs if _identity(doc) not in existing]
     return Install(form, namespace, docs, existed=not created, created=created)
@@ -243,9 +249,27 @@ def install(
     cluster: ClusterTarget, target: Target, operator: Operator, plan: Install, *, timeout: float
 ) -> None:
     """Install the operator as planned (kustomize or chart; `toolkit`: installed and started
-    unless it runs already); `alreadyInstalled`: nothing."""
+    unless it runs already; `process`: its manifests applied, its CRDs established, then its
+    command started unless it runs already); `alreadyInstalled`: nothing."""
     if plan.form == "toolkit":
         install_operator(cluster)
+    elif plan.form == "process":
+        assert operator.install.process is not None
+        at = f"{target.source}: operator.install.process"
+        try:
+            with cluster.api_client() as api:
+                api_of.apply_all(
+                    api, plan.documents, field_manager=FIELD_MANAGER, namespace=plan.namespace
+                )
+                crds = [d for d in plan.documents if d.get("kind") == "CustomResourceDefinition"]
+                api_of.wait_established(
+                    api, [str(d["metadata"]["name"]) for d in crds], timeout=ESTABLISH_TIMEOUT_S
+                )
+        except CompareError as exc:
+            raise CompareError(f"{at}.crds: {exc.message}", exit_code=EXIT_FAILED) from None
+        process = TargetProcess(target.name, operator.install.process)
+        plan.started = not process.status(cluster).running
+        process.install(cluster)
     elif plan.form == "chart":
         assert operator.install.chart is not None
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
@@ -274,6 +298,11 @@ def uninstall(
     nor is the toolkit's operator: every WebApp of the cluster shares it."""
     if done.form in ("alreadyInstalled", "toolkit"):
         return
+    if done.form == "process":
+        # The process first: it must not see its kinds' resources go with their CRDs.
+        assert operator.install.process is not None
+        if done.started or not created_only:
+            TargetProcess(target.name, operator.install.process).uninstall(cluster)
     if done.form == "chart":
         chart = operator.install.chart
         assert chart is not None
