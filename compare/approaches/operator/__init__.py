@@ -278,7 +278,10 @@ class Operator(Approach):
         plan = plan_install(cluster, target, operator, namespace)
         remove = partial(uninstall, cluster, target, operator, plan, created_only=True)
         try:
-            if plan.form == "kustomize":
+            if plan.form == "kustomize" or (
+                plan.form == "process"
+                and any(d.get("kind") != "CustomResourceDefinition" for d in plan.documents)
+            ):
                 # Its unnamespaced objects go here: a namespace made for them goes with them.
                 with cluster.api_client() as api:
                     plan.namespace_created = kube.ensure_namespace(api, namespace)

@@ -64,6 +64,10 @@ ESTABLISH_TIMEOUT_S = 30.0
 # (a second write a moment after the first) must not be snapshotted half-way.
 QUIET_S = 1.0
 REMOVE_TIMEOUT_S = 60.0
+# A custom resource whose status nothing has written this long after it was applied is
+# reconciled by no operator: the wait ends there, with that diagnosis, not at its deadline.
+# Every operator seen writes a status within a second or two of its first reconcile.
+NO_RECONCILE_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -343,8 +347,12 @@ def _condition(body: Mapping[str, Any], condition: str) -> str | None:
     """Why the condition does not hold yet (None: True, for the current generation)."""
     status = body.get("status") or {}
     generation = (body.get("metadata") or {}).get("generation")
-    found = next((c for c in status.get("conditions") or [] if c.get("type") == condition), None)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    found = next((c for c in conditions if c.get("type") == condition), None)
     if found is None:
+        others = sorted({str(c.get("type")) for c in conditions if c.get("type")})
+        if others:
+            return f"no {condition} condition (its conditions: {', '.join(others)})"
         return f"no {condition} condition yet"
     observed = found.get("observedGeneration", status.get("observedGeneration"))
     if observed is not None and generation is not None and observed < generation:
@@ -377,6 +385,27 @@ def not_ready(
     return next((why for obj in owned if (why := reported_problem(obj)) is not None), None)
 
 
+def status_written(body: Mapping[str, Any]) -> bool:
+    """Whether anyone ever wrote the resource's status: a condition or an observedGeneration
+    there, or a write of the status subresource in its managed fields."""
+    status = body.get("status") or {}
+    if status.get("conditions") or status.get("observedGeneration") is not None:
+        return True
+    managed = (body.get("metadata") or {}).get("managedFields") or []
+    return any(entry.get("subresource") == "status" for entry in managed)
+
+
+def unreconciled(
+    api: client.ApiClient, resources: Sequence[Resource], namespace: str
+) -> Resource | None:
+    """The first resource whose status no one has written (None: every one's was)."""
+    for resource in resources:
+        body = api_of.read(api, resource.served, namespace, resource.name)
+        if body is not None and not status_written(body):
+            return resource
+    return None
+
+
 def wait_ready(
     api: client.ApiClient,
     resources: Sequence[Resource],
@@ -386,10 +415,27 @@ def wait_ready(
     timeout: float,
     cancel: threading.Event | None = None,
     interval: float = POLL_S,
+    no_reconcile: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Until ready; the live resources then. Past `timeout`: one line saying what is missing."""
+    """Until ready; the live resources then. Past `timeout`: one line saying what is missing.
+    With `no_reconcile`, a resource whose status nobody has written that many seconds after
+    the wait began ends it at once: no operator reconciles it."""
+    silent = Deadline(no_reconcile or 0.0)
+
+    def look() -> str | None:
+        why = not_ready(api, resources, operator, namespace)
+        if why is not None and no_reconcile is not None and silent.passed():
+            found = unreconciled(api, resources, namespace)
+            if found is not None:
+                raise CompareError(
+                    f"no operator is reconciling {found.served.kind} {namespace}/{found.name}"
+                    f" (last write to its status: never; waited {no_reconcile:.0f}s)",
+                    exit_code=EXIT_FAILED,
+                )
+        return why
+
     wait_for(
-        lambda: not_ready(api, resources, operator, namespace),
+        look,
         deadline=timeout,
         done=lambda why: why is None,
         timed_out=lambda why: CompareError(
@@ -482,7 +528,11 @@ def deploy_resources(
             return deploy_webapps(api, operator, namespace, timeout=timeout, cancel=cancel)
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
         apply_resources(api, target, resources, namespace)
-        owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
+        # The toolkit's own operator is known to run; any other may not be running at all.
+        owners = wait_ready(
+            api, resources, operator, namespace, timeout=timeout, cancel=cancel,
+            no_reconcile=NO_RECONCILE_S,
+        )  # fmt: skip
         return take_baseline(
             api,
             target,
