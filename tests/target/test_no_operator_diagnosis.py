@@ -59,9 +59,8 @@ def test_a_resource_no_operator_reconciles_is_said_within_seconds_and_results_ar
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, result.output
     assert "no operator is reconciling Cache cmp-preflight-op-" in errors[0]
-    assert errors[0].endswith(
-        f"/sessions (last write to its status: never; waited {NO_RECONCILE_S:.0f}s) (one deploy,"
-        " before any trial: no trial can hold this state)"
+    assert (
+        f"/sessions (last write to its status: never; waited {NO_RECONCILE_S:.0f}s)" in errors[0]
     ), errors[0]
     assert took < 30, took
     results = load_results(latest_run(out))

@@ -67,7 +67,7 @@ REMOVE_TIMEOUT_S = 60.0
 # A custom resource whose status nothing has written this long after it was applied is
 # reconciled by no operator: the wait ends there, with that diagnosis, not at its deadline.
 # Every operator seen writes a status within a second or two of its first reconcile.
-NO_RECONCILE_S = 20.0
+NO_RECONCILE_S = 15.0
 
 
 @dataclass(frozen=True)
