@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -95,4 +96,41 @@ def test_the_toolkit_runs_the_operator_process_the_target_names_and_kills_it(
     account = service_account("cache")
     assert if_found("", core.read_namespaced_service_account, account, NAMESPACE) is None
     assert if_found("", rbac.read_cluster_role_binding, binding_name("cache")) is None
+    assert _crd_exists(api) == crd_before
+
+
+@pytest.mark.cluster
+def test_an_operator_command_that_fails_at_its_start_is_one_line_and_nothing_is_left(
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # The supervisor restarts a command that fails at once: that restart is the start-up's
+    # error, said with the command's own last words, and what the deploy made is removed.
+    target = tmp_path / "broken.yaml"
+    data = yaml.safe_load(TARGET.read_text())
+    data["name"] = "broken"
+    process = data["operator"]["install"]["process"]
+    process.update(command=["python", "-m", "no_such_operator_module"], workingDir=str(tmp_path))
+    process["crds"] = [str(OPERATOR_DIR / "crd.yaml")]
+    data["operator"]["resources"] = [str(OPERATOR_DIR / "cache.yaml")]
+    target.write_text(yaml.safe_dump(data))
+    crd_before = _crd_exists(api)
+    result = runner.invoke(
+        app,
+        [
+            *("deploy", "operator", "--target", str(target), "-n", "broken-op"),
+            *("--kubeconfig", str(cluster.kubeconfig)),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.output
+    assert "the operator of broken (" in errors[0]
+    assert "it exited with an error right after its start:" in errors[0]
+    assert "No module named no_such_operator_module" in errors[0]
+    arm = load_target(target).operator_arm("operator")
+    assert arm.install.process is not None
+    assert not TargetProcess("broken", arm.install.process).status(cluster).processes
+    core = client.CoreV1Api(api)
+    account = service_account("broken")
+    assert if_found("", core.read_namespaced_service_account, account, NAMESPACE) is None
     assert _crd_exists(api) == crd_before

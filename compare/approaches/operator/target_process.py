@@ -12,7 +12,8 @@ It runs as a ServiceAccount of its own (`compare-operators/<target>-operator`, b
 KUBECONFIG in its environment points at a kubeconfig with a fresh token of it
 (`compare.deploy.install.write_identity_kubeconfig`, written at every start). The toolkit knows
 nothing of its health endpoint: it is started once it has run for `SETTLE_S` without its
-supervisor restarting it.
+supervisor restarting it (a restart then is a start-up error, said at once); once started,
+running is enough (a later failure is its supervisor's to restart).
 """
 
 from __future__ import annotations
@@ -75,12 +76,22 @@ def _current_start(info: LocalProcess) -> str:
 
 
 def settled(info: LocalProcess) -> bool:
-    """Alive for `SETTLE_S` and never restarted by its supervisor since this start."""
-    return (
-        alive(info)
-        and time.time() - info.started >= SETTLE_S
-        and "supervisor: " not in _current_start(info)
-    )
+    """Started: alive for `SETTLE_S` without its supervisor restarting it. A restart during
+    that time is its start-up failing (a bad flag, no such module): one line, at once."""
+    current = _current_start(info)
+    if "supervisor: " in current:
+        # Its own last words, not the supervisor's note that it restarts it.
+        said = [
+            line.strip()
+            for line in current.splitlines()[1:]
+            if line.strip() and "supervisor: " not in line
+        ]
+        last = said[-1][:300] if said else "no output"
+        raise CompareError(
+            f"it exited with an error right after its start: {last} (log {info.log})",
+            exit_code=EXIT_FAILED,
+        )
+    return alive(info) and time.time() - info.started >= SETTLE_S
 
 
 def _launch(
@@ -130,7 +141,8 @@ class TargetProcess:
             area=f"{AREA}/{self.target}",
             names=(NAME,),
             launch=partial(_launch, self.command, self.target),
-            ready=settled,
+            # Running is enough once started: its supervisor restarts it after a failure.
+            ready=alive,
         )
 
     def install(self, cluster: ClusterTarget) -> None:
