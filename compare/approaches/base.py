@@ -296,6 +296,12 @@ class Approach(ABC):
         None: it runs none here."""
         return None
 
+    def target_controllers(self, target: Target) -> LocalControllers | None:
+        """The local controllers the target's arm runs on, when this machine runs them (the
+        faults that stop and start an approach's controllers act on these, and a run starts
+        them again after a fault): by default its shared ones when the arm shares them."""
+        return self.controllers() if self.shares(target) else None
+
     # --- what an arm applies, known without a cluster ------------------------------------
     def known_desired(self, target: Target, namespace: str) -> list[dict[str, Any]] | None:
         """The complete objects the target's arm applies in `namespace`, when they are known

@@ -19,6 +19,7 @@ import base64
 import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -28,6 +29,7 @@ from compare import approaches
 from compare.chaos import choices, shared
 from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
+from compare.deploy.chart_target import is_target_file
 from compare.errors import CompareError
 from compare.judge.endpoints import SERVICE_NAME
 from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS, pod_template
@@ -465,10 +467,17 @@ def delete_statefulset_pod(
 
 
 def _controllers(configuration: Any) -> approaches.LocalControllers:
-    """The local controllers of the trial's approach (`webapp_approach`)."""
+    """The local controllers of the trial's approach (`webapp_approach`): for a target file
+    (`webapp_app_file`), the ones its arm runs on (an operator's `install.process`), else the
+    approach's shared ones."""
     name = str((configuration or {}).get("webapp_approach") or "")
+    app_file = str((configuration or {}).get("webapp_app_file") or "")
     try:
-        found = approaches.get(name).controllers()
+        approach = approaches.get(name)
+        if app_file and is_target_file(Path(app_file)):
+            found = approach.target_controllers(approaches.load_target(Path(app_file)))
+        else:
+            found = approach.controllers()
     except CompareError as exc:
         raise ActivityFailed(exc.message) from exc
     if found is None:

@@ -150,6 +150,11 @@ class ReportData:
     def incomplete_line(self) -> str | None:
         if self.results.complete:
             return None
+        if self.results.preflight_error:
+            return (
+                "This run stopped in its preflight, before any trial:"
+                f" {self.results.preflight_error}"
+            )
         s = self.summary
         return (
             f"This run is incomplete: {s.recorded_trials} of {s.planned_trials} planned trials"

@@ -344,11 +344,14 @@ class RunResults(_Model):
     # left out because the app has not what they act on (a Service, a Deployment).
     target: TargetInfo | None = None
     skipped: list[SkippedExperiment] | None = None
+    # Only in a run that stopped in its preflight, before any trial (absent otherwise): why,
+    # the one line the run ended with. Such a run has no trial and is not complete.
+    preflight_error: str | None = Field(default=None, min_length=1)
 
     @model_serializer(mode="wrap")
     def _target_only_with_target(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("target", "skipped"):
+        for key in ("target", "skipped", "preflightError"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -116,9 +116,13 @@ class App:
             approach.prepare(cluster)
 
     def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
-        """After a fault that may have stopped the approach's shared parts: running again."""
+        """After a fault that may have stopped the approach's shared parts, or the local
+        controllers the toolkit runs for this target (an operator's `install.process`):
+        running again."""
         if approach.shares(self.target):
             approach.recover(cluster)
+        elif (controllers := approach.target_controllers(self.target)) is not None:
+            controllers.start(cluster)
 
     def check(self, approaches: Sequence[str]) -> None:
         """Everything that can be checked without a cluster, for these approaches."""
@@ -241,11 +245,13 @@ class App:
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
         """Whether every approach among them whose own parts faults act on
-        (`Approach.fault_targets`: the toolkit's operator process) runs them shared for this
-        app (faults that stop them apply only then, not to an operator a target installs)."""
+        (`Approach.fault_targets`: an operator process) runs them on this machine for this app
+        (`Approach.target_controllers`: the toolkit's shared operator, or a target's
+        `install.process`); faults that stop them apply only then, not to an operator the
+        toolkit does not run."""
         chosen = [registry.get(a) for a in approaches]
         return all(
-            a.shares(self.target)
+            a.target_controllers(self.target) is not None
             for a in chosen
             if a.fault_targets and a.arm(self.target) is not None
         )

@@ -50,6 +50,7 @@ from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.judge import DEFAULT_SETTLE_S
 from compare.kube import poll
 from compare.results import (
+    RESULTS_FILE,
     ApproachWindow,
     ClusterInfo,
     RunResults,
@@ -269,33 +270,7 @@ class Run:
         self.run_id = new_run_id(started)
         self.run_dir = self.request.output_dir / self.run_id
         self.cancel = threading.Event()
-        self.results = RunResults(
-            run_id=self.run_id,
-            started_at=started,
-            finished_at=None,
-            complete=False,
-            tool_version=__version__,
-            cluster=cluster_info(self.cluster),
-            app=self.request.app.info(),
-            settings=RunSettings(
-                approaches=list(self.request.approaches),
-                experiments=[s.name for s in self.request.experiments],
-                trials=self.request.trials,
-                heal_window_seconds=self.request.heal_window,
-                parallel=self.request.parallel,
-                settle_seconds=self.request.settle,
-                recheck_interval_seconds=self.request.recheck,
-                heal_windows=self.windows,
-                approach_settings={
-                    name: recorded
-                    for name, a in self.approaches.items()
-                    if (recorded := a.run_settings())
-                },
-            ),
-            experiments=[s.info() for s in self.request.experiments],
-            trials=[],
-        )
-        self.results.target = self.request.app.target_info()
+        self.results = initial_results(self.cluster, self.request, self.run_id, started)
         if self.results.target is not None or self.skipped:
             # The report lists them with the reason (a fault on a ConfigMap the WebApp has not).
             self.results.skipped = [
@@ -618,6 +593,52 @@ class Run:
     @property
     def cleanup_errors(self) -> list[str]:
         return list(self.ctx.cleanup_errors)
+
+
+def initial_results(
+    cluster: ClusterTarget, request: RunRequest, run_id: str, started: datetime
+) -> RunResults:
+    """A run's results.json before its first trial: where, what, with which settings."""
+    approaches = configured(request)
+    results = RunResults(
+        run_id=run_id,
+        started_at=started,
+        finished_at=None,
+        complete=False,
+        tool_version=__version__,
+        cluster=cluster_info(cluster),
+        app=request.app.info(),
+        settings=RunSettings(
+            approaches=list(request.approaches),
+            experiments=[s.name for s in request.experiments],
+            trials=request.trials,
+            heal_window_seconds=request.heal_window,
+            parallel=request.parallel,
+            settle_seconds=request.settle,
+            recheck_interval_seconds=request.recheck,
+            heal_windows=heal_windows(request),
+            approach_settings={
+                name: recorded for name, a in approaches.items() if (recorded := a.run_settings())
+            },
+        ),
+        experiments=[s.info() for s in request.experiments],
+        trials=[],
+    )
+    results.target = request.app.target_info()
+    return results
+
+
+def record_preflight_error(cluster: ClusterTarget, request: RunRequest, error: str) -> Path:
+    """The results.json of a run that stopped in its preflight, before any trial: no trial,
+    not complete, `preflightError` the line it stopped with; its path."""
+    started = datetime.now(UTC)
+    run_id = new_run_id(started)
+    results = initial_results(recognised(cluster), request, run_id, started)
+    results.finished_at = datetime.now(UTC)
+    results.preflight_error = error
+    run_dir = request.output_dir / run_id
+    save_results_json(results.to_json(), run_dir)
+    return run_dir / RESULTS_FILE
 
 
 def cluster_info(target: ClusterTarget) -> ClusterInfo:

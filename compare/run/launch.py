@@ -14,9 +14,16 @@ from typing import Any
 
 from compare import outputfile
 from compare.cluster import ClusterTarget
-from compare.errors import CompareError
+from compare.errors import CompareError, first_line
 from compare.run.app import App
-from compare.run.engine import Run, RunRequest, configured, heal_windows, plan_trials
+from compare.run.engine import (
+    Run,
+    RunRequest,
+    configured,
+    heal_windows,
+    plan_trials,
+    record_preflight_error,
+)
 from compare.run.experiments import load_experiments
 from compare.run.preflight import chart_sharing
 
@@ -89,13 +96,23 @@ def prepared(
     if shared and request.parallel > 1:
         request = replace(request, parallel=1)
     try:
-        steps = request.app.preflight(
-            cluster, configured(request), timeout=request.deploy_timeout, warn=warn
-        )
-        for step in steps:
-            with doing(step.doing):
-                found = step.run()
-            say(found)
+        try:
+            steps = request.app.preflight(
+                cluster, configured(request), timeout=request.deploy_timeout, warn=warn
+            )
+            for step in steps:
+                with doing(step.doing):
+                    found = step.run()
+                say(found)
+        except CompareError as exc:
+            # A run that stops here still leaves its results.json, saying so (no trial).
+            try:
+                path = record_preflight_error(cluster, request, exc.message)
+            except Exception as unsaved:  # the cluster may be why the preflight stopped
+                warn(f"warning: results.json not written: {first_line(unsaved)}")
+            else:
+                say(f"results: {path} (the run stopped in its preflight)")
+            raise
         yield Prepared(Run(cluster, request), shared)
     finally:
         for line in request.app.finish(cluster, keep=request.keep):

@@ -24,6 +24,7 @@ from compare.target.builtin import builtin_target
 from compare.target.load import (
     HelmInstall,
     Operator,
+    OperatorCommand,
     Target,
     load_target,
     merge_values,
@@ -39,6 +40,7 @@ __all__ = [
     "ArmKind",
     "HelmInstall",
     "Operator",
+    "OperatorCommand",
     "Target",
     "builtin_target",
     "load_target",

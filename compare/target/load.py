@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import os
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +27,7 @@ from compare.target.model import (
     ChartSource,
     HelmSpec,
     OperatorChart,
+    OperatorProcess,
     OperatorSpec,
     TargetFile,
     target_file_model,
@@ -69,10 +73,24 @@ class HelmInstall:
 
 
 @dataclass(frozen=True)
+class OperatorCommand:
+    """An operator the toolkit runs as a local process (`install.process`), resolved: the
+    command (a first word `python` replaced by the toolkit's interpreter, a relative path by
+    the absolute one), its extra environment, the directory it runs in, and the manifests
+    applied before it starts (read when the file is loaded)."""
+
+    command: tuple[str, ...]
+    env: Mapping[str, str]
+    working_dir: Path
+    manifests: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class OperatorInstall:
-    form: Literal["kustomize", "chart", "alreadyInstalled", "toolkit"]
+    form: Literal["kustomize", "chart", "process", "alreadyInstalled", "toolkit"]
     kustomize: Path | None = None
     chart: HelmInstall | None = None
+    process: OperatorCommand | None = None
 
 
 @dataclass(frozen=True)
@@ -265,6 +283,10 @@ def _operator(path: Path, base: Path, where: str, spec: OperatorSpec, name: str)
         install = OperatorInstall(
             "chart", chart=_chart_install(path, base, f"{where}.install.chart", given.chart, name)
         )
+    elif given.process is not None:
+        install = OperatorInstall(
+            "process", process=_process(path, base, f"{where}.install.process", given.process)
+        )
     elif given.toolkit:
         install = OperatorInstall("toolkit")
     else:
@@ -292,6 +314,54 @@ def _operator(path: Path, base: Path, where: str, spec: OperatorSpec, name: str)
         tuple(webapps),
         field_managers=tuple(dict.fromkeys(spec.field_managers)),
         reclaim_foreign=spec.reclaim_foreign,
+    )
+
+
+# The first word of a process's command that names the interpreter running the toolkit: an
+# operator written in Python runs with the toolkit's virtualenv (where `pipx inject` or `pip
+# install` put its dependencies), whatever `python` on PATH is.
+PYTHON = "python"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _process(path: Path, base: Path, at: str, given: OperatorProcess) -> OperatorCommand:
+    """The command resolved and checked (its directory, its program, its manifests read)."""
+    directory = base / given.working_dir if given.working_dir is not None else base
+    if not directory.is_dir():
+        raise CompareError(f"{path}: {at}.workingDir: {given.working_dir} is not a directory")
+    program, *args = given.command
+    if program == PYTHON:
+        program = sys.executable
+    elif "/" in program:
+        found = directory / program
+        if not found.is_file() or not os.access(found, os.X_OK):
+            raise CompareError(
+                f"{path}: {at}.command[0]: {program}: no executable file (relative to {directory})"
+            )
+        program = str(found.resolve())
+    elif shutil.which(program) is None:
+        raise CompareError(f"{path}: {at}.command[0]: {program}: not found on PATH")
+    manifests: list[Mapping[str, Any]] = []
+    for index, name in enumerate(given.crds):
+        where = f"{at}.crds[{index}]"
+        found = base / name
+        if found.is_dir():
+            files = sorted(f for f in found.iterdir() if f.suffix in MANIFEST_SUFFIXES)
+            if not files:
+                raise CompareError(f"{path}: {where}: {name} holds no *.yaml, *.yml or *.json")
+        elif found.is_file():
+            files = [found]
+        else:
+            raise CompareError(f"{path}: {where}: {name}: no such file or directory")
+        for file in files:
+            for obj in _read_documents(path, file, where):
+                _check_object(path, where, obj)
+                manifests.append(copy.deepcopy(obj))
+    return OperatorCommand(
+        command=(program, *args),
+        env=dict(given.env),
+        working_dir=directory.resolve(),
+        manifests=tuple(manifests),
     )
 
 

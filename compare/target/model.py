@@ -138,15 +138,44 @@ class OperatorChart(HelmSpec):
     )
 
 
+class OperatorProcess(_Strict):
+    """The operator run as a local process by the toolkit, as its authors' `make run` does:
+    its command, started against the cluster (KUBECONFIG set to a kubeconfig the toolkit
+    writes), supervised, and stopped when its install is removed."""
+
+    command: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1,
+        description="The command and its arguments. A first word `python` is the interpreter"
+        " running the toolkit (its virtualenv); a first word with a slash is a path relative to"
+        " workingDir; any other is looked up on PATH.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables added to the toolkit's."
+    )
+    working_dir: str | None = Field(
+        default=None,
+        alias="workingDir",
+        min_length=1,
+        description="The directory it runs in, relative to the target file (default: the"
+        " target file's directory).",
+    )
+    crds: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Manifest files or directories (their *.yaml, *.yml, *.json) applied"
+        " before it starts, relative to the target file: its CRDs (and anything else it needs).",
+    )
+
+
 class OperatorInstall(_Strict):
-    """How the operator gets installed: a kustomize directory, a chart, already installed
-    (then only checked), or the toolkit's own WebApp operator."""
+    """How the operator gets installed: a kustomize directory, a chart, a local process the
+    toolkit runs, already installed (then only checked), or the toolkit's own WebApp operator."""
 
     model_config = ConfigDict(
         json_schema_extra={
             "oneOf": [
                 {"required": ["kustomize"]},
                 {"required": ["chart"]},
+                {"required": ["process"]},
                 {"required": ["alreadyInstalled"]},
                 {"required": ["toolkit"]},
             ]
@@ -159,6 +188,7 @@ class OperatorInstall(_Strict):
         description="A kustomize directory, relative to the target file.",
     )
     chart: OperatorChart | None = None
+    process: OperatorProcess | None = None
     already_installed: Literal[True] | None = Field(
         default=None,
         alias="alreadyInstalled",
@@ -178,6 +208,7 @@ class OperatorInstall(_Strict):
             {
                 "kustomize": ("kustomize",),
                 "chart": ("chart",),
+                "process": ("process",),
                 "alreadyInstalled": ("already_installed",),
                 "toolkit": ("toolkit",),
             },

@@ -162,6 +162,8 @@ PATCHED = [
         "provider"
     ].get("func")
     == "patch_object"
+    # The drifts around a stop of the operator's process are its own (tested below).
+    and _compare(_doc(n))["evidence"]["target"] != "operator"
 ]
 
 
@@ -376,6 +378,13 @@ def test_operator_kill_drift_kills_the_operator_right_after_the_drift() -> None:
     ]
     assert spec.injection == "scale-to-one"
     assert method[1]["provider"]["arguments"] == {"kill": True}
+    # The drift acts on the app's workload, a Deployment or a StatefulSet (an operator's).
+    scale = method[0]["provider"]
+    assert scale["func"] == "patch_object" and scale["arguments"]["patch"] == {
+        "spec": {"replicas": 1}
+    }
+    assert spec.kinds == ("Deployment", "StatefulSet")
+    assert spec.target == "operator" and scale["arguments"]["kind"] == "${webapp_workload_kind}"
     assert [a["name"] for a in spec.document["rollbacks"]] == ["start-operator"]
 
 

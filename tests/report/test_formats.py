@@ -234,3 +234,19 @@ def test_the_experiments_left_out_are_listed_with_their_reason_in_every_text_for
     )
     # Without skips nothing is said.
     assert "Skipped" not in render(ReportFormat.table, _data("full-run"))
+
+
+def test_a_run_stopped_in_its_preflight_says_why_in_every_format(tmp_path: Path) -> None:
+    # Its results.json: no trial, not complete, the preflight's line (`compare run` writes it).
+    doc = fixture_json("interrupted")
+    why = "preflight of the operator arm: no operator is reconciling Cache ns/sessions"
+    doc.update(trials=[], complete=False, preflightError=why)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    results = load_results(tmp_path)
+    assert results.preflight_error == why and results.to_json()["preflightError"] == why
+    data = ReportData(summary=summarize(results), source=tmp_path)
+    line = f"This run stopped in its preflight, before any trial: {why}"
+    assert f"!! {line}" in render(ReportFormat.table, data)
+    assert line in render(ReportFormat.md, data)
+    # A run that did not stop there has no such key.
+    assert "preflightError" not in load_results(fixture("interrupted")).to_json()

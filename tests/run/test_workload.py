@@ -391,8 +391,8 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
     assert [s.name for s in kept.experiments] == ["pod-delete-one"]
     assert skipped == {
         "service-delete": "needs a Service (the operator's baseline of owned objects has none)",
-        "operator-down-drift": "acts on the toolkit's own operator process, not the target's"
-        " operator",
+        "operator-down-drift": "acts on an operator process the toolkit runs (its own, or a"
+        " target's install.process), not an operator it does not run",
     }
 
 

@@ -3,6 +3,7 @@ line naming the file and the field, before anything is deployed."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -160,8 +161,50 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "two install forms",
         _operator(install={"kustomize": "kust", "alreadyInstalled": True}),
-        "operator.install: give exactly one of kustomize | chart | alreadyInstalled | toolkit "
-        "(given: alreadyInstalled, kustomize)",
+        "operator.install: give exactly one of kustomize | chart | process | alreadyInstalled"
+        " | toolkit (given: alreadyInstalled, kustomize)",
+    ),
+    (
+        "process without a command",
+        _operator(install={"process": {"command": []}}),
+        "operator.install.process.command: List should have at least 1 item after validation,"
+        " not 0",
+    ),
+    (
+        "process program not on PATH",
+        _operator(install={"process": {"command": ["no-such-operator-binary", "run"]}}),
+        "operator.install.process.command[0]: no-such-operator-binary: not found on PATH",
+    ),
+    (
+        "process program path missing",
+        _operator(install={"process": {"command": ["bin/manager"]}}),
+        "operator.install.process.command[0]: bin/manager: no executable file (relative to"
+        " {folder})",
+    ),
+    (
+        "process working directory missing",
+        _operator(install={"process": {"command": ["python"], "workingDir": "nope"}}),
+        "operator.install.process.workingDir: nope is not a directory",
+    ),
+    (
+        "process crds missing",
+        _operator(install={"process": {"command": ["python"], "crds": ["crd.yaml"]}}),
+        "operator.install.process.crds[0]: crd.yaml: no such file or directory",
+    ),
+    (
+        "process crds directory without manifests",
+        _operator(install={"process": {"command": ["python"], "crds": ["empty"]}}),
+        "operator.install.process.crds[0]: empty holds no *.yaml, *.yml or *.json",
+    ),
+    (
+        "process crd without a name",
+        _operator(install={"process": {"command": ["python"], "crds": ["noname.yaml"]}}),
+        "operator.install.process.crds[0]: the ConfigMap has no metadata.name",
+    ),
+    (
+        "process env not strings",
+        _operator(install={"process": {"command": ["python"], "env": {"A": 1}}}),
+        "operator.install.process.env.A: Input should be a valid string (got int 1)",
     ),
     (
         "alreadyInstalled false",
@@ -333,3 +376,39 @@ def test_the_toolkit_form_loads_webapps_ready_when_available(folder: Path) -> No
     assert [w.name for w in operator.webapps] == ["shop", "cart"]
     assert [w.spec.replicas for w in operator.webapps] == [2, 2]
     assert [r["metadata"]["name"] for r in operator.resources] == ["shop", "cart"]
+
+
+def test_the_process_form_runs_this_python_in_its_directory_after_its_manifests(
+    folder: Path,
+) -> None:
+    # `python` is the interpreter running the toolkit; a path is relative to workingDir; the
+    # manifests of a directory are read in name order, every document of each.
+    (folder / "crds").mkdir()
+    (folder / "crds" / "b.yaml").write_text(yaml.safe_dump({**CR, "metadata": {"name": "b"}}))
+    (folder / "crds" / "a.yml").write_text(
+        yaml.safe_dump_all([{**CR, "metadata": {"name": "a1"}}, {**CR, "metadata": {"name": "a2"}}])
+    )
+    (folder / "crds" / "notes.txt").write_text("not a manifest")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "run.sh").write_text("#!/bin/sh\n")
+    (folder / "sub" / "run.sh").chmod(0o755)
+    given = {"command": ["python", "-m", "op"], "env": {"A": "1"}, "crds": ["crds", "two.yaml"]}
+    install = (
+        load_target(_write(folder, _operator(install={"process": given})))
+        .operator_arm("operator")
+        .install
+    )
+    assert install.form == "process" and install.process is not None
+    assert install.process.command == (sys.executable, "-m", "op")
+    assert install.process.env == {"A": "1"} and install.process.working_dir == folder.resolve()
+    names = [m["metadata"]["name"] for m in install.process.manifests]
+    assert names == ["a1", "a2", "b", "x", "y"]
+    script = {"command": ["./run.sh", "--flag"], "workingDir": "sub"}
+    install = (
+        load_target(_write(folder, _operator(install={"process": script})))
+        .operator_arm("operator")
+        .install
+    )
+    assert install.process is not None
+    assert install.process.command == (str((folder / "sub" / "run.sh").resolve()), "--flag")
+    assert install.process.working_dir == (folder / "sub").resolve()

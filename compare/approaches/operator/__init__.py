@@ -60,6 +60,7 @@ from compare.approaches.operator.arm import (
 )
 from compare.approaches.operator.reference import operator_reference
 from compare.approaches.operator.status import target_operator_app
+from compare.approaches.operator.target_process import TargetProcess
 from compare.cluster import ClusterTarget
 from compare.deploy.rows import DeployedApp
 from compare.errors import EXIT_USAGE, CompareError
@@ -126,7 +127,8 @@ class Operator(Approach):
     arm_description = "The operator approach."
     # The faults that stop or kill the operator's process (`stop_operator`) act on it.
     fault_targets: ClassVar[Mapping[str, str]] = {
-        "operator": "the toolkit's own operator process, not the target's operator"
+        "operator": "an operator process the toolkit runs (its own, or a target's"
+        " install.process), not an operator it does not run"
     }
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
@@ -144,6 +146,14 @@ class Operator(Approach):
 
     def controllers(self) -> LocalControllers:
         return operator_path.LocalOperator()
+
+    def target_controllers(self, target: Target) -> LocalControllers | None:
+        # A target's `install.process` is the one the faults stop and start (its install
+        # started it; a run's preflight stops it at the end).
+        arm = self.arm(target)
+        if isinstance(arm, OperatorArm) and arm.install.process is not None:
+            return TargetProcess(target.name, arm.install.process)
+        return super().target_controllers(target)
 
     def recover(self, cluster: ClusterTarget) -> None:
         status = operator_path.operator_status(cluster)
@@ -227,6 +237,7 @@ class Operator(Approach):
             "alreadyInstalled": "operator already installed (checked)",
             "kustomize": f"operator installed from {operator.install.kustomize}",
             "chart": "operator installed as a Helm release",
+            "process": "operator run as a local process (stopped when its install is removed)",
             "toolkit": "the toolkit's own operator (a local process, shared; never removed here)",
         }[operator.install.form]
         return TargetDeploy(
@@ -267,7 +278,10 @@ class Operator(Approach):
         plan = plan_install(cluster, target, operator, namespace)
         remove = partial(uninstall, cluster, target, operator, plan, created_only=True)
         try:
-            if plan.form == "kustomize":
+            if plan.form == "kustomize" or (
+                plan.form == "process"
+                and any(d.get("kind") != "CustomResourceDefinition" for d in plan.documents)
+            ):
                 # Its unnamespaced objects go here: a namespace made for them goes with them.
                 with cluster.api_client() as api:
                     plan.namespace_created = kube.ensure_namespace(api, namespace)

@@ -2,8 +2,9 @@
 
   install       the operator: `kubectl kustomize DIR` server-side applied (each object in its
                 own namespace, else the install's: `placement`), a chart as a Helm release,
-                - `alreadyInstalled` - nothing, only checked, or - `toolkit` - the toolkit's
-                own operator (`controllers`), shared, never removed
+                - `process` - its manifests applied and its command run as a local process
+                (`target_process`), - `alreadyInstalled` - nothing, only checked, or
+                - `toolkit` - the toolkit's own operator (`controllers`), shared, never removed
   check         every custom resource's kind is served (its CRD established), or defined by a
                 CRD of the install: else one line naming the resource, before anything is applied;
                 an install that runs pods is refused on the embedded cluster (`incluster`)
@@ -39,6 +40,7 @@ from compare.approaches.operator.controllers import (
     start_operator,
 )
 from compare.approaches.operator.reference import operator_reference
+from compare.approaches.operator.target_process import TargetProcess
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import install_target, render_target, uninstall_target
 from compare.deploy.charts import get_release
@@ -65,6 +67,10 @@ ESTABLISH_TIMEOUT_S = 30.0
 # (a second write a moment after the first) must not be snapshotted half-way.
 QUIET_S = 1.0
 REMOVE_TIMEOUT_S = 60.0
+# A custom resource whose status nothing has written this long after it was applied is
+# reconciled by no operator: the wait ends there, with that diagnosis, not at its deadline.
+# Every operator seen writes a status within a second or two of its first reconcile.
+NO_RECONCILE_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class Install:
     created: list[dict[str, Any]] = field(default_factory=list)
     # The install's namespace was created for it (by a run's preflight): removed with it.
     namespace_created: bool = False
+    # `process`: this install started its process (one running already is left running).
+    started: bool = False
 
 
 # -- before the cluster ------------------------------------------------------------------------
@@ -124,6 +132,8 @@ def install_documents(target: Target, operator: Operator, namespace: str) -> lis
         assert operator.install.chart is not None
         chart_ns = operator.install.chart.namespace or namespace
         return render_target(target, operator.install.chart, chart_ns)
+    if operator.install.process is not None:
+        return [dict(doc) for doc in operator.install.process.manifests]
     return []
 
 
@@ -221,7 +231,9 @@ def plan_install(
         return Install(
             form, chart_ns, existed=get_release(cluster, chart_ns, chart.release) is not None
         )
-    docs = kustomize_build(target, operator)
+    # Ordered as applied (namespaces and CRDs first); each object looked for in its own
+    # namespace, else the install's (`placement`).
+    docs = placement.ordered(install_documents(target, operator, namespace))
     found = placement.present(cluster, docs, namespace)
     created = [doc for doc, there in zip(docs, found, strict=True) if not there]
     return Install(form, namespace, docs, existed=not created, created=created)
@@ -231,9 +243,23 @@ def install(
     cluster: ClusterTarget, target: Target, operator: Operator, plan: Install, *, timeout: float
 ) -> None:
     """Install the operator as planned (kustomize or chart; `toolkit`: installed and started
-    unless it runs already); `alreadyInstalled`: nothing."""
+    unless it runs already; `process`: its manifests applied, its CRDs established, then its
+    command started unless it runs already); `alreadyInstalled`: nothing."""
     if plan.form == "toolkit":
         install_operator(cluster)
+    elif plan.form == "process":
+        assert operator.install.process is not None
+        at = f"{target.source}: operator.install.process"
+        try:
+            # Namespaces and CRDs first (the CRDs established), each object in its own place.
+            placement.apply_ordered(
+                cluster, plan.documents, field_manager=FIELD_MANAGER, namespace=plan.namespace
+            )
+        except CompareError as exc:
+            raise CompareError(f"{at}.crds: {exc.message}", exit_code=EXIT_FAILED) from None
+        process = TargetProcess(target.name, operator.install.process)
+        plan.started = not process.status(cluster).running
+        process.install(cluster)
     elif plan.form == "chart":
         assert operator.install.chart is not None
         install_target(cluster, target, operator.install.chart, plan.namespace, timeout=timeout)
@@ -262,6 +288,11 @@ def uninstall(
     nor is the toolkit's operator: every WebApp of the cluster shares it."""
     if done.form in ("alreadyInstalled", "toolkit"):
         return
+    if done.form == "process":
+        # The process first: it must not see its kinds' resources go with their CRDs.
+        assert operator.install.process is not None
+        if done.started or not created_only:
+            TargetProcess(target.name, operator.install.process).uninstall(cluster)
     if done.form == "chart":
         chart = operator.install.chart
         assert chart is not None
@@ -302,8 +333,12 @@ def _condition(body: Mapping[str, Any], condition: str) -> str | None:
     """Why the condition does not hold yet (None: True, for the current generation)."""
     status = body.get("status") or {}
     generation = (body.get("metadata") or {}).get("generation")
-    found = next((c for c in status.get("conditions") or [] if c.get("type") == condition), None)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    found = next((c for c in conditions if c.get("type") == condition), None)
     if found is None:
+        others = sorted({str(c.get("type")) for c in conditions if c.get("type")})
+        if others:
+            return f"no {condition} condition (its conditions: {', '.join(others)})"
         return f"no {condition} condition yet"
     observed = found.get("observedGeneration", status.get("observedGeneration"))
     if observed is not None and generation is not None and observed < generation:
@@ -336,6 +371,27 @@ def not_ready(
     return next((why for obj in owned if (why := reported_problem(obj)) is not None), None)
 
 
+def status_written(body: Mapping[str, Any]) -> bool:
+    """Whether anyone ever wrote the resource's status: a condition or an observedGeneration
+    there, or a write of the status subresource in its managed fields."""
+    status = body.get("status") or {}
+    if status.get("conditions") or status.get("observedGeneration") is not None:
+        return True
+    managed = (body.get("metadata") or {}).get("managedFields") or []
+    return any(entry.get("subresource") == "status" for entry in managed)
+
+
+def unreconciled(
+    api: client.ApiClient, resources: Sequence[Resource], namespace: str
+) -> Resource | None:
+    """The first resource whose status no one has written (None: every one's was)."""
+    for resource in resources:
+        body = api_of.read(api, resource.served, namespace, resource.name)
+        if body is not None and not status_written(body):
+            return resource
+    return None
+
+
 def wait_ready(
     api: client.ApiClient,
     resources: Sequence[Resource],
@@ -345,10 +401,27 @@ def wait_ready(
     timeout: float,
     cancel: threading.Event | None = None,
     interval: float = POLL_S,
+    no_reconcile: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Until ready; the live resources then. Past `timeout`: one line saying what is missing."""
+    """Until ready; the live resources then. Past `timeout`: one line saying what is missing.
+    With `no_reconcile`, a resource whose status nobody has written that many seconds after
+    the wait began ends it at once: no operator reconciles it."""
+    silent = Deadline(no_reconcile or 0.0)
+
+    def look() -> str | None:
+        why = not_ready(api, resources, operator, namespace)
+        if why is not None and no_reconcile is not None and silent.passed():
+            found = unreconciled(api, resources, namespace)
+            if found is not None:
+                raise CompareError(
+                    f"no operator is reconciling {found.served.kind} {namespace}/{found.name}"
+                    f" (last write to its status: never; waited {no_reconcile:.0f}s)",
+                    exit_code=EXIT_FAILED,
+                )
+        return why
+
     wait_for(
-        lambda: not_ready(api, resources, operator, namespace),
+        look,
         deadline=timeout,
         done=lambda why: why is None,
         timed_out=lambda why: CompareError(
@@ -509,7 +582,11 @@ def deploy_resources(
             return deploy_webapps(api, operator, namespace, timeout=timeout, cancel=cancel)
         resources = served_resources(api, target, operator, timeout=ESTABLISH_TIMEOUT_S)
         apply_resources(api, target, resources, namespace)
-        owners = wait_ready(api, resources, operator, namespace, timeout=timeout, cancel=cancel)
+        # The toolkit's own operator is known to run; any other may not be running at all.
+        owners = wait_ready(
+            api, resources, operator, namespace, timeout=timeout, cancel=cancel,
+            no_reconcile=NO_RECONCILE_S,
+        )  # fmt: skip
         return take_baseline(
             api,
             target,

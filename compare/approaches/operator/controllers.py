@@ -47,6 +47,7 @@ from compare.approaches.operator.process import (
     is_ready,
     spawn_operator,
 )
+from compare.approaches.operator.target_process import forget_all
 from compare.cluster import ClusterTarget, cluster_key, is_local
 from compare.deploy.install import write_identity_kubeconfig
 from compare.deploy.local import free_port, read_settings, save_settings, state_lock
@@ -372,6 +373,8 @@ class LocalOperator:
 
     def forget(self, cluster: ClusterTarget) -> None:
         OPERATOR.forget(cluster)
+        # And every target's operator process of the cluster (`install.process`).
+        forget_all(cluster)
 
 
 def operator_status(target: ClusterTarget) -> OperatorHandle | None:

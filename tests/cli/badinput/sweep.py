@@ -55,6 +55,13 @@ _TARGET = (
     "apiVersion: compare.example.com/v1alpha1\nkind: Target\nname: shop\n"
     "helm:\n  chart: {path: chart}\n  release: shop\n"
 )
+# An operator the toolkit would run (`install.process`), its program and CRD file to check.
+_PROCESS_TARGET = (
+    "apiVersion: compare.example.com/v1alpha1\nkind: Target\nname: shop\n"
+    "operator:\n  install:\n    process: {command: [no-such-operator, run], crds: [crd.yaml]}\n"
+    "  resources: [{apiVersion: x.example.com/v1, kind: Shop, metadata: {name: shop}}]\n"
+    "  ready: {condition: Ready}\n"
+)
 _KUBECONFIG = (
     "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
     "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
@@ -366,6 +373,20 @@ def _degenerate() -> list[Case]:
                 "chart/templates/NOTES.txt": "nothing here\n",
             },
             "the chart renders no objects",
+        ),
+        Case(
+            "target/operator-process-not-on-path",
+            ["deploy", "operator", "--target", "{tmp}/t.yaml", "-n", "shop", *NO_CLUSTER],
+            {"t.yaml": _PROCESS_TARGET},
+            "operator.install.process.command[0]: no-such-operator: not found on PATH",
+            also=("t.yaml: ",),
+        ),
+        Case(
+            "target/operator-process-crds-missing",
+            ["deploy", "operator", "--target", "{tmp}/t.yaml", "-n", "shop", *NO_CLUSTER],
+            {"t.yaml": _PROCESS_TARGET.replace("no-such-operator", "python")},
+            "operator.install.process.crds[0]: crd.yaml: no such file or directory",
+            also=("t.yaml: ",),
         ),
         Case(
             "webapp/replicas-sexagesimal",
