@@ -130,14 +130,16 @@ def test_the_run_starts_every_shared_part_but_an_operator_the_target_installs(
     cluster = ClusterTarget(tmp_path / "kubeconfig")  # never read: nothing is started here
     recording, asked = _recording()
     webapp = load_webapp()
-    own = load_target(EXAMPLES_DIR / "target-webapp.yaml")  # every arm, its operator kustomized
+    own = load_target(EXAMPLES_DIR / "target-webapp.yaml")  # every arm, the toolkit's operator
+    incluster = load_target(EXAMPLES_DIR / "target-webapp-incluster.yaml")
+    kustomized = replace(own, arms={**own.arms, "operator": incluster.arms["operator"]})
     every = ["helm", "operator", "flux", "argocd"]
     for target, started in [
         # The built-in target: every approach's controllers and the toolkit's operator.
         (builtin_target(webapp, DEFAULT_APP), every),
         # A file's own operator: its preflight installs it, nobody restarts it; the Flux and
         # Argo CD controllers its chart arms need are the run's to start, as the built-in's.
-        (own, ["helm", "flux", "argocd"]),
+        (kustomized, ["helm", "flux", "argocd"]),
         # A file whose operator arm is the toolkit's: shared, started by the run too.
         (replace(own, arms={**own.arms, "operator": builtin_operator(webapp)}), every),
         # Only the arms it has.

@@ -29,6 +29,7 @@ from compare.cluster import ClusterTarget, is_local
 from compare.deploy.chart_target import is_target_file
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
+from compare.results.writers import by_kubernetes
 from compare.target import Operator, Target
 from compare.webapp import API_GROUP, API_VERSION, KIND
 
@@ -154,3 +155,5 @@ def test_an_example_target_runs_with_every_arm_it_has(
         gone, made = trial.evidence.uids_before, trial.evidence.uids_after
         assert gone is not None and made is not None, trial.approach
         assert set(gone.pods) - set(made.pods) and set(made.pods) - set(gone.pods), trial.approach
+        # Whatever deploys the app, the ReplicaSet controller made the new pod.
+        assert by_kubernetes(trial.evidence.healed_by), (trial.approach, trial.evidence.healed_by)

@@ -58,6 +58,12 @@ def test_the_webapp_example_is_the_built_in_webapp() -> None:
         assert chart.values == to_helm_values(webapp), name
         assert chart.release == webapp.name, name
     operator = target.operator_arm("operator")
+    assert operator.toolkit
+    assert list(operator.resources) == [to_cr(webapp)]
+    # The same operator installed into a cluster (a real one: its manager runs in pods).
+    incluster = load_target(EXAMPLES_DIR / "target-webapp-incluster.yaml")
+    assert list(incluster.arms) == ["operator"] and incluster.name == target.name
+    operator = incluster.operator_arm("operator")
     assert operator.install.kustomize == OPERATOR_DIR / "config" / "default"
     assert list(operator.resources) == [to_cr(webapp)]
     assert operator.ready_condition == "Available"
@@ -71,8 +77,8 @@ def test_the_built_in_target_is_the_webapp_example() -> None:
     assert built_in.name == from_file.name
     for arm in ("helm", "flux", "argocd"):
         assert built_in.arms[arm] == from_file.arms[arm], arm
-    # Its operator arm is the toolkit's own operator (the example installs the same operator
-    # from its kustomize directory) with the same WebApp resource.
+    # Its operator arm is the toolkit's own operator, as the example's, with the same WebApp
+    # resource.
     operator = built_in.operator_arm("operator")
     assert operator.toolkit
     assert operator.resources == from_file.operator_arm("operator").resources
