@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import select
 import signal
 import sys
 import time
@@ -83,6 +84,7 @@ class ErrorBoundaryGroup(TyperGroup):
                     standalone_mode=False,
                     **extra,
                 )
+                sys.stdout.flush()  # a reader gone (`| head -0`) is found here, not at exit
             code = result if isinstance(result, int) else 0
         except NoArgsIsHelpError as exc:
             exc.show()
@@ -103,6 +105,8 @@ class ErrorBoundaryGroup(TyperGroup):
         except (KeyboardInterrupt, EOFError):
             err_console.print("interrupted")
             code = 130
+        except BrokenPipeError as exc:
+            code = EXIT_FAILED if _stdout_gone() else _unexpected(exc)
         except Exception as exc:
             code = _unexpected(exc)
         if standalone_mode:
@@ -120,6 +124,8 @@ class ErrorBoundaryGroup(TyperGroup):
             raise typer.Exit(130) from None
         except (Exit, Abort, ClickException):
             raise
+        except BrokenPipeError:
+            raise  # `main` tells a closed stdout from another pipe
         except Exception as exc:
             raise typer.Exit(_unexpected(exc)) from None
 
@@ -141,6 +147,24 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`compare report | head -0`): then the
+    command ends quietly with exit 1, as `cat` does, instead of an "unexpected" error. Its
+    descriptor is pointed at /dev/null, so the interpreter's last flush cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+    return True
 
 
 def print_error(message: str) -> None:
@@ -168,7 +192,9 @@ def _unexpected(exc: BaseException) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"compare-error-{stamp}-{os.getpid()}.log"
         with outputfile.create_new(path) as handle:  # O_EXCL: never over anything
-            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}".encode())
+            # backslashreplace: an argument or message may hold undecodable bytes (LANG=C).
+            log = f"compare {' '.join(sys.argv[1:])}\n{text}"
+            handle.write(log.encode("utf-8", "backslashreplace"))
         where = f"(traceback in {path})"
     except CompareError as problem:
         where = f"(no log written: {problem.message})"

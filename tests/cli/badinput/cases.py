@@ -26,6 +26,7 @@ from tests.cli.badinput.common import SYMLINK as SYMLINK
 from tests.cli.badinput.common import VALID_APP as VALID_APP
 from tests.cli.badinput.common import Case as Case
 from tests.cli.badinput.sweep import sweep_cases
+from tests.cli.badinput.third import third_sweep_cases
 from tests.results.helpers import fixture
 
 
@@ -439,6 +440,7 @@ def build() -> list[Case]:
 
     cases += _flag_cases(valid_app)
     cases += sweep_cases()
+    cases += third_sweep_cases()
     return cases
 
 
