@@ -108,7 +108,7 @@ class ErrorBoundaryGroup(TyperGroup):
         except BrokenPipeError as exc:
             code = EXIT_FAILED if _stdout_gone() else _unexpected(exc)
         except Exception as exc:
-            code = _unexpected(exc)
+            code = _lost_cluster(exc) or _unexpected(exc)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -127,7 +127,7 @@ class ErrorBoundaryGroup(TyperGroup):
         except BrokenPipeError:
             raise  # `main` tells a closed stdout from another pipe
         except Exception as exc:
-            raise typer.Exit(_unexpected(exc)) from None
+            raise typer.Exit(_lost_cluster(exc) or _unexpected(exc)) from None
 
 
 @contextmanager
@@ -180,6 +180,28 @@ def print_warning(text: str) -> None:
 
 def log_dir() -> Path:
     return cache_dir() / "logs"
+
+
+def _lost_cluster(exc: BaseException) -> int | None:
+    """A connection to the API server that failed where the core did not expect it (the
+    cluster stopped mid-run: `compare cluster down` in another terminal): a cluster problem,
+    exit 2 in one line, not an "unexpected" error. None when `exc` is something else."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        # urllib3's errors (the Kubernetes client's transport), by module: this layer does
+        # not import the client; a refused or reset connection is an OSError of its own.
+        if type(current).__module__.split(".")[0] == "urllib3" or isinstance(
+            current, ConnectionError
+        ):
+            print_error(
+                f"lost the connection to the cluster ({first_line(current, typed=False)});"
+                " was it stopped (`compare cluster down`) or is it unreachable?"
+            )
+            return EXIT_USAGE
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _unexpected(exc: BaseException) -> int:

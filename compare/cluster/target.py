@@ -29,7 +29,15 @@ def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
 
     The parsed configuration is shared while the file is unchanged: trials and probes make many
     clients, and parsing the kubeconfig (YAML, certificates) each time cost a run real CPU."""
-    stat = Path(kubeconfig).stat()
+    try:
+        stat = Path(kubeconfig).stat()
+    except OSError as exc:
+        # An embedded cluster's kubeconfig goes with the cluster (`compare cluster down` in
+        # another terminal during a run): a cluster problem in one line.
+        raise CompareError(
+            f"kubeconfig {kubeconfig}: {exc.strerror or exc}; was the cluster stopped"
+            " (`compare cluster down`)?"
+        ) from None
     return client.ApiClient(
         configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
     )
