@@ -257,6 +257,12 @@ def _kubeconfigs() -> list[Case]:
             "kc: users[u].user.auth-provider 'azure' is not supported",
         ),
         Case(
+            "kubeconfig-auth-provider/oidc-without-token",
+            status,
+            {"kc": _kubeconfig("{auth-provider: {name: oidc, config: {}}}")},
+            "kc: Invalid kube-config file. Expected key id-token",
+        ),
+        Case(
             "kubeconfig-auth-provider/no-name",
             status,
             {"kc": _kubeconfig("{auth-provider: {}}")},
