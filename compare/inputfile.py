@@ -8,6 +8,7 @@ UTF-8. Each problem is one CompareError line naming the file.
 
 from __future__ import annotations
 
+import datetime
 import errno
 import json
 import math
@@ -230,12 +231,19 @@ def parse_yaml(text: str, source: str) -> Any:
 
 def parse_yaml_all(text: str, source: str) -> list[Any]:
     """Every document of a YAML stream, through `BoundedLoader`; CompareError on a problem."""
-    loader = BoundedLoader(text)
+    try:
+        loader = BoundedLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise CompareError(_unprintable(source, exc)) from None
     try:
         documents = []
         while loader.check_data():
             documents.append(loader.get_data())
+        for document in documents:
+            check_strings(document, source)
         return documents
+    except yaml.reader.ReaderError as exc:
+        raise CompareError(_unprintable(source, exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -246,6 +254,80 @@ def parse_yaml_all(text: str, source: str) -> list[Any]:
         raise CompareError(f"{source}: YAML nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _unprintable(source: str, exc: yaml.reader.ReaderError) -> str:
+    """YAML allows no NUL, no other control character and no lone surrogate: a file holding
+    one is binary (`/proc/self/environ`) or damaged, named as such with the offset."""
+    character = exc.character
+    code = f"U+{character:04X}" if isinstance(character, int) else repr(character)
+    return (
+        f"{source}: not YAML text (character {code} at offset {exc.position}: binary content"
+        " or a control character YAML does not allow)"
+    )
+
+
+def check_plain(data: Any, source: str, where: str = "") -> None:
+    """`data` holds only what JSON holds (strings, numbers, booleans, null, lists, mappings
+    with string keys): YAML's `!!binary` (bytes), timestamps (`2024-01-01` is a date), sets and
+    non-string keys would reach Helm or the API server as something else, or fail to encode."""
+    if data is None or isinstance(data, str | bool | int):
+        return  # strings: checked as the file was parsed (`check_strings`)
+    if isinstance(data, float):
+        if not math.isfinite(data):
+            raise CompareError(f"{source}: {where or '(top level)'}: {data} is not a finite number")
+        return
+    if isinstance(data, list):
+        for index, item in enumerate(data):
+            check_plain(item, source, f"{where}[{index}]")
+        return
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise CompareError(
+                    f"{source}: {where or '(top level)'}: key {key!r} is a"
+                    f" {type(key).__name__}, not a string"
+                )
+            check_plain(value, source, f"{where}.{key}" if where else key)
+        return
+    raise CompareError(f"{source}: {where or '(top level)'}: {_kind_of(data)}")
+
+
+# NUL is no text (a C string ends there: Helm, kubectl and the API server would cut it); a
+# lone surrogate cannot be encoded as UTF-8 at all.
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def _bad_text(text: str) -> str:
+    found = _BAD_TEXT.search(text)
+    assert found is not None
+    char = found.group()
+    what = "a NUL character" if char == "\x00" else "a lone surrogate"
+    return f"holds {what} (U+{ord(char):04X} at offset {found.start()}): not text"
+
+
+def check_strings(data: Any, source: str, where: str = "") -> None:
+    """Every string (key or value) of parsed JSON or YAML is text: no NUL, no lone surrogate
+    (an experiment's title, a journal's path, a name would fail later to encode or to open)."""
+    if isinstance(data, str):
+        if _BAD_TEXT.search(data):
+            raise CompareError(f"{source}: {where or '(top level)'}: {_bad_text(data)}")
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            check_strings(item, source, f"{where}[{index}]")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(key, str) and _BAD_TEXT.search(key):
+                raise CompareError(f"{source}: {where or '(top level)'}: a key {_bad_text(key)}")
+            check_strings(value, source, f"{where}.{key}" if where else str(key))
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bytes):
+        return "a YAML !!binary value (bytes); give it as a string (base64 text if meant)"
+    if isinstance(value, datetime.date):
+        return f"{value.isoformat()} was read as a YAML timestamp; quote it to give a string"
+    return f"a {type(value).__name__} value, which JSON (and Helm values) cannot hold"
 
 
 def parse_json(text: str, source: str) -> Any:
@@ -278,7 +360,7 @@ def parse_json(text: str, source: str) -> Any:
         return value
 
     try:
-        return json.loads(
+        document = json.loads(
             text,
             object_pairs_hook=pairs,
             parse_int=integer,
@@ -291,6 +373,8 @@ def parse_json(text: str, source: str) -> Any:
         ) from None
     except RecursionError:
         raise CompareError(f"{source}: not valid JSON (nested too deeply)") from None
+    check_strings(document, source)
+    return document
 
 
 def load_yaml(path: Path, *, limit: int = MAX_INPUT_BYTES) -> Any:

@@ -12,6 +12,21 @@ CI runs as root, so a write must never replace or feed what the toolkit did not 
 - a regular file is replaced atomically (a temp file in the same directory, then a rename):
   readers see the old content or the new, never half. Only regular files are renamed over.
 
+A shared directory (sticky and world-writable, as /tmp) is where someone else may plant the
+final path beforehand - a symlink to a file of root's that CI would then overwrite:
+
+- a symlink owned by someone else is never followed, anywhere (the kernel's
+  `fs.protected_symlinks` rule, kept whatever the sysctl says);
+- in a shared directory, an existing path (a symlink or a file) owned by someone else is
+  refused, never replaced, appended to or written through;
+- a path written with a trailing slash names a directory: it is never written as a file.
+
+The rename itself never follows a symlink (it replaces the directory entry), so a link swapped
+in after the checks is replaced, not written through.
+
+A write that fails midway (no space left, a file-size limit) removes its temp file: the old
+file, or no file, is left - never a partial one.
+
 Each problem is one CompareError line naming the path.
 """
 
@@ -40,10 +55,53 @@ def _kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def output_path(path: Path, *, inputs: Iterable[Path] = ()) -> Path:
+def _shared(directory: Path) -> bool:
+    """A sticky, world-writable directory (/tmp, /var/tmp, /dev/shm): anyone may create there,
+    so what a path names there may have been planted by someone else."""
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError:
+        return False
+    return bool(mode & stat.S_ISVTX and mode & stat.S_IWOTH)
+
+
+def _refuse_foreign(path: Path, info: os.stat_result, what: str) -> None:
+    """CompareError when `path` (lstat `info`) is someone else's and must not be trusted: a
+    symlink of another user's anywhere, any entry of another user's in a shared directory."""
+    if info.st_uid == os.geteuid():
+        return
+    link = stat.S_ISLNK(info.st_mode)
+    if not link and not _shared(path.parent):
+        return
+    kind = "a symlink" if link else "a file" if stat.S_ISREG(info.st_mode) else _kind(info.st_mode)
+    where = f" in the shared directory {path.parent}" if _shared(path.parent) else ""
+    raise CompareError(
+        f"{path}: {kind} owned by uid {info.st_uid}, not by this user{where}; {what}"
+        " (write to a path of your own)"
+    )
+
+
+def _trailing_slash(path: str | os.PathLike[str]) -> None:
+    """`-o afile/` names a directory: never written as the file `afile` (pathlib drops the
+    slash, so the string as given is looked at)."""
+    raw = os.fspath(path)
+    if not raw.endswith(os.sep) or not raw.strip(os.sep):
+        return
+    bare = raw.rstrip(os.sep)
+    if os.path.isfile(bare) and not os.path.isdir(bare):
+        raise CompareError(
+            f"{raw}: ends with '{os.sep}' (a directory), but {bare} is a file; not written"
+            " (drop the slash to replace the file)"
+        )
+    raise CompareError(f"{raw}: ends with '{os.sep}', a directory; give a file's path")
+
+
+def output_path(path: str | os.PathLike[str], *, inputs: Iterable[Path] = ()) -> Path:
     """The path to write `path`'s new content to: `path` itself, or the regular file a
-    symlink points at. CompareError for anything that is not (or would not be) a regular
-    file of our own making, or that is one of `inputs`."""
+    symlink of the user's own points at. CompareError for anything that is not (or would not
+    be) a regular file of our own making, that someone else may have planted (see the module),
+    that is named as a directory (a trailing slash) or that is one of `inputs`."""
+    _trailing_slash(path)
     path = Path(path)
     try:
         info = os.lstat(path)
@@ -52,6 +110,7 @@ def output_path(path: Path, *, inputs: Iterable[Path] = ()) -> Path:
         return path
     except OSError as exc:
         raise CompareError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    _refuse_foreign(path, info, "not written through or over")
     target = path
     if stat.S_ISLNK(info.st_mode):
         try:
@@ -65,6 +124,9 @@ def output_path(path: Path, *, inputs: Iterable[Path] = ()) -> Path:
             if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
                 raise CompareError(f"{path}: a symlink loop; not written") from None
             raise CompareError(f"{path}: cannot write ({exc})") from None
+    if target != path and stat.S_ISREG(info.st_mode):
+        # Our own link to someone else's file in a shared directory: no better.
+        _refuse_foreign(target, os.lstat(target), f"{path} links to it; not written")
     if not stat.S_ISREG(info.st_mode):
         via = f" (a symlink to {target})" if target != path else ""
         raise CompareError(
@@ -88,6 +150,12 @@ def check_directory(path: Path) -> Path:
     the path is a writable directory). Nothing is created: a command that fails later (no
     cluster) leaves no empty directory behind."""
     path = Path(path)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        info = None  # nothing there yet: made by this user when the run starts
+    if info is not None:
+        _refuse_foreign(path, info, "not written into")
     _check_directory(path, path, "create", writable=True)
     return path
 
@@ -110,20 +178,32 @@ def _check_directory(path: Path, directory: Path, verb: str, *, writable: bool) 
 
 
 def write_text(
-    path: Path, text: str, *, inputs: Iterable[Path] = (), mode: int | None = None
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    inputs: Iterable[Path] = (),
+    mode: int | None = None,
 ) -> Path:
     """Write `text` (UTF-8) to `path` atomically; see `write_bytes`."""
-    return write_bytes(path, text.encode("utf-8"), inputs=inputs, mode=mode)
+    # backslashreplace: a path given as undecodable bytes (LANG=C) and shown in the text
+    # stays visible as escapes, never an encoding error (the file is always valid UTF-8).
+    data = text.encode("utf-8", "backslashreplace")
+    return write_bytes(path, data, inputs=inputs, mode=mode)
 
 
 def write_bytes(
-    path: Path, data: bytes, *, inputs: Iterable[Path] = (), mode: int | None = None
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    inputs: Iterable[Path] = (),
+    mode: int | None = None,
 ) -> Path:
     """Write `data` to `path` (checked by `output_path`) through a temp file and a rename.
 
     The new file keeps an existing file's permissions, else `mode` (default 0644: a report
     is meant to be read, served, uploaded like any file). Returns the path written."""
     target = output_path(path, inputs=inputs)
+    path = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         keep = target.stat().st_mode & 0o777 if target.exists() else None
@@ -138,12 +218,23 @@ def write_bytes(
         output_path(path, inputs=inputs)
         os.replace(tmp, target)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise CompareError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        Path(tmp).unlink(missing_ok=True)  # never a partial file: the old one, or none
+        raise CompareError(f"{path}: cannot write ({_reason(exc)})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _reason(exc: OSError) -> str:
+    """Why a write failed, as a user can act on it."""
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device; the partial file was removed"
+    if exc.errno == errno.EDQUOT:
+        return "disk quota exceeded; the partial file was removed"
+    if exc.errno == errno.EFBIG:
+        return "larger than the file-size limit (ulimit -f); the partial file was removed"
+    return exc.strerror or str(exc)
 
 
 def open_append(path: Path, *, mode: int = 0o600) -> IO[bytes]:
@@ -164,6 +255,11 @@ def open_append(path: Path, *, mode: int = 0o600) -> IO[bytes]:
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise CompareError(f"{path}: is {_kind(info.st_mode)}; no log written")
+    try:
+        _refuse_foreign(path, info, "not appended to")
+    except CompareError:
+        os.close(fd)
+        raise
     os.set_blocking(fd, True)
     return os.fdopen(fd, "ab")
 

@@ -66,12 +66,24 @@ SOURCE_TREE_ONLY = (
 )
 
 
+def home_dir() -> Path:
+    """The user's home directory; CompareError when there is none (HOME unset and no home in
+    the user database, as in many containers: pathlib raises a RuntimeError there)."""
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):
+        raise CompareError(
+            f"no home directory (HOME is unset and uid {os.getuid()} has none);"
+            " set HOME, or COMPARE_CACHE_DIR for the toolkit's cache"
+        ) from None
+
+
 def cache_dir() -> Path:
     """The cache shared by every clone: built binaries and embedded clusters."""
     explicit = os.environ.get("COMPARE_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME") or str(home_dir() / ".cache")
     return Path(base) / "helm-vs-operator"
 
 

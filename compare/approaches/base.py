@@ -23,7 +23,7 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_target import render_target
 from compare.deploy.charts import DEFAULT_NAMESPACE, check_release_name
 from compare.errors import CompareError
-from compare.inputfile import load_yaml
+from compare.inputfile import check_plain, load_yaml
 from compare.judge import DesiredObjects
 from compare.kube import terminating
 from compare.target import ArmKey, ArmKind, HelmInstall, Operator, Target
@@ -152,6 +152,7 @@ def load_values(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
     data = load_yaml(path, limit=MAX_VALUES_BYTES)
+    check_plain(data, str(path))  # Helm reads values as JSON: no bytes, no timestamps
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -3,8 +3,10 @@
 Only this package turns CompareError into a message and an exit code.
 """
 
-# First: the consoles read the terminal's size when they are made (`terminal`).
-from compare.cli import terminal  # noqa: F401  (bounds COLUMNS and LINES on import)
-from compare.cli.app import app, main
+from compare.cli.terminal import bound_terminal_size
+
+bound_terminal_size()  # before any console reads the size (compare.cli.common makes them on import)
+
+from compare.cli.app import app, main  # noqa: E402
 
 __all__ = ["app", "main"]

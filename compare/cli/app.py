@@ -8,9 +8,9 @@ pay before kwokctl starts (issue 28). `compare --help` lists the commands from C
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
-import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,6 +19,8 @@ from typer._click import Command, Context, HelpFormatter
 from typer.core import TyperCommand
 
 from compare.cli.common import ContextOpt, ErrorBoundaryGroup, GlobalOptions, KubeconfigOpt
+from compare.cli.terminal import printable_streams
+from compare.errors import CompareError
 from compare.paths import cache_dir
 
 
@@ -152,13 +154,11 @@ def root(
 
 
 def main() -> None:
+    printable_streams()
     # kubectl and helm (client-go) keep a discovery cache per API server, by default in
     # ~/.kube/cache: one directory per embedded cluster's port, left behind. The toolkit's
     # cache holds it instead, unless the user chose a place.
-    os.environ.setdefault("KUBECACHEDIR", str(cache_dir() / "kube-cache"))
-    # A terminal that cannot hold a name's characters (`LC_ALL=C`: ASCII) shows them as
-    # escapes (`\xe4`), as stderr does, instead of ending the command with an encoding error.
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="backslashreplace")
+    # No home: a command that needs the cache says so; report and check do not need it.
+    with contextlib.suppress(CompareError):
+        os.environ.setdefault("KUBECACHEDIR", str(cache_dir() / "kube-cache"))
     app()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import select
 import signal
 import sys
 import time
@@ -82,6 +83,7 @@ class ErrorBoundaryGroup(TyperGroup):
                     standalone_mode=False,
                     **extra,
                 )
+                sys.stdout.flush()  # a reader gone (`| head -0`) is found here, not at exit
             code = result if isinstance(result, int) else 0
         except NoArgsIsHelpError as exc:
             exc.show()
@@ -102,8 +104,10 @@ class ErrorBoundaryGroup(TyperGroup):
         except (KeyboardInterrupt, EOFError):
             err_console.print("interrupted")
             code = 130
+        except BrokenPipeError as exc:
+            code = EXIT_FAILED if _stdout_gone() else _unexpected(exc)
         except Exception as exc:
-            code = _unexpected(exc)
+            code = _lost_cluster(exc) or _unexpected(exc)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -119,8 +123,10 @@ class ErrorBoundaryGroup(TyperGroup):
             raise typer.Exit(130) from None
         except (Exit, Abort, ClickException):
             raise
+        except BrokenPipeError:
+            raise  # `main` tells a closed stdout from another pipe
         except Exception as exc:
-            raise typer.Exit(_unexpected(exc)) from None
+            raise typer.Exit(_lost_cluster(exc) or _unexpected(exc)) from None
 
 
 @contextmanager
@@ -140,6 +146,24 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`compare report | head -0`): then the
+    command ends quietly with exit 1, as `cat` does, instead of an "unexpected" error. Its
+    descriptor is pointed at /dev/null, so the interpreter's last flush cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+    return True
 
 
 def print_error(message: str) -> None:
@@ -167,6 +191,28 @@ def log_dir() -> Path:
     return cache_dir() / "logs"
 
 
+def _lost_cluster(exc: BaseException) -> int | None:
+    """A connection to the API server that failed where the core did not expect it (the
+    cluster stopped mid-run: `compare cluster down` in another terminal): a cluster problem,
+    exit 2 in one line, not an "unexpected" error. None when `exc` is something else."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        # urllib3's errors (the Kubernetes client's transport), by module: this layer does
+        # not import the client; a refused or reset connection is an OSError of its own.
+        if type(current).__module__.split(".")[0] == "urllib3" or isinstance(
+            current, ConnectionError
+        ):
+            print_error(
+                f"lost the connection to the cluster ({first_line(current, typed=False)});"
+                " was it stopped (`compare cluster down`) or is it unreachable?"
+            )
+            return EXIT_USAGE
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _unexpected(exc: BaseException) -> int:
     """Any exception the core did not turn into a CompareError: one line on the terminal, the
     traceback in a log file whose path the line names. Never a traceback on the terminal."""
@@ -177,7 +223,9 @@ def _unexpected(exc: BaseException) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"compare-error-{stamp}-{os.getpid()}.log"
         with outputfile.create_new(path) as handle:  # O_EXCL: never over anything
-            handle.write(f"compare {' '.join(sys.argv[1:])}\n{text}".encode())
+            # backslashreplace: an argument or message may hold undecodable bytes (LANG=C).
+            log = f"compare {' '.join(sys.argv[1:])}\n{text}"
+            handle.write(log.encode("utf-8", "backslashreplace"))
         where = f"(traceback in {path})"
     except CompareError as problem:
         where = f"(no log written: {problem.message})"

@@ -41,12 +41,14 @@ def report(
         ReportFormat, typer.Option("--format", "-f", help="Output format.")
     ] = ReportFormat.table,
     output: Annotated[
-        Path | None,
+        # A string, not a Path: pathlib drops a trailing slash, and `-o afile/` names a
+        # directory (compare.outputfile refuses it) - never the file `afile`.
+        str | None,
         typer.Option(
             "--output",
             "-o",
             help="Write to FILE ('-' for stdout). Default: stdout; html: RUN/report.html.",
-            dir_okay=False,
+            metavar="FILE",
             show_default=False,
         ),
     ] = None,
@@ -59,14 +61,14 @@ def report(
         policy = DEFAULT_POLICY
     check = evaluate(load_policy(policy), summary) if policy is not None else None
     if output is None and fmt is ReportFormat.html:
-        output = source.parent / "report.html"
-    to_stdout = output is None or str(output) == "-"
+        output = str(source.parent / "report.html")
+    to_stdout = output is None or output == "-"
     data = ReportData(
         summary=summary,
         source=source,
         check=check,
         policy_path=policy,
-        output_dir=None if to_stdout or output is None else output.parent,
+        output_dir=None if to_stdout or output is None else Path(output).parent,
     )
     text = render(fmt, data)
     if to_stdout or output is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,16 +15,14 @@ from kubernetes import client, config
 
 from compare.cluster.embedded import EmbeddedCluster
 from compare.errors import CompareError, first_line
-from compare.inputfile import parse_yaml, read_text
+from compare.inputfile import parse_yaml, read_bytes, read_text
 from compare.kube.deadline import RequestDeadline, bound
-from compare.paths import check_cache_dir
+from compare.paths import check_cache_dir, home_dir
 
 REACH_TIMEOUT_S = 5.0
 # An exec credential plugin (cloud login helpers) gets this long to print its credential.
 EXEC_PLUGIN_TIMEOUT_S = 30.0
 MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
-# A certificate, key or token file: far less in practice.
-MAX_CREDENTIAL_BYTES = 1024 * 1024
 
 
 def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
@@ -33,11 +30,19 @@ def new_api_client(kubeconfig: Path, context: str | None) -> client.ApiClient:
 
     The parsed configuration is shared while the file is unchanged: trials and probes make many
     clients, and parsing the kubeconfig (YAML, certificates) each time cost a run real CPU."""
-    stat = Path(kubeconfig).stat()
+    try:
+        info = Path(kubeconfig).stat()
+    except OSError as exc:
+        # An embedded cluster's kubeconfig goes with the cluster (`compare cluster down` in
+        # another terminal during a run): a cluster problem in one line.
+        raise CompareError(
+            f"kubeconfig {kubeconfig}: {exc.strerror or exc}; was the cluster stopped"
+            " (`compare cluster down`)?"
+        ) from None
     # Every request bounded: default timeouts and a total deadline (`compare.kube.deadline`).
     return bound(
         client.ApiClient(
-            configuration=_configuration(str(kubeconfig), context, stat.st_mtime_ns, stat.st_size)
+            configuration=_configuration(str(kubeconfig), context, info.st_mtime_ns, info.st_size)
         )
     )
 
@@ -96,7 +101,7 @@ def resolve_target(
         target = ClusterTarget(status.kubeconfig, None, embedded=True)
     else:
         path = kubeconfig or Path(
-            os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or Path.home() / ".kube/config"
+            os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or home_dir() / ".kube/config"
         )
         if kubeconfig is None and not path.is_file():
             raise CompareError(
@@ -122,8 +127,52 @@ def _check_kubeconfig(path: Path, context: str | None) -> None:
     if context is not None and context not in names:
         known = ", ".join(str(n) for n in names) or "none"
         raise CompareError(f"kubeconfig {path}: no context {context!r} (known: {known})")
-    _check_credential_files(path, data, context)
+    _check_credentials(path, data, context)
     _check_exec_plugin(path, data, context)
+
+
+# A credential file (a token, a certificate, a key, a CA bundle) is a few KiB.
+MAX_CREDENTIAL_BYTES = 1024 * 1024
+_USER_FILES = ("tokenFile", "client-certificate", "client-key")
+_CLUSTER_FILES = ("certificate-authority",)
+# The auth providers the Kubernetes clients (Python's, and helm's and kubectl's Go) still have:
+# gcp and azure were removed in Kubernetes 1.26 in favour of exec plugins.
+AUTH_PROVIDERS = ("oidc",)
+
+
+def _check_credentials(path: Path, data: dict[str, Any], context: str | None) -> None:
+    """The context's credential files are regular files of bounded size, read here first: the
+    clients read them whole and unbounded (a tokenFile that is a FIFO hung every command, one
+    that is /dev/zero grew to gigabytes); an auth-provider the clients lack is named."""
+    name = context if context is not None else data.get("current-context")
+    ctx = _entry(data, "contexts", name)
+    user_name = ctx.get("user")
+    user = _entry(data, "users", user_name)
+    cluster = _entry(data, "clusters", ctx.get("cluster"))
+    provider = user.get("auth-provider")
+    if provider is not None:
+        kind = provider.get("name") if isinstance(provider, dict) else None
+        if kind not in AUTH_PROVIDERS:
+            raise CompareError(
+                f"kubeconfig {path}: users[{user_name}].user.auth-provider {kind!r} is not"
+                " supported by the Kubernetes clients (gcp and azure were removed in 1.26);"
+                " use an exec credential plugin (users[].user.exec)"
+            )
+    base = path.resolve().parent
+    files = [(f"users[{user_name}].user.{key}", user.get(key)) for key in _USER_FILES]
+    files += [
+        (f"clusters[{ctx.get('cluster')}].cluster.{key}", cluster.get(key))
+        for key in _CLUSTER_FILES
+    ]
+    for where, value in files:
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise CompareError(f"kubeconfig {path}: {where}: must be a file's path")
+        try:
+            read_bytes(base / Path(value).expanduser(), limit=MAX_CREDENTIAL_BYTES)
+        except CompareError as exc:
+            raise CompareError(f"kubeconfig {path}: {where}: {exc.message}") from None
 
 
 def _entry(data: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
@@ -132,58 +181,6 @@ def _entry(data: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
             inner = item.get(section.rstrip("s"))
             return inner if isinstance(inner, dict) else {}
     return {}
-
-
-def _file_kind(mode: int) -> str:
-    kinds = {
-        stat.S_IFIFO: "a FIFO",
-        stat.S_IFCHR: "a character device",
-        stat.S_IFBLK: "a block device",
-        stat.S_IFDIR: "a directory",
-        stat.S_IFSOCK: "a socket",
-    }
-    return kinds.get(stat.S_IFMT(mode), "not a regular file")
-
-
-def _check_credential_files(path: Path, data: dict[str, Any], context: str | None) -> None:
-    """The context's credential and CA files are regular files of a bounded size, before the
-    Kubernetes client reads them whole without a limit: a token file that is a FIFO hung
-    every command, one that is /dev/zero grew the process by gigabytes."""
-    name = context if context is not None else data.get("current-context")
-    entry = _entry(data, "contexts", name)
-    files = [
-        (
-            "clusters[].cluster",
-            _entry(data, "clusters", entry.get("cluster")),
-            ("certificate-authority",),
-        ),
-        (
-            "users[].user",
-            _entry(data, "users", entry.get("user")),
-            ("client-certificate", "client-key", "tokenFile"),
-        ),
-    ]
-    for where, section, keys in files:
-        for key in keys:
-            value = section.get(key)
-            if not isinstance(value, str) or not value:
-                continue
-            # Relative to the kubeconfig's directory, as the client resolves it.
-            file = path.resolve().parent / Path(value).expanduser()
-            try:
-                info = file.stat()
-            except OSError:
-                continue  # missing: the client's own error names it
-            if not stat.S_ISREG(info.st_mode):
-                raise CompareError(
-                    f"kubeconfig {path}: {where}.{key} {file}: {_file_kind(info.st_mode)}, not a"
-                    " regular file"
-                )
-            if info.st_size > MAX_CREDENTIAL_BYTES:
-                raise CompareError(
-                    f"kubeconfig {path}: {where}.{key} {file}: larger than"
-                    f" {MAX_CREDENTIAL_BYTES // 1024 // 1024} MiB"
-                )
 
 
 def _check_exec_plugin(path: Path, data: dict[str, Any], context: str | None) -> None:
@@ -243,7 +240,16 @@ def check_reachable(cluster: ClusterTarget) -> None:
     """One cheap API call with a short timeout, so an unreachable cluster fails fast."""
     try:
         api = cluster.api_client()
-    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
+    except (
+        config.ConfigException,
+        OSError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        KeyError,
+    ) as exc:
+        # The client's loader fails on shapes it did not expect (an auth-provider without its
+        # config: AttributeError) as well as on bad files: one line either way.
         raise CompareError(
             f"kubeconfig {cluster.kubeconfig}: {first_line(exc, typed=False)}"
         ) from exc

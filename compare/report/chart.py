@@ -25,6 +25,8 @@ BAR_GAP = 4
 GROUP_GAP = 14
 TOP = 44
 BOTTOM = 40
+AXIS_MIN = 0.001
+AXIS_MAX = 86400.0
 
 
 def colour_of(summary: RunSummary, approach: str) -> str:
@@ -38,8 +40,11 @@ def _bounds(summary: RunSummary) -> tuple[float, float]:
         [summary.results.settings.heal_window_seconds]
         + [t.heal_window_seconds for t in summary.results.trials]
     )
-    low_value = min([*times, 0.1])
-    high_value = max([*times, window])
+    # The axis spans 1 ms to a day at most: a time of 5e-324 or 1.5e308 s (a results file can
+    # hold any finite number) is drawn at the edge, not a decade loop of 600 steps or an
+    # overflow; every bar is clamped to the axis (`x`).
+    low_value = max(min([*times, 0.1]), AXIS_MIN)
+    high_value = min(max([*times, window]), AXIS_MAX)
     low = 10 ** math.floor(math.log10(low_value))
     high = 10 ** math.ceil(math.log10(high_value))
     return low, high

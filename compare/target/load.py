@@ -20,7 +20,7 @@ from typing import Any, Literal, Never
 from pydantic import ValidationError
 
 from compare.errors import CompareError
-from compare.inputfile import load_yaml, parse_yaml_all, read_text
+from compare.inputfile import check_plain, load_yaml, parse_yaml_all, read_text
 from compare.target.model import (
     RELEASE_MAX,
     ArmKey,
@@ -207,6 +207,7 @@ def load_target(path: Path, *, arms: Sequence[ArmKey]) -> Target:
     """Read, validate and resolve a target file whose keys are `arms` (the registry's:
     `compare.approaches.load_target`); one-line CompareError on any problem."""
     data = load_yaml(path, limit=MAX_TARGET_BYTES)
+    check_plain(data, str(path))  # values and objects go to Helm and the API server as JSON
     return parse_target(data, path, arms=arms)
 
 
@@ -389,7 +390,9 @@ def _file(path: Path, base: Path, name: str, at: str) -> Path:
 
 def _read_yaml(path: Path, file: Path, at: str) -> Any:
     try:
-        return load_yaml(file, limit=MAX_TARGET_BYTES)
+        data = load_yaml(file, limit=MAX_TARGET_BYTES)
+        check_plain(data, str(file))
+        return data
     except CompareError as exc:
         raise CompareError(f"{path}: {at}: {exc.message}") from None
 
@@ -399,6 +402,7 @@ def _read_documents(path: Path, file: Path, at: str) -> list[Any]:
     try:
         text = read_text(file, limit=MAX_TARGET_BYTES)
         documents = [doc for doc in parse_yaml_all(text, str(file)) if doc is not None]
+        check_plain(documents, str(file))
     except CompareError as exc:
         raise CompareError(f"{path}: {at}: {exc.message}") from None
     if not documents:

@@ -28,6 +28,7 @@ from tests.cli.badinput.common import SYMLINK as SYMLINK
 from tests.cli.badinput.common import VALID_APP as VALID_APP
 from tests.cli.badinput.common import Case as Case
 from tests.cli.badinput.sweep import sweep_cases
+from tests.cli.badinput.third import third_sweep_cases
 from tests.results.helpers import fixture
 
 
@@ -613,6 +614,7 @@ def build() -> list[Case]:
     cases += _flag_cases(valid_app)
     cases += _escape_cases(results)
     cases += sweep_cases()
+    cases += third_sweep_cases()
     return cases
 
 
@@ -866,24 +868,24 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
                 f"flags/kubeconfig-{key.lower()}-{kind}",
                 ["status", "--kubeconfig", "{tmp}/kc"],
                 {"kc": _kubeconfig_with(where, key, "cred"), "cred": content},
-                f"{where}.{key} {{tmp}}/cred: {said}, not a regular file",
+                f"{named}.{key}: {{tmp}}/cred: {said}",
             )
-            for where, key in (
-                ("users[].user", "tokenFile"),
-                ("users[].user", "client-key"),
-                ("clusters[].cluster", "certificate-authority"),
+            for where, named, key in (
+                ("users[].user", "users[u].user", "tokenFile"),
+                ("users[].user", "users[u].user", "client-key"),
+                ("clusters[].cluster", "clusters[c].cluster", "certificate-authority"),
             )
             for kind, content, said in (
-                ("fifo", FIFO, "a FIFO"),
-                ("dev-zero", DEV_ZERO, "a character device"),
-                ("directory", DIRECTORY, "a directory"),
+                ("fifo", FIFO, "not a regular file"),
+                ("dev-zero", DEV_ZERO, "not a regular file"),
+                ("directory", DIRECTORY, "is a directory, not a file"),
             )
         ),
         Case(
             "flags/kubeconfig-huge-token-file",
             ["status", "--kubeconfig", "{tmp}/kc"],
             {"kc": _kubeconfig_with("users[].user", "tokenFile", "cred"), "cred": "x" * (2 << 20)},
-            "users[].user.tokenFile {tmp}/cred: larger than 1 MiB",
+            "users[u].user.tokenFile: {tmp}/cred: larger than 1 MiB",
         ),
     ]
     return cases
