@@ -131,7 +131,7 @@ def _print_leftovers(cluster: ClusterTarget) -> None:
     for run in runs:
         how = "compare cleanup" if run.state == DEAD else f"compare cleanup --run {run.run_id}"
         what = "killed run" if run.state == DEAD else "run of another host"
-        console.print(f"left by a {what}: {run.describe()} (remove with `{how}`)", markup=False)
+        say(f"left by a {what}: {run.describe()} (remove with `{how}`)")
 
 
 def _print_table(apps: list[DeployedApp]) -> None:

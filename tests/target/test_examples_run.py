@@ -126,7 +126,12 @@ def test_an_example_target_runs_with_every_arm_it_has(
         assert "runs its manager in pods, and pods run no code on the embedded cluster: use" in line
         assert "operator.install.process" in line and "--kubeconfig" in line
         assert took < REFUSAL_S, f"refused after {took:.1f}s"
-        assert not out.exists() or not list(out.iterdir())  # no run directory
+        # Nothing ran: the run's results say why, with no trial (a run stopped in its preflight
+        # still writes results.json).
+        for run_dir in out.iterdir() if out.exists() else ():
+            stopped = load_results(run_dir)
+            assert not stopped.complete and stopped.trials == [], run_dir
+            assert stopped.preflight_error is not None and line in stopped.preflight_error
         assert _namespaces(api) <= namespaces  # nothing deployed, not even a scratch namespace
 
     if not runnable:

@@ -17,6 +17,7 @@ from compare.approaches.operator.managers import (
     ForeignField,
     field_paths,
     foreign_fields,
+    made_by_kubernetes,
     operator_managers,
     render,
     verdict,
@@ -243,3 +244,18 @@ def test_without_any_reference_or_status_the_creator_is_the_operator() -> None:
     assert [(f.path, f.manager) for f in found] == [
         ("metadata.annotations.note", "kubectl-annotate")
     ]
+
+
+def test_what_kubernetes_made_for_the_operators_objects_is_no_desired_object() -> None:
+    # A Service's EndpointSlice: created by kube-controller-manager, owned by the Service.
+    slice_ = {
+        "kind": "EndpointSlice",
+        "metadata": {
+            "managedFields": [
+                {"manager": "kube-controller-manager", "operation": "Update", "time": "T1"}
+            ]
+        },
+    }
+    assert made_by_kubernetes(slice_)
+    assert not made_by_kubernetes(DEPLOYMENT)  # the operator's
+    assert not made_by_kubernetes({"metadata": {}})  # nothing recorded: kept

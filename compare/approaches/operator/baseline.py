@@ -27,7 +27,7 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches.operator.managers import uid
+from compare.approaches.operator.managers import made_by_kubernetes, uid
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import DesiredObjects, from_pairs
 from compare.judge.kinds import KINDS, POD_MAKERS
@@ -59,7 +59,9 @@ def baseline_name(target_name: str) -> str:
 def owned_objects(
     api: client.ApiClient, namespace: str, owners: Iterable[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Every object the owners own, transitively (not through workloads), as read live."""
+    """Every object the owners own, transitively (not through workloads), as read live; what
+    Kubernetes' own controllers made for them (a Service's EndpointSlices) is no desired
+    object (`managers.made_by_kubernetes`)."""
     objects = []
     for kind_name in WALKED:
         try:
@@ -79,6 +81,7 @@ def owned_objects(
             obj
             for obj in objects
             if uid(obj) not in seen
+            and not made_by_kubernetes(obj)
             and any(
                 ref.get("uid") in frontier
                 for ref in (obj.get("metadata") or {}).get("ownerReferences") or []

@@ -144,6 +144,18 @@ def operator_managers(
     return found - {""} - KUBERNETES_MANAGERS
 
 
+def made_by_kubernetes(obj: Mapping[str, Any]) -> bool:
+    """Whether Kubernetes' own controllers made the object (its earliest content write is
+    theirs alone): a by-product of what the operator made - the EndpointSlice of its Service -,
+    never the operator's desired state."""
+    entries = [e for e in _entries(obj) if e.get("subresource") not in REPORT_SUBRESOURCES]
+    if not entries:
+        return False
+    first = min(str(e.get("time") or "") for e in entries)
+    names = {str(e.get("manager") or "") for e in entries if str(e.get("time") or "") == first}
+    return names <= KUBERNETES_MANAGERS
+
+
 def _creators(obj: Mapping[str, Any]) -> set[str]:
     """The managers of the object's earliest entry (its creation), Kubernetes' own aside."""
     entries = [
