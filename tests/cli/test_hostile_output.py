@@ -1,8 +1,8 @@
 """A results.json written by someone else: its run id, experiment names and titles, errors,
 skipped reasons, journal paths, app name and cluster address hold ESC sequences, carriage
 returns, bidi overrides, rich markup, newlines that start workflow commands or fake lines, a
-`javascript:` link, a CDATA end and a NUL. `compare report` (every format) and `compare check`
-print every one of them inert (`compare.inert`)."""
+`javascript:` link, a CDATA end and control characters. `compare report` (every format) and
+`compare check` print every one of them inert (`compare.inert`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ ESC = "\x1b[2J"
 BIDI = "\u202e"
 FORGED = "\n::error::forged\npolicy holds: 99 checks passed"
 NAME = f"evil{ESC}[bold]x[/]{BIDI}{FORGED}"
-ERROR = f"boom\r{ESC}]]>\x00 containers[webapp].image \ud800{FORGED}"
+# No NUL and no lone surrogate: a results file holding one is refused as input (one line,
+# tests/cli/badinput); every other control character must come out inert.
+ERROR = f"boom\r{ESC}]]>\x07 containers[webapp].image \x7f{FORGED}"
 # What a terminal or a CI log would act on, or XML cannot hold.
 ACTIVE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -87,7 +89,7 @@ def test_report_table_prints_every_string_inert(tmp_path: Path) -> None:
         in (lines)
     )
     errors = [line for line in lines if "trials ended in error" in line]
-    assert errors and all("boom\\r\\x1b[2J]]>\\x00 containers[webapp].image" in e for e in errors)
+    assert errors and all("boom\\r\\x1b[2J]]>\\x07 containers[webapp].image" in e for e in errors)
 
 
 def test_report_markdown_is_inert(tmp_path: Path) -> None:
@@ -203,7 +205,7 @@ def test_run_progress_lines_keep_brackets_and_show_controls() -> None:
         listener.note(f"skipped x: {ERROR}")
     lines = captured.get().splitlines()
     assert lines[0] == "skipped image-change: no containers[memcached].image in Memcached"
-    shown = "skipped x: boom\\r\\x1b[2J]]>\\x00 containers[webapp].image \\ud800\\n"
+    shown = "skipped x: boom\\r\\x1b[2J]]>\\x07 containers[webapp].image \\x7f\\n"
     assert lines[1].startswith(shown)
     assert len(lines) == 2
     _inert_lines(captured.get())
