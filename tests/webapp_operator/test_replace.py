@@ -149,3 +149,51 @@ def test_a_deployment_with_another_selector_is_recreated(running: Running) -> No
         lambda: running.event("Recreated", "Deployment", "selector", "immutable"),
         what="a Recreated event naming the selector",
     )
+
+
+def test_a_disruption_budget_is_respected(running: Running) -> None:
+    """A PodDisruptionBudget that selects the pods and allows no disruption: the changed pod is
+    not evicted (a Warning says why); once the budget allows one, it is replaced."""
+    policy = client.PolicyV1Api(running.api)
+    policy.create_namespaced_pod_disruption_budget(
+        running.namespace,
+        {
+            "metadata": {"name": "shop"},
+            "spec": {
+                "minAvailable": 2,
+                "selector": {"matchLabels": {"app.kubernetes.io/instance": "shop"}},
+            },
+        },
+    )
+
+    def settled() -> bool:
+        pdb = policy.read_namespaced_pod_disruption_budget("shop", running.namespace)
+        status = pdb.status
+        return bool(status and status.current_healthy == 2 and status.disruptions_allowed == 0)
+
+    eventually(settled, what="the budget computed: no disruption allowed")
+    victim = _pods(running)[0]
+    client.CoreV1Api(running.api).patch_namespaced_pod(
+        victim.metadata.name,
+        running.namespace,
+        {"spec": {"containers": [{"name": "webapp", "image": "myapp:in-place"}]}},
+    )
+    eventually(
+        lambda: running.event("DisruptionBudget", victim.metadata.name),
+        what="a DisruptionBudget warning naming the pod",
+    )
+    assert victim.metadata.uid in {p.metadata.uid for p in _pods(running)}
+    assert running.event("PodReplaced") is None
+
+    policy.patch_namespaced_pod_disruption_budget(
+        "shop", running.namespace, {"spec": {"minAvailable": 1}}
+    )
+    eventually(
+        lambda: victim.metadata.uid not in {p.metadata.uid for p in _pods(running)} or None,
+        what="the changed pod evicted once the budget allows it",
+    )
+    event: dict[str, Any] = eventually(
+        lambda: running.event("PodReplaced", victim.metadata.name),
+        what="a PodReplaced event",
+    )
+    assert "evicted so that its ReplicaSet replaces it" in event["message"]
