@@ -8,11 +8,14 @@ spawns it for every existing WebApp at startup) and then sleeps until one of:
   * a kick from `@kopf.on.event` on the WebApp: its spec changed (a new generation);
   * a kick from `@kopf.on.event` on an owned Deployment or Service: ANY event, including
     deletion, so drift is healed as soon as the API server reports it;
+  * a kick from `@kopf.on.event` on one of its pods whose spec or labels changed in place
+    (status updates, which are most pod events, wake nothing);
   * the resync period (30 s by default, the seed's RequeueAfter).
 
 Reads come from the watches, not from GETs (controller-runtime's cache): the daemon's live
-body is the WebApp, and two `@kopf.index` indices hold the children; the child watches are
-label-selected to the operator's own objects (`settings.watching.label_selectors`). What a
+body is the WebApp, and `@kopf.index` indices hold the children, the pods and their
+ReplicaSets; these watches are label-selected to the operator's own objects
+(`settings.watching.label_selectors`: the pod template carries the operator's labels). What a
 reconcile wrote is read back from its own response until the watch delivers it
 (read-your-writes), so a quick second reconcile never works from a stale copy.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -44,6 +48,7 @@ from webapp_operator.kube import connection_info, kopf_session
 from webapp_operator.names import (
     API_GROUP,
     API_VERSION,
+    INSTANCE_LABEL,
     KIND,
     PLURAL,
     SCALE_WEBHOOK_ID,
@@ -103,6 +108,9 @@ class Controller:
     # child -> (the resourceVersion the write replaced, the object written, packed)
     _written: dict[ChildKey, tuple[str | None, PackedObject]] = field(default_factory=dict)
     _kicked: dict[Key, float] = field(default_factory=dict)
+    # Per pod uid: a hash of its spec and labels as last seen, so that only a change in place
+    # (not the kubelet's status updates) wakes its WebApp.
+    _pod_specs: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # An asyncio.Semaphore binds no loop until first awaited (Python >= 3.10).
@@ -124,6 +132,20 @@ class Controller:
             # The first kick since the last wake-up: when the event that needs work arrived.
             self._kicked.setdefault(key, time.monotonic())
             self._wakeups[key].set()
+
+    def pod_seen(self, pod: Mapping[str, Any], deleted: bool) -> None:
+        """A pod event: kick its WebApp when the pod's spec or labels changed since the last
+        event (a change in place), never for a status update."""
+        meta = pod.get("metadata") or {}
+        uid = str(meta.get("uid"))
+        if deleted:
+            self._pod_specs.pop(uid, None)
+            return
+        seen = hash(json.dumps([pod.get("spec"), meta.get("labels")], sort_keys=True))
+        before = self._pod_specs.get(uid)
+        self._pod_specs[uid] = seen
+        if before is not None and before != seen:
+            self.kick(pod_owner_key(pod))
 
     def woken(self, key: Key) -> float | None:
         """When the kick this reconcile answers arrived (monotonic), if it was a kick."""
@@ -181,21 +203,46 @@ def _packed(body: Mapping[str, Any]) -> PackedObject:
     return PackedObject(lean(body))
 
 
+class PackedPod(PackedObject):
+    """A pod for the index, with the names of its controlling ReplicaSets readable unpacked."""
+
+    __slots__ = ("owners",)
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        super().__init__(obj)
+        refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+        self.owners = tuple(
+            str(r.get("name"))
+            for r in refs
+            if r.get("controller") and r.get("kind") == "ReplicaSet"
+        )
+
+
 # What a reconcile wrote, as the daemon keeps it: (kind, name, the resourceVersion the write
 # replaced or None, the object written, packed).
 Written = tuple[tuple[str, str, str | None, PackedObject], ...]
+
+
+# The WebApp's pods and their ReplicaSets by name, packed, as the daemon reads them.
+PackedPods = tuple[tuple[PackedPod, ...], Mapping[str, PackedObject]]
 
 
 def reconcile_packed(
     reconciler: Reconciler,
     body: Mapping[str, Any],
     children: Mapping[str, PackedObject | None],
+    pods: PackedPods = ((), {}),
 ) -> tuple[Outcome, Written]:
     """`Reconciler.reconcile` over packed children, in the reconcile's thread: the children
     are unpacked here and what it wrote comes back packed, so the event loop neither decodes
     nor encodes, and the daemon holds no unpacked object while it waits."""
     outcome = reconciler.reconcile(
-        body, {kind: None if obj is None else obj.unpack() for kind, obj in children.items()}
+        body,
+        {kind: None if obj is None else obj.unpack() for kind, obj in children.items()},
+        (
+            tuple(pod.unpack() for pod in pods[0]),
+            {name: rs.unpack() for name, rs in pods[1].items()},
+        ),
     )
     written = tuple(
         (kind, str(obj["metadata"]["name"]), before, PackedObject(lean(obj)))
@@ -217,6 +264,21 @@ def _first(index: Any, key: Key) -> PackedObject | None:
     except KeyError:
         return None
     return next(iter(store), None)
+
+
+def _pods(namespace: str, name: str, pods: Any, replicasets: Any) -> PackedPods:
+    """The WebApp's pods from the pod index and the ReplicaSets they name."""
+    try:
+        found = tuple(pods[(namespace, name)])
+    except KeyError:
+        return (), {}
+    owners: dict[str, PackedObject] = {}
+    for pod in found:
+        for ref in pod.owners:
+            rs = _first(replicasets, (namespace, ref))
+            if rs is not None:
+                owners[ref] = rs
+    return found, owners
 
 
 def _snapshot(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -243,6 +305,14 @@ async def _idle(wakeup: asyncio.Event, stopped: kopf.DaemonStopped, timeout: flo
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+def pod_owner_key(pod: Mapping[str, Any]) -> Key | None:
+    """The WebApp of a pod: the operator's labels on it (the watch selects only those)."""
+    meta = pod.get("metadata") or {}
+    instance = (meta.get("labels") or {}).get(INSTANCE_LABEL)
+    namespace = meta.get("namespace")
+    return (namespace, str(instance)) if namespace and instance else None
 
 
 def _key(namespace: str | None, name: str) -> Key:
@@ -296,6 +366,17 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     async def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         return {(namespace, name): _packed(body)}
 
+    # The pods (to judge against their ReplicaSet's template) and their ReplicaSets, from the
+    # same label-selected watches: the pod template carries the operator's labels.
+    @kopf.index("v1", "pods", id="pods", registry=registry)
+    async def pods(body: kopf.Body, **_: Any) -> Any:
+        key = pod_owner_key(body)
+        return None if key is None else {key: PackedPod(lean(body))}
+
+    @kopf.index("apps", "v1", "replicasets", id="replicasets", registry=registry)
+    async def replicasets(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        return {(namespace, name): _packed(body)}
+
     @kopf.daemon(
         API_GROUP,
         API_VERSION,
@@ -331,15 +412,17 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         kind: controller.child(kind, namespace, name, index)
                         for kind, index in indices.items()
                     }
+                    pods = _pods(namespace, name, kwargs["pods"], kwargs["replicasets"])
                     outcome, written = await loop.run_in_executor(
                         controller.executor,
                         reconcile_packed,
                         controller.reconciler,
                         _snapshot(body),
                         children,
+                        pods,
                     )
                     finished = time.monotonic()
-                    del children  # the packed children: not kept while the daemon waits
+                    del children, pods  # packed: not kept while the daemon waits
                 if not outcome.found:
                     return
                 controller.attempted(key, outcome.generation)
@@ -370,6 +453,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         wait = controller.failed(key)
                 else:
                     controller.succeeded(key)
+                if outcome.requeue_after is not None:
+                    wait = min(wait, outcome.requeue_after)
                 # A kick (a child's event, a spec change) ends the wait early, backoff or not.
                 await _idle(wakeup, stopped, wait)
         finally:
@@ -384,6 +469,10 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     @kopf.on.event("v1", "services", id="child-event", when=_is_child, registry=registry)
     async def child_event(body: kopf.Body, **_: Any) -> None:
         controller.kick(owner_key(body))
+
+    @kopf.on.event("v1", "pods", id="pod-event", registry=registry)
+    async def pod_event(body: kopf.Body, type: str | None, **_: Any) -> None:
+        controller.pod_seen(body, deleted=type == "DELETED")
 
     @kopf.on.delete(API_GROUP, API_VERSION, PLURAL, id="cleanup", registry=registry)
     def cleanup(body: kopf.Body, namespace: str | None, name: str, retry: int, **_: Any) -> None:

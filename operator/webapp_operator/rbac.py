@@ -14,8 +14,9 @@ the generated YAML):
   AdmissionReviews and calls no API of its own; kopf, in that mode, still discovers the
   WebApp resource and follows CRD changes (WEBHOOK_RULES = CRD_RULES). Without them kopf
   retries the CRD listing for about a minute, logging an error per attempt;
-* nobody gets Secrets, deletes, or writes to a WebApp's spec: tests check it against a live
-  API server with SelfSubjectRulesReviews.
+* nobody gets Secrets or writes to a WebApp's spec, and the manager deletes only what no
+  patch can heal (a child whose immutable field differs, a pod changed in place): tests
+  check it against a live API server with SelfSubjectRulesReviews.
 
 The generator writes these to operator/config/rbac/ and the operator chart's rules files.
 """
@@ -104,17 +105,43 @@ RESOURCE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "the children: watch every event (label-selected); create when absent and for the "
-        "server-side dry-run that gives the desired object its defaults; heal by JSON patch. "
-        "Never delete: the garbage collector does, through owner references",
+        "server-side dry-run that gives the desired object its defaults; heal by JSON patch; "
+        "delete (uid precondition) and create again only when an immutable field differs "
+        "(a Deployment's selector); the garbage collector deletes them with their WebApp",
         ("apps",),
         ("deployments",),
-        ("get", "list", "watch", "create", "patch"),
+        ("get", "list", "watch", "create", "patch", "delete"),
     ),
     Rule(
-        "the children, as above",
+        "the children, as above (a Service's clusterIP is immutable)",
         ("",),
         ("services",),
-        ("get", "list", "watch", "create", "patch"),
+        ("get", "list", "watch", "create", "patch", "delete"),
+    ),
+    Rule(
+        "a WebApp's pods (label-selected watch): one changed in place is deleted (uid "
+        "precondition) so that its ReplicaSet replaces it",
+        ("",),
+        ("pods",),
+        ("list", "watch", "delete"),
+    ),
+    Rule(
+        "a pod changed in place that a PodDisruptionBudget selects is evicted instead",
+        ("",),
+        ("pods/eviction",),
+        ("create",),
+    ),
+    Rule(
+        "the pods' ReplicaSets (label-selected watch): the template a pod is judged against",
+        ("apps",),
+        ("replicasets",),
+        ("list", "watch"),
+    ),
+    Rule(
+        "whether a PodDisruptionBudget selects a pod about to be replaced",
+        ("policy",),
+        ("poddisruptionbudgets",),
+        ("list",),
     ),
     Rule(
         "Created / DriftCorrected / Updated / CleanedUp and Warning events on WebApps",

@@ -16,7 +16,15 @@ unchanged WebApp costs no request at all. Each child goes through the same steps
      top-level field replaced whole, labels and owner references too, the desired annotations
      set; what the allow-list lets others hold is kept), in one JSON patch whose only
      precondition is the object's uid (event "DriftCorrected" naming the fields, or "Updated"
-     when the WebApp's spec moved since the child was last converged).
+     when the WebApp's spec moved since the child was last converged);
+  5. an immutable field differs (a Deployment's selector: the patch is refused with 422 "field
+     is immutable"; a Service's clusterIP: the API server keeps the old value, so the patched
+     object is still judged drifted) -> delete it (uid precondition) and create it again
+     (event "Recreated" naming the fields).
+
+Then the pods (`pods`): one pod of the WebApp that no longer matches its ReplicaSet's template
+(the judge's rule) is deleted or evicted so that its ReplicaSet replaces it (event
+"PodReplaced"), at most one per WebApp every `POD_REPLACE_INTERVAL_S` seconds.
 
 Replacing whole fields is what makes closed-world healing possible: apply and merge patches
 merge, so a field someone added, or foreign content inside an owned item (a probe's handler,
@@ -63,6 +71,7 @@ from webapp_operator.names import (
     MANAGED_BY_LABEL,
     PLURAL,
 )
+from webapp_operator.pods import DriftedPod, PodReplacer, drifted_pods
 from webapp_operator.registry import Registry
 from webapp_operator.status import Failure, compute_status
 from webapp_operator.types import Phase
@@ -91,13 +100,17 @@ _MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
 
 Key = tuple[str, str]
 Children = Mapping[str, Mapping[str, Any] | None]  # kind -> the live child, None when absent
+# The WebApp's pods (from the watch) and the ReplicaSets they name, by name.
+Pods = tuple[tuple[Mapping[str, Any], ...], Mapping[str, Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
 class Change:
     """One child the reconcile created or corrected: what the measurement events report."""
 
-    reason: str  # "Created" | "DriftCorrected" | "Updated" (the spec moved)
+    # "Created" | "DriftCorrected" | "Updated" (the spec moved) | "Recreated" (an immutable
+    # field differed) | "PodReplaced" (a pod changed in place)
+    reason: str
     kind: str
     namespace: str
     name: str
@@ -108,8 +121,14 @@ class Change:
         what = f"{self.kind} {self.namespace}/{self.name}"
         if self.reason == "Created":
             return f"created {what}"
-        verb = "updated" if self.reason == "Updated" else "corrected"
-        text = f"{verb} {what}: {'; '.join(self.fields) or 'metadata only'}"
+        detail = "; ".join(self.fields) or "metadata only"
+        if self.reason == "Recreated":
+            text = f"deleted and re-created {what}: an immutable field differs: {detail}"
+        elif self.reason == "PodReplaced":
+            text = f"{what} no longer matches its ReplicaSet's template, {detail}"
+        else:
+            verb = "updated" if self.reason == "Updated" else "corrected"
+            text = f"{verb} {what}: {detail}"
         return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
@@ -126,6 +145,8 @@ class Outcome:
     # Children this reconcile wrote: (kind, resourceVersion it replaced or None, the object as
     # the API server returned it): read-your-writes until the watch delivers them.
     written: tuple[tuple[str, str | None, Mapping[str, Any]], ...] = ()
+    # Run again after this many seconds at the latest (a drifted pod waits for the rate limit).
+    requeue_after: float | None = None
 
 
 class ReconcileError(Exception):
@@ -154,6 +175,15 @@ def _transient(exc: client.ApiException) -> bool:
     """Throttled (429), timed out (408, 504), a server error, or no HTTP answer at all (the
     client reports a TLS failure as status 0): try again, nothing to fix."""
     return not exc.status or exc.status in (408, 429) or exc.status >= 500
+
+
+def _immutable(exc: BaseException) -> bool:
+    """The API server refused to change an immutable field (422 `field is immutable`)."""
+    return (
+        isinstance(exc, client.ApiException)
+        and exc.status == 422
+        and "field is immutable" in (exc.body or "")
+    )
 
 
 def _failed_test(exc: client.ApiException) -> bool:
@@ -214,6 +244,7 @@ class Reconciler:
         self._timeout = request_timeout
         self._registry = registry
         self._clock = clock
+        self.pods = PodReplacer(api, timeout=request_timeout)
         self._lock = threading.Lock()
         # Per WebApp: "uid/generation" and its children, raw and defaulted, dropped by
         # `forget`: one dry-run per spec change, not per reconcile. Packed (`compact`): most
@@ -228,9 +259,13 @@ class Reconciler:
         with self._lock:
             self._desired.pop(key, None)
             self._statuses.pop(key, None)
+        self.pods.forget(key)
 
-    def reconcile(self, body: Mapping[str, Any], children: Children) -> Outcome:
-        """One pass over a WebApp `body` and its live `children` (both from the watches)."""
+    def reconcile(
+        self, body: Mapping[str, Any], children: Children, pods: Pods = ((), {})
+    ) -> Outcome:
+        """One pass over a WebApp `body` and its live `children` and `pods` (all from the
+        watches)."""
         meta = body["metadata"]
         namespace, name = meta["namespace"], meta["name"]
         if meta.get("deletionTimestamp"):
@@ -253,6 +288,12 @@ class Reconciler:
                         written.append((desired.kind, before, result))
         except ReconcileError as exc:
             failure = exc
+        requeue = None
+        if failure is None:
+            try:
+                requeue = self._replace_drifted_pod((namespace, name), pods, changes)
+            except ReconcileError as exc:
+                failure = exc
         status = compute_status(
             body,
             live.get("Deployment"),
@@ -273,7 +314,35 @@ class Reconciler:
             retry=failure.retry if failure else False,
             generation=meta.get("generation") or 0,
             written=tuple(written),
+            requeue_after=requeue,
         )
+
+    def _replace_drifted_pod(self, key: Key, pods: Pods, changes: list[Change]) -> float | None:
+        """Replace one pod that no longer matches its template, if the rate limit allows;
+        when to look again if another (or this one, rate-limited) is left."""
+        drifted: list[DriftedPod] = drifted_pods(*pods)
+        if not drifted:
+            return None
+        wait = self.pods.wait_left(key)
+        if wait > 0:
+            return wait
+        pod = drifted[0]
+        where = f"Pod {key[0]}/{pod.name}"
+        try:
+            how = self.pods.replace(key, pod)
+        except _API_FAILURES as exc:
+            if isinstance(exc, client.ApiException) and exc.status in (404, 409):
+                return None  # already gone or replaced: nothing of ours left to do
+            if isinstance(exc, client.ApiException) and exc.status == 429:
+                raise ReconcileError(
+                    "DisruptionBudget",
+                    f"{where} differs from its template; its PodDisruptionBudget allows no"
+                    " disruption now: retrying",
+                ) from None
+            raise _failure("PodReplaceFailed", f"replacing {where}", exc) from None
+        fields = (f"{how} so that its ReplicaSet replaces it", *pod.fields)
+        changes.append(Change("PodReplaced", "Pod", key[0], pod.name, fields))
+        return self.pods.wait_left(key) if len(drifted) > 1 else None
 
     @staticmethod
     def _parse(body: Mapping[str, Any]) -> WebApp:
@@ -355,17 +424,25 @@ class Reconciler:
         # right after every spec change, and a resourceVersion guard would turn each heal into
         # a conflict and a second round trip; the patch touches none of that, and whatever
         # changed meanwhile in what it does touch ends up desired all the same.
-        updated = self._call(
-            "PatchFailed",
-            f"correcting {where}",
-            "PATCH",
-            kind,
-            namespace,
-            name,
-            body=restoring_patch(desired.raw, current),
-            manager=FIELD_MANAGER,
-            content_type=JSON_PATCH,
-        )
+        try:
+            updated = self._raw_call(
+                "PATCH",
+                kind,
+                namespace,
+                name,
+                body=restoring_patch(desired.raw, current),
+                manager=FIELD_MANAGER,
+                content_type=JSON_PATCH,
+            )
+        except _API_FAILURES as exc:
+            if _immutable(exc):
+                return self._recreate(desired, current, [str(m) for m in found], where)
+            raise self._call_failure("PatchFailed", f"correcting {where}", exc) from None
+        # What the patch could not change: an immutable field the API server keeps as it was
+        # (a Service's clusterIP, which an update without one leaves alone). Judged as ever.
+        left = diff_object(kind.lower(), desired.defaulted, updated, raw=desired.raw)
+        if left:
+            return self._recreate(desired, updated, [str(m) for m in left], where)
         stamp = f"[{GENERATION_ANNOTATION}]"
         # The generation stamp differs when the spec moved since the last convergence: then
         # the change is an update, not a correction of drift.
@@ -375,6 +452,35 @@ class Reconciler:
             fields.append(f"{kind.lower()}.metadata.ownerReferences: restored")
         reason = "Updated" if moved else "DriftCorrected"
         return updated, Change(reason, kind, namespace, name, tuple(fields))
+
+    def _recreate(
+        self, desired: DesiredObject, current: Mapping[str, Any], fields: list[str], where: str
+    ) -> tuple[Mapping[str, Any] | None, Change | None]:
+        """Delete the child (only the very object judged: uid precondition) and create it
+        again: the one way to change an immutable field."""
+        meta = desired.raw["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        uid = (current.get("metadata") or {}).get("uid")
+        self._call(
+            "DeleteFailed",
+            f"deleting {where} to re-create it",
+            "DELETE",
+            desired.kind,
+            namespace,
+            name,
+            body={
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "preconditions": {"uid": uid},
+                # Its ReplicaSets and pods go to the garbage collector, not waited for.
+                "propagationPolicy": "Background",
+            },
+        )
+        created = self._create(desired, where)
+        if created is None:
+            # Still there (a finalizer holds it): its deletion event wakes the next reconcile.
+            raise ReconcileError("Conflict", f"re-creating {where}: still being deleted; retrying")
+        return created, Change("Recreated", desired.kind, namespace, name, tuple(fields))
 
     def _create(self, desired: DesiredObject, where: str) -> dict[str, Any] | None:
         """Create the child; None when the name is already taken (409)."""
@@ -420,12 +526,16 @@ class Reconciler:
         try:
             return self._raw_call(method, kind, *args, **kwargs)
         except _API_FAILURES as exc:
-            if isinstance(exc, client.ApiException) and (exc.status == 409 or _failed_test(exc)):
-                # The uid precondition: the object was replaced since the watch showed it.
-                raise ReconcileError("Conflict", f"{what}: replaced meanwhile; retrying") from None
-            if isinstance(exc, client.ApiException) and exc.status == 404:
-                raise ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying") from None
-            raise _failure(reason, what, exc) from None
+            raise self._call_failure(reason, what, exc) from None
+
+    @staticmethod
+    def _call_failure(reason: str, what: str, exc: BaseException) -> ReconcileError:
+        if isinstance(exc, client.ApiException) and (exc.status == 409 or _failed_test(exc)):
+            # The uid precondition: the object was replaced since the watch showed it.
+            return ReconcileError("Conflict", f"{what}: replaced meanwhile; retrying")
+        if isinstance(exc, client.ApiException) and exc.status == 404:
+            return ReconcileError("Conflict", f"{what}: deleted meanwhile; retrying")
+        return _failure(reason, what, exc)
 
     def _write_status(self, body: Mapping[str, Any], status: dict[str, Any]) -> bool:
         """Patch the status subresource, only when it differs from what is stored."""

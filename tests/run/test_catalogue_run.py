@@ -6,7 +6,9 @@ Helm heals what the Deployment/ReplicaSet controllers heal (pods, the ReplicaSet
 else; an unowned annotation is no fault for either. The operator heals closed-world: every
 drift the judge sees, drift made while it was stopped, deleted children (new UIDs), and it
 comes back from a SIGKILL (its supervisor restarts it with its identity, so it takes its own
-Lease back at once). The control-plane faults run first, each alone in the run and injected
+Lease back at once), and what no patch can heal: a pod changed in place (it deletes the pod,
+its ReplicaSet makes a new one) and a headless copy of the Service (it deletes and re-creates
+it: clusterIP is immutable). The control-plane faults run first, each alone in the run and injected
 once for the three approaches' trials: with the controller manager stopped nobody replaces
 deleted pods, whatever the approach; after an etcd restart the operator heals the drift. Flux
 (helm-controller with drift detection) never removes what someone *added* and recreates
@@ -57,17 +59,28 @@ HEAL_WINDOW = 10.0  # a pod-template heal is two rollouts; operator-down-drift a
 HELM_HEALS = {"pod-delete-one", "pod-delete-all", "replicaset-delete"}
 NO_FAULT = {"annotation-add", "rollout-restart"}
 OPERATOR_ONLY = {"operator-down-drift", "operator-kill-drift"}
-# What no approach heals: a pod changed in place (only its replacement is the template's), a
-# Service held being deleted by a foreign finalizer, a headless copy of the Service (but for
-# the operator, which races the injection for the name), an EndpointSlice someone else added
-# for the Service.
+# What no approach heals: a Service held being deleted by a foreign finalizer, an
+# EndpointSlice someone else added for the Service.
 NOBODY_HEALS = {
-    "pod-image-in-place": "pod[",
     "service-stuck-terminating": "service: being deleted",
-    "service-recreated-headless": "service.spec.clusterIP: want an IP address",
     "service-foreign-endpointslice": "service: EndpointSlice",
 }
-HELM_KEEPS_BROKEN = set(CATALOGUE) - HELM_HEALS - NO_FAULT - OPERATOR_ONLY - set(NOBODY_HEALS)
+# What no patch can heal, healed by the operator alone: a pod changed in place (only its
+# replacement is the template's: the operator deletes it, its ReplicaSet makes a new one) and a
+# headless copy of the Service (clusterIP is immutable: the operator deletes and re-creates it).
+# Helm and Flux leave both.
+ONLY_THE_OPERATOR_REPLACES = {
+    "pod-image-in-place": "pod[",
+    "service-recreated-headless": "service.spec.clusterIP: want an IP address",
+}
+HELM_KEEPS_BROKEN = (
+    set(CATALOGUE)
+    - HELM_HEALS
+    - NO_FAULT
+    - OPERATOR_ONLY
+    - set(NOBODY_HEALS)
+    - set(ONLY_THE_OPERATOR_REPLACES)
+)
 CONTROL_PLANE = ("apiserver-restart-drift", "etcd-restart-drift", "controller-manager-down")
 # How long the API server takes to answer again after a SIGKILL depends on this machine's
 # load; checked for what does not depend on it (see experiments/policy.yaml).
@@ -104,6 +117,7 @@ FLUX_INTERVAL_BOUND = (
     - OPERATOR_ONLY
     - OPERATOR_NOT_HEALED
     - set(NOBODY_HEALS)
+    - set(ONLY_THE_OPERATOR_REPLACES)
 )
 
 
@@ -170,8 +184,8 @@ def test_the_run_is_complete_and_valid(outcome: Outcome) -> None:
 
 def test_the_summary_table_is_printed(outcome: Outcome) -> None:
     assert "│ fault" in outcome.output and "│ operator" in outcome.output
-    # 29, and 28 when the API server's restart outlasted the window (machine-bound).
-    healed = 29 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 28
+    # 31, and 30 when the API server's restart outlasted the window (machine-bound).
+    healed = 31 if outcome.trial("apiserver-restart-drift", "operator").status == "healed" else 30
     assert f"operator healed {healed}/36 faults" in outcome.output
     assert "helm healed 3/34 faults (0 by the approach, 3 by Kubernetes itself)" in outcome.output
     flux = sum(t.status == "healed" for t in outcome.results.trials if t.approach == "flux")
@@ -237,6 +251,17 @@ def test_what_nobody_heals_is_seen_and_not_healed(
     assert any(NOBODY_HEALS[experiment] in m for m in t.evidence.mismatches_at_end)
 
 
+@pytest.mark.parametrize("experiment", sorted(ONLY_THE_OPERATOR_REPLACES))
+@pytest.mark.parametrize("approach", ["helm", "flux"])
+def test_what_only_the_operator_replaces_is_seen_and_not_healed_by_the_others(
+    outcome: Outcome, approach: str, experiment: str
+) -> None:
+    t = outcome.trial(experiment, approach)
+    assert t.evidence.fault_seen is not None
+    assert t.status == "not-healed", (t.status, t.error, t.evidence.mismatches_at_end)
+    assert any(ONLY_THE_OPERATOR_REPLACES[experiment] in m for m in t.evidence.mismatches_at_end)
+
+
 @pytest.mark.parametrize("experiment", OPERATOR_HEALS)
 def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str) -> None:
     t = outcome.trial(experiment, "operator")
@@ -244,14 +269,30 @@ def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str)
     assert t.time_to_heal_seconds is not None and t.time_to_heal_seconds <= HEAL_WINDOW
     ev = t.evidence
     assert ev.mismatches_at_end == [] and ev.ready_pods == 3
-    assert ev.after == ev.before
-    # Who wrote the heal: Kubernetes for what it heals under any approach, else the operator.
-    if experiment in HELM_HEALS:
+    if experiment == "service-recreated-headless":
+        # clusterIP, the tracked field: a new allocation of the re-created Service.
+        assert ev.after not in (None, "None", ev.during), (ev.before, ev.during, ev.after)
+    else:
+        assert ev.after == ev.before
+    # Who wrote the heal: Kubernetes for what it heals under any approach and for the pod the
+    # operator deleted (its ReplicaSet made the new one), else the operator.
+    if experiment in HELM_HEALS or experiment == "pod-image-in-place":
         assert by_kubernetes(ev.healed_by), ev.healed_by
     else:
         assert ev.healed_by == [OPERATOR_MANAGER], ev.healed_by
     kind = DELETIONS.get(experiment)
-    if kind is not None:
+    if experiment == "pod-image-in-place":
+        assert ev.uids_before is not None and ev.uids_after is not None
+        assert set(ev.uids_after.pods) - set(ev.uids_before.pods), "no new pod"
+        assert ev.detected_by == "Event PodReplaced", ev
+    elif experiment == "service-recreated-headless":
+        assert ev.uids_before is not None and ev.uids_after is not None
+        assert ev.uids_after.service != ev.uids_before.service
+        assert "service" in ev.recreated
+        # The injection deletes the Service before its copy takes the name: the operator may
+        # create one first (Created), and it re-creates the headless copy (Recreated).
+        assert ev.detected_by in ("Event Created", "Event Recreated"), ev
+    elif kind is not None:
         assert ev.uids_before is not None and ev.uids_after is not None
         assert getattr(ev.uids_after, kind) != getattr(ev.uids_before, kind)
         assert kind in ev.recreated

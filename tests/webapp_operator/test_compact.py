@@ -99,7 +99,7 @@ class _Recording:
         self.written = written
         self.seen: list[Any] = []
 
-    def reconcile(self, body: Mapping[str, Any], children: Any) -> Outcome:
+    def reconcile(self, body: Mapping[str, Any], children: Any, pods: Any = ((), {})) -> Outcome:
         self.seen.append(children)
         return Outcome(generation=3, written=self.written)
 

@@ -159,9 +159,16 @@ AUDITED_VERBS: dict[tuple[str, str], set[str]] = {
     ("example.com", "webapps/status"): {"patch"},  # the reconcile's status write
     ("example.com", "webapps/finalizers"): {"update"},  # blockOwnerDeletion on children
     # get (read back after a 409 create), list+watch (kopf's indices), create (and the
-    # server-side dry-run create that defaults the desired objects), patch (the healing patch).
-    ("apps", "deployments"): {"get", "list", "watch", "create", "patch"},
-    ("", "services"): {"get", "list", "watch", "create", "patch"},
+    # server-side dry-run create that defaults the desired objects), patch (the healing patch),
+    # delete (re-created when an immutable field differs: `Reconciler._recreate`).
+    ("apps", "deployments"): {"get", "list", "watch", "create", "patch", "delete"},
+    ("", "services"): {"get", "list", "watch", "create", "patch", "delete"},
+    # A pod changed in place is deleted, or evicted when a PodDisruptionBudget selects it
+    # (`pods.PodReplacer`); list+watch: kopf's indices of the pods and their ReplicaSets.
+    ("", "pods"): {"list", "watch", "delete"},
+    ("", "pods/eviction"): {"create"},
+    ("apps", "replicasets"): {"list", "watch"},
+    ("policy", "poddisruptionbudgets"): {"list"},
     ("", "events"): {"create"},  # kopf.event
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},  # kopf observer
     ("", "namespaces"): {"list", "watch"},  # kopf's namespace observer, namespaced mode only
@@ -186,8 +193,11 @@ def test_every_verb_is_audited_and_none_is_broad() -> None:
                 for resource in rule.resources:
                     granted.setdefault((group, resource), set()).update(rule.verbs)
     assert granted == AUDITED_VERBS
+    # Deletes only what no patch can heal (a changed immutable field, a pod changed in place).
+    deleting = {key for key, verbs in granted.items() if "delete" in verbs}
+    assert deleting == {("apps", "deployments"), ("", "services"), ("", "pods")}
     for verbs in granted.values():
-        assert not verbs & {"delete", "deletecollection", "escalate", "bind", "impersonate"}
+        assert not verbs & {"deletecollection", "escalate", "bind", "impersonate"}
 
 
 def test_webhook_runs_under_its_own_identity_that_may_only_read_crds(tmp_path: Path) -> None:

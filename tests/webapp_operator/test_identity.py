@@ -54,11 +54,12 @@ def test_operator_process_uses_the_service_account_token(
         # Works: what the operator does.
         client.AppsV1Api(api).list_deployment_for_all_namespaces(limit=1)
         client.CustomObjectsApi(api).list_cluster_custom_object("example.com", "v1", "webapps")
+        client.CoreV1Api(api).list_namespaced_pod("default", limit=1)  # changed in place
         # Forbidden: what it never needs.
         for call, args in (
             (client.CoreV1Api(api).list_secret_for_all_namespaces, ()),
             (client.CoreV1Api(api).list_namespaced_secret, (OPERATOR_NAMESPACE,)),
-            (client.CoreV1Api(api).list_namespaced_pod, ("default",)),
+            (client.CoreV1Api(api).list_namespaced_config_map, ("default",)),
         ):
             with pytest.raises(client.ApiException) as caught:
                 call(*args)
@@ -81,6 +82,13 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
                 verb="patch", group="example.com", resource="webapps", subresource="status"
             ),
             "create events": dict(verb="create", resource="events", namespace="default"),
+            "delete deployments (an immutable field differs)": dict(
+                verb="delete", group="apps", resource="deployments"
+            ),
+            "delete pods (changed in place)": dict(verb="delete", resource="pods"),
+            "evict pods (a PodDisruptionBudget selects them)": dict(
+                verb="create", resource="pods", subresource="eviction"
+            ),
             "update the lease": dict(
                 verb="update",
                 group="coordination.k8s.io",
@@ -96,9 +104,10 @@ def test_rbac_is_least_privilege(cluster: ClusterTarget, operator: OperatorHandl
             ),
         }
         denied = {
-            "delete deployments (the garbage collector does)": dict(
-                verb="delete", group="apps", resource="deployments"
+            "delete replicasets (the garbage collector does)": dict(
+                verb="delete", group="apps", resource="replicasets"
             ),
+            "update pods (replaced, never changed)": dict(verb="update", resource="pods"),
             "update deployments (healed by a patch)": dict(
                 verb="update", group="apps", resource="deployments"
             ),

@@ -8,8 +8,9 @@ namespace's WebApp shares. `prepare` installs it (CRD, webhook, RBAC) and starts
 starts it again after a fault that stopped it; it is never removed by a deploy's undo. A
 WebApp carries a finalizer only the running operator clears, so a trial's CR is deleted
 (operator running) before its namespace. Its desired state is the built-in chart's rendering
-of the WebApp (`compare.approaches.operator.reference`), and its operator posts `DriftCorrected` or
-`Created` on the WebApp for every correction: the Events that time detection. Any other
+of the WebApp (`compare.approaches.operator.reference`), and its operator posts `DriftCorrected`,
+`Created`, `Recreated` or `PodReplaced` on the WebApp for every correction: the Events that
+time detection. Any other
 operator's desired state is the objects its custom resources own once ready (a baseline),
 and any Event it posts on one of them times detection.
 
@@ -72,8 +73,9 @@ from compare.target.builtin import webapp_named
 from compare.webapp import KIND, WebApp
 
 # The reasons of the operator's Events on a WebApp that announce a correction: an existing
-# child changed back, or a child recreated.
-REASONS = ("DriftCorrected", "Created")
+# child changed back, a child created (it was deleted) or deleted and re-created (an immutable
+# field differed), a pod changed in place replaced.
+REASONS = ("DriftCorrected", "Created", "Recreated", "PodReplaced")
 # `compare undeploy operator`'s default wait.
 COMMAND_UNDEPLOY_TIMEOUT_S = 60.0
 
