@@ -23,6 +23,7 @@ __all__ = [
     "INJECTION_MANAGER",
     "KUBERNETES_MANAGERS",
     "Write",
+    "announced",
     "by_kubernetes",
     "restoring_writers",
     "writes_of",
@@ -78,6 +79,15 @@ def restoring_writers(before: Sequence[Write], after: Sequence[Write]) -> tuple[
         return tuple(sorted(moved - KUBERNETES_MANAGERS or moved))
     latest = max((when for _, _, when in after), default=None)
     return tuple(sorted({manager for _, manager, when in after if when == latest}))
+
+
+def announced(managers: Sequence[str], announcer: str) -> tuple[str, ...]:
+    """A heal Kubernetes' controllers wrote, which the approach set off and announced with an
+    Event of its own correction (`announcer`, the Event's reporting component: an operator
+    deleted a pod changed in place, its ReplicaSet made the new one): the approach's, first."""
+    if not managers or not announcer or not by_kubernetes(managers) or by_kubernetes([announcer]):
+        return tuple(managers)
+    return (announcer, *managers)
 
 
 def by_kubernetes(managers: Iterable[str]) -> bool:

@@ -52,6 +52,9 @@ class Detection:
     at: float | None  # time.time() seconds; None without a precise timestamp or an arrival
     # Timed by the Event's arrival on this machine (it has whole-second timestamps only).
     on_arrival: bool = False
+    # Who posted it (the Event's reporting component, e.g. `webapp-operator`): the approach
+    # acted, even where Kubernetes' controllers wrote the objects that healed.
+    component: str = ""
 
     @property
     def detected_by(self) -> str:
@@ -81,12 +84,12 @@ def first_detection(
         precise = _time(event.get("eventTime"))
         if precise is not None:
             if precise >= since:
-                timed.append((precise, Detection(str(reason), precise)))
+                timed.append((precise, Detection(str(reason), precise, component=_poster(event))))
             continue
         coarse = _time(event.get("lastTimestamp") or event.get("firstTimestamp"))
         # Whole seconds: only the second of the injection or later can be a correction of it.
         if coarse is not None and coarse >= int(since):
-            untimed.append((coarse, Detection(str(reason), None)))
+            untimed.append((coarse, Detection(str(reason), None, component=_poster(event))))
     for arrival in arrivals:
         event = arrival.event
         if not _announces(event, kinds, custom) or _time(event.get("eventTime")) is not None:
@@ -94,10 +97,19 @@ def first_detection(
         coarse = _time(event.get("lastTimestamp") or event.get("firstTimestamp"))
         # It arrived after the injection began and says so itself (its second is not earlier).
         if arrival.at >= since and (coarse is None or coarse >= int(since)):
-            detection = Detection(str(event.get("reason")), arrival.at, on_arrival=True)
+            detection = Detection(
+                str(event.get("reason")), arrival.at, on_arrival=True, component=_poster(event)
+            )
             timed.append((arrival.at, detection))
     found = timed or untimed
     return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _poster(event: Mapping[str, Any]) -> str:
+    """The component that posted the Event (events.k8s.io's reportingComponent, else the core
+    Event's source)."""
+    source = event.get("source") or {}
+    return str(event.get("reportingComponent") or source.get("component") or "")
 
 
 def _announces(event: Mapping[str, Any], kinds: Kinds, custom: Sequence[str]) -> bool:

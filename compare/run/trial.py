@@ -8,6 +8,7 @@ becomes an `error` trial with one line; only a cancelled run (Ctrl-C) drops a tr
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import re
@@ -29,6 +30,7 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import CompareError, first_line
 from compare.kube.events import EventWatch
 from compare.results import CrossCheck, TrialResult, chaos_agrees
+from compare.results.writers import announced
 from compare.run.app import App
 from compare.run.detect import Detection, first_detection, read_events
 from compare.run.evidence import TrialJudge, build_evidence, measure
@@ -288,6 +290,10 @@ def _carry_out(
                 measurement.status == "healed",
                 events,
             )
+        if detection is not None:
+            # Kubernetes wrote the heal, the approach set it off (its Event says so).
+            healed_by = announced(measurement.healed_by, detection.component)
+            measurement = dataclasses.replace(measurement, healed_by=healed_by)
         chaos = _verdict(journal)
         evidence = build_evidence(
             judge,

@@ -6,6 +6,7 @@ from typing import Any
 
 from compare.results.writers import (
     INJECTION_MANAGER,
+    announced,
     by_kubernetes,
     restoring_writers,
     writes_of,
@@ -61,3 +62,14 @@ def test_nothing_recorded_names_no_one() -> None:
     assert restoring_writers((), ()) == ()
     assert not by_kubernetes(())
     assert not by_kubernetes(["kube-controller-manager", "helm-controller"])
+
+
+def test_a_heal_kubernetes_wrote_but_the_approach_set_off_is_the_approachs() -> None:
+    # The operator deleted a pod changed in place (its Event says so); the ReplicaSet made
+    # the new one.
+    kube = ("kube-controller-manager",)
+    assert announced(kube, "webapp-operator") == ("webapp-operator", "kube-controller-manager")
+    assert not by_kubernetes(announced(kube, "webapp-operator"))
+    assert announced(kube, "") == kube  # no Event: Kubernetes' own
+    assert announced(("helm-controller",), "helm-controller") == ("helm-controller",)
+    assert announced((), "webapp-operator") == ()  # nothing healed: no one

@@ -274,10 +274,13 @@ def test_the_operator_heals_the_drift_it_owns(outcome: Outcome, experiment: str)
         assert ev.after not in (None, "None", ev.during), (ev.before, ev.during, ev.after)
     else:
         assert ev.after == ev.before
-    # Who wrote the heal: Kubernetes for what it heals under any approach and for the pod the
-    # operator deleted (its ReplicaSet made the new one), else the operator.
-    if experiment in HELM_HEALS or experiment == "pod-image-in-place":
+    # Who wrote the heal: Kubernetes for what it heals under any approach, the operator and
+    # then Kubernetes for the pod the operator deleted (its Event says so; its ReplicaSet made
+    # the new one), else the operator.
+    if experiment in HELM_HEALS:
         assert by_kubernetes(ev.healed_by), ev.healed_by
+    elif experiment == "pod-image-in-place":
+        assert ev.healed_by == [OPERATOR_MANAGER, "kube-controller-manager"], ev.healed_by
     else:
         assert ev.healed_by == [OPERATOR_MANAGER], ev.healed_by
     kind = DELETIONS.get(experiment)

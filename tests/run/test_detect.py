@@ -121,3 +121,15 @@ def test_a_repeat_of_an_aggregated_event_is_a_new_arrival() -> None:
     assert occurrence(_flux("2026-12-02T12:00:05Z", count=1)) != occurrence(
         _flux("2026-12-02T12:00:06Z", count=2)
     )
+
+
+def test_a_detection_names_who_posted_it() -> None:
+    posted = {
+        **event("PodReplaced", "2026-12-02T12:00:05.400000Z"),
+        "reportingComponent": "webapp-operator",
+    }
+    found = first_detection([posted], T0, kinds={"WebApp": ("PodReplaced",)})
+    assert found is not None and found.component == "webapp-operator"
+    core = {**event("PodReplaced", "2026-12-02T12:00:05.400000Z"), "source": {"component": "op"}}
+    found = first_detection([core], T0, kinds={"WebApp": ("PodReplaced",)})
+    assert found is not None and found.component == "op"
