@@ -16,7 +16,6 @@ Service (`compare.judge.endpoints`).
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from compare.chaos.cluster import api_client, cluster_target
 from compare.chaos.fields import parse_path, read_path
 from compare.deploy.chart_target import is_target_file
 from compare.errors import CompareError
+from compare.judge.allow import without_allocated
 from compare.judge.endpoints import SERVICE_NAME
 from compare.judge.kinds import KINDS, PART_KINDS, REQUEST_TIMEOUT, WORKLOAD_KINDS, pod_template
 from compare.judge.secrets import hashed_secret
@@ -620,13 +620,18 @@ def recreate_object(
 ) -> dict[str, Any]:
     """Delete one of the app's objects and create a copy of it at once, with `patch` merged
     in (a JSON merge patch: `null` removes a key): someone else's object of the same name, a
-    new uid. Retries (bounded) while the name is still taken."""
+    new uid. The copy leaves out what the API server allocated (clusterIP(s), node ports, a
+    health-check node port: `compare.judge.allow.without_allocated`) but what `patch` sets.
+    A copy the API server refuses fails before anything is deleted. Retries (bounded) while
+    the name is still taken."""
     kind = _object_kind(kind, "recreate_object")
     judged = KINDS[OBJECT_KINDS[kind]]
     with _api(secrets, f"recreating {kind} {ns}/{name}") as api:
         read = judged.read_call(api)
         old = api.sanitize_for_serialization(read(name, ns, _request_timeout=REQUEST_TIMEOUT))
-        body = _merged(copy.deepcopy(old), patch or {})
+        # What the API server allocated is the old object's: the copy gets its own, but for
+        # what the patch sets (the judge's ALLOCATED fields, one definition).
+        body = merge_patch(without_allocated(old, patch), patch or {})
         body.pop("status", None)
         for key in _SERVER_METADATA:
             body["metadata"].pop(key, None)
@@ -647,6 +652,13 @@ def recreate_object(
                 if exc.status != 409:
                     raise
             return None
+
+        try:
+            # A copy the API server refuses (422) must not cost the original: checked first.
+            create(ns, body, dry_run="All", _request_timeout=REQUEST_TIMEOUT)
+        except client.ApiException as exc:
+            if exc.status != 409:  # the name taken by the original: the copy is valid
+                raise
 
         # A controller may make the object again first: then that one is deleted in turn,
         # until the copy gets the name (bounded).
@@ -669,8 +681,8 @@ def recreate_object(
     }
 
 
-def _merged(target: Any, patch: Any) -> Any:
-    """RFC 7386 merge patch."""
+def merge_patch(target: Any, patch: Any) -> Any:
+    """`patch` (RFC 7386, a JSON merge patch) applied to `target` (changed in place)."""
     if not isinstance(patch, dict):
         return patch
     if not isinstance(target, dict):
@@ -679,5 +691,5 @@ def _merged(target: Any, patch: Any) -> Any:
         if value is None:
             target.pop(key, None)
         else:
-            target[key] = _merged(target.get(key), value)
+            target[key] = merge_patch(target.get(key), value)
     return target

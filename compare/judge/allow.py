@@ -7,6 +7,7 @@ keys relative to the object; a list item is `[]` in a pattern and `*` matches an
 
 from __future__ import annotations
 
+import copy
 import functools
 import ipaddress
 from collections.abc import Mapping, Sequence
@@ -145,3 +146,37 @@ def _is_ip(value: Any) -> bool:
 
 def _is_port(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
+
+
+def without_allocated(obj: Mapping[str, Any], keep: Mapping[str, Any] | None = None) -> Any:
+    """A copy of `obj` (API JSON) without the ALLOCATED fields of the list above, but those
+    `keep` (a merge patch about to be applied) sets: what someone creating a copy of the
+    object sends. The API server allocates them anew; sent as the original's, a copy is
+    refused (a node port still taken, `clusterIPs` of another family than the patch's
+    clusterIP). `ipFamilies`/`ipFamilyPolicy` stay: they are no allocation but the object's
+    (defaulted from the cluster when unset, they are judged like any field)."""
+    copied = copy.deepcopy(dict(obj))
+    for entry in ALLOW_LIST:
+        if entry.rule == ALLOCATED:
+            _drop(copied, entry.pattern, keep or {})
+    return copied
+
+
+def _drop(node: Any, pattern: Path, keep: Any) -> None:
+    """Remove `pattern` below `node` unless `keep` (the same place in the patch) sets it; a
+    list item (`[]`) is each item (a patch's list replaces the whole list: it keeps them)."""
+    if not isinstance(node, dict) or not pattern:
+        return
+    key, rest = pattern[0], pattern[1:]
+    wanted = keep.get(key) if isinstance(keep, Mapping) else None
+    if not rest:
+        if wanted is None:
+            node.pop(key, None)
+        return
+    child = node.get(key)
+    if rest[0] == "[]":
+        if isinstance(child, list) and wanted is None:
+            for item in child:
+                _drop(item, rest[1:], None)
+        return
+    _drop(child, rest, wanted)

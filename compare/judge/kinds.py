@@ -34,6 +34,16 @@ ORDINALS = "ordinals"
 NODES = "nodes"
 COMPLETION = "completion"
 SPEC_TEMPLATE = ("spec", "template")
+# What each rule reports while a rollout is under way, as (start, end) of the problem, `{root}`
+# the workload's field-path root (`compare.judge.rollout`, `compare.judge.workloads`): pods of
+# the new template not all Ready yet and pods of the old one still running (both rollouts), and
+# an ordinal a StatefulSet's rolling update has deleted to make again (ORDINALS). An allowed
+# template change (`kubectl rollout restart`) passes through these and is no fault.
+ROLLING: dict[str, tuple[tuple[str, str], ...]] = {
+    REPLICASETS: (("pods.ready:", ""), ("pods.stale:", "")),
+    REVISIONS: (("pods.ready:", ""), ("pods.stale:", "")),
+    ORDINALS: (("{root}.pods:", " missing"),),
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,15 @@ class Kind:
     def rules(self) -> tuple[str, ...]:
         """The rules that judge a live object of this kind beside its fields, in order."""
         return ((self.rollout,) if self.rollout else ()) + self.checks
+
+    def rolling(self, problem: str, root: str) -> bool:
+        """Whether `problem` is one its rules report while a rollout of this workload is under
+        way (`ROLLING`), not a fault of its own."""
+        return any(
+            problem.startswith(start.format(root=root)) and problem.endswith(end)
+            for rule in self.rules
+            for start, end in ROLLING.get(rule, ())
+        )
 
     @property
     def group_version(self) -> str:

@@ -36,7 +36,7 @@ from compare.judge import (
     workload,
 )
 from compare.judge.endpoints import foreign_slices
-from compare.judge.kinds import WORKLOAD_KINDS, pod_template
+from compare.judge.kinds import KINDS, WORKLOAD_KINDS, Kind, pod_template
 from compare.judge.verdict import current_ready, pod_drift
 from compare.results import CrossCheck, Evidence, FaultSeen, Flap, ObjectUids
 from compare.results.writers import Write, restoring_writers, writes_of
@@ -165,8 +165,8 @@ class TrialJudge:
     def observe(self, reading: Reading, at: float, cause: str = "") -> Observation:
         judged = problems(self.desired, reading)
         found = list(judged)
-        allowed = self._allowed_rollout(reading, judged)
-        fault = [p for p in judged if not only_pending(p) and not (allowed and _rollout(p))]
+        rolling = self._allowed_rollouts(reading, judged)
+        fault = [p for p in judged if not only_pending(p) and not _rolling(p, rolling)]
         drift = self._note_changed_pods(reading)
         for pod in reading.all("Pod"):
             pod_uid = str(uid(pod))
@@ -215,20 +215,27 @@ class TrialJudge:
             return [view.replicaset]
         return [view.objects.get(root)] if root else []
 
-    def _allowed_rollout(self, reading: Reading, judged: Sequence[str]) -> bool:
-        """A workload's pod template changed since the baseline, but only in what the judge
-        allows (an unowned annotation, `kubectl rollout restart`): the rollout that follows
-        keeps the state from holding until it is done, yet it is no fault."""
-        now = _templates(self.desired, reading)
-        for root, template in now.items():
+    def _allowed_rollouts(self, reading: Reading, judged: Sequence[str]) -> dict[str, Kind]:
+        """The workloads (by root, with their row of the table of kinds) whose pod template
+        changed since the baseline, but only in what the judge allows (an unowned annotation,
+        `kubectl rollout restart`): the rollout that follows keeps the state from holding until
+        it is done, yet it is no fault - whatever the kind (`Kind.rolling`: a StatefulSet's
+        ordinal is missing for a moment as its pod is made again)."""
+        rows = {item.root: KINDS[item.kind] for item in self.desired.items if item.kind in KINDS}
+        found = {}
+        for root, template in _templates(self.desired, reading).items():
             before = self.templates_before.get(root)
             if template is None or before is None or template == before:
                 continue
+            row = rows[root]
             if not any(
-                p.startswith((f"{root}.", f"{root}:")) and not only_pending(p) for p in judged
+                p.startswith((f"{root}.", f"{root}:"))
+                and not only_pending(p)
+                and not row.rolling(p, root)
+                for p in judged
             ):
-                return True
-        return False
+                found[root] = row
+        return found
 
 
 def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
@@ -241,10 +248,9 @@ def _templates(desired: DesiredObjects, reading: Reading) -> dict[str, Any]:
     return found
 
 
-def _rollout(problem: str) -> bool:
-    """A problem of a rollout in progress: pods of the new template not all Ready yet, pods of
-    the old one still running."""
-    return problem.startswith(("pods.ready:", "pods.stale:"))
+def _rolling(problem: str, rolling: Mapping[str, Kind]) -> bool:
+    """A problem of an allowed rollout in progress (`Kind.rolling`)."""
+    return any(row.rolling(problem, root) for root, row in rolling.items())
 
 
 def _gap_faults(desired: DesiredObjects, reading: Reading) -> list[str]:

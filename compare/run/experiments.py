@@ -30,6 +30,7 @@ from compare.inputfile import parse_json, parse_yaml, read_text
 from compare.judge.kinds import PART_KINDS
 from compare.paths import EXPERIMENTS_DIR, REPO_ROOT
 from compare.results import ExperimentInfo
+from compare.run import shape
 from compare.run.extension import check_injection, check_shape, find_extension, where
 from compare.run.validate import check_experiment
 from compare.run.workload import PARTS, Workload, needs_of
@@ -130,6 +131,8 @@ class ExperimentSpec:
     # A field the app's object must have for the fault to make sense (`requires-field`: a
     # probe to change or remove), `${key}` resolved with the app's parts.
     requires_field: str | None = None
+    # Object shapes the injection cannot act on (`skip-when`: `compare.run.shape`).
+    skip_when: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def cluster_wide(self) -> bool:
@@ -166,6 +169,18 @@ class ExperimentSpec:
             path = str(_substituted(self.requires_field, values))
             if read_path(path, dict(workload.objects)) is None:
                 return f"needs {path} ({workload.source} has none to change)"
+        if unmet is None and workload.objects:
+            # An object shape the injection cannot change (`compare.run.shape`).
+            unmet = shape.refused(
+                self.skip_when, workload.objects, workload.source
+            ) or shape.unchanged(
+                self.document,
+                self.injection,
+                _substituted(self.field, values),
+                workload.objects,
+                values,
+                workload.source,
+            )
         label = TEMPLATE_LABEL.search(str(_substituted(self.field, values) or ""))
         if unmet is None and label is not None and label.group(1) in workload.pod_selector:
             # The API server refuses a template whose labels no longer match the selector.
@@ -285,6 +300,10 @@ def load_spec(ref: str) -> ExperimentSpec:
             parse_path(str(_substituted(required, defaults)))
         except CompareError as exc:
             raise CompareError(f"{path}: {where('requires-field')}: {exc}") from exc
+    skip_when = ext.get("skip-when", [])
+    problem = shape.check_rules(skip_when)
+    if problem is not None:
+        raise CompareError(f"{path}: {where('skip-when')}{problem}")
     title = str(document["title"])
     return ExperimentSpec(
         name=name,
@@ -303,6 +322,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         needs=needs,
         kinds=tuple(kinds),
         requires_field=required,
+        skip_when=tuple(skip_when),
     )
 
 

@@ -28,6 +28,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "requires": ((list,), "a list"),
     "kinds": ((list,), "a list"),
     "requires-field": ((str,), "a field path (a string)"),
+    "skip-when": ((list,), 'a list of {"field", "values", "reason"}'),
 }
 _EVIDENCE_KEYS = ("target", "field")
 

@@ -293,6 +293,16 @@ BAD_EXPERIMENTS: list[tuple[str, Any, str]] = [
     ("range-reversed", _tolerance({"type": "range", "range": [5, 1]}), f"{T}.range: 5 is above"),
     ("tolerance-type", _tolerance({"type": "magic"}), f"{T}.type: 'magic' is not one of"),
     ("kinds-empty", _ext(kinds=[]), f"{X}.kinds: must list at least one kind"),
+    (
+        "skip-when-no-reason",
+        _ext(**{"skip-when": [{"field": "service.spec.type", "values": ["NodePort"]}]}),
+        f'{X}.skip-when[0]: must be an object with exactly "field", "values" and "reason"',
+    ),
+    (
+        "skip-when-no-values",
+        _ext(**{"skip-when": [{"field": "service.spec.type", "values": [], "reason": "r"}]}),
+        f"{X}.skip-when[0].values: must be a non-empty list",
+    ),
     ("activity-type", _method(0, type="fault"), f"{M}.type: must be probe or action"),
     ("activity-name-empty", _method(0, name=" "), f"{M}.name: an activity must have a non"),
     (
