@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from kubernetes import client
@@ -154,3 +155,18 @@ def undeploy_builtin(
 ) -> bool:
     """What `deploy_builtin` made removed and waited for until it is gone."""
     return approach.undeploy_target(cluster, builtin_target(webapp), namespace, timeout=timeout)
+
+
+def assert_stopped_in_preflight(out: Path, line: str) -> None:
+    """Nothing ran: each run directory under `out` (a run stopped in its preflight still writes
+    results.json) holds no trial, is not complete, and says why (`preflightError`)."""
+    from compare.results import load_results
+
+    for run_dir in out.iterdir() if out.exists() else ():
+        stopped = load_results(run_dir)
+        assert not stopped.complete and stopped.trials == [], run_dir
+        assert stopped.preflight_error is not None, run_dir
+        assert line in stopped.preflight_error or stopped.preflight_error in line, (
+            line,
+            stopped.preflight_error,
+        )

@@ -26,6 +26,7 @@ from compare.approaches.operator.incluster import check_runs_here
 from compare.cli import app
 from compare.cluster import ClusterTarget, is_local
 from compare.deploy.charts import get_release
+from tests.helpers import assert_stopped_in_preflight
 
 from .operator_targets import ENV, shop_target, stuck_target, webapp_operator
 
@@ -188,14 +189,15 @@ def test_an_operator_whose_manager_runs_in_pods_is_refused_on_the_embedded_clust
         started = time.monotonic()
         result = runner.invoke(app, [*args, "--target", str(path), *_kubeconfig(cluster)])
         assert time.monotonic() - started < 30
-        assert _one_error_line(result, 2) == (
+        refusal = (
             f"{path}: operator.install.{form}: the operator (Deployment gadget-operator) runs its"
             " manager in pods, and pods run no code on the embedded cluster: use"
             " operator.install.process (run it as a local command) or a real cluster through"
             " --kubeconfig"
         )
+        assert _one_error_line(result, 2) == refusal
     assert fresh not in _namespaces(api)
-    assert not out.exists() or not list(out.iterdir())
+    assert_stopped_in_preflight(out, refusal)
     names = [
         c.metadata.name
         for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items
@@ -246,7 +248,7 @@ def test_a_run_whose_operator_never_gets_ready_is_one_line_and_runs_no_trial(
     line = _one_error_line(result, 1)
     assert line.startswith("preflight of the operator arm: not ready within ")
     assert ": no Ready condition yet; removed what it installed" in line
-    assert not list(out.iterdir())  # no run directory: nothing ran
+    assert_stopped_in_preflight(out, line)  # nothing ran: the results say why
     names = [
         c.metadata.name
         for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items

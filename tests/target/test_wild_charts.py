@@ -33,7 +33,7 @@ from compare.judge.kinds import kind
 from compare.results import latest_run, load_results
 from compare.run.preflight import chart_sharing
 from compare.target import Target
-from tests.helpers import eventually
+from tests.helpers import assert_stopped_in_preflight, eventually
 
 runner = CliRunner()
 CHARTS = Path(__file__).parents[1] / "fixtures" / "charts"
@@ -286,4 +286,5 @@ def test_a_chart_that_cannot_hold_stops_the_run_after_one_deploy(
     line = result.stderr.strip().splitlines()[-1]
     assert "preflight of the helm arm" in line and "no trial can hold this state" in line, line
     assert "pods.ready: want 2, got 0" in line, line
-    assert not list(out.glob("*/results.json"))  # no trial started
+    # No trial started: the run's results say why.
+    assert_stopped_in_preflight(out, line.removeprefix("error: "))
