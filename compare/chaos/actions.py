@@ -115,6 +115,12 @@ def _patch(api: client.ApiClient, root: str, name: str, ns: str, body: Any, **pa
     return patch(name, body, **params)
 
 
+def _containers_patch(container: dict[str, Any]) -> dict[str, Any]:
+    """A strategic-merge patch of one container of a workload's pod template (containers
+    merge by name: the named one changed, or added)."""
+    return {"spec": {"template": {"spec": {"containers": [container]}}}}
+
+
 def _patch_workload(
     kind: str, name: str, ns: str, field: str, body: dict[str, Any], secrets: Any
 ) -> dict[str, Any]:
@@ -133,7 +139,7 @@ def set_container_image(
     """Change the image of one container of workload `name` (a strategic merge patch)."""
     kind = _object_kind(kind, "set_container_image", WORKLOADS)
     field = f"{kind}.spec.template.spec.containers[{container}].image"
-    body = {"spec": {"template": {"spec": {"containers": [{"name": container, "image": image}]}}}}
+    body = _containers_patch({"name": container, "image": image})
     return _patch_workload(kind, name, ns, field, body, secrets)
 
 
@@ -150,7 +156,7 @@ def add_env_var(
     kind = _object_kind(kind, "add_env_var", WORKLOADS)
     field = f"{kind}.spec.template.spec.containers[{container}].env"
     env = [{"name": env_name, "value": env_value}]
-    body = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": env}]}}}}
+    body = _containers_patch({"name": container, "env": env})
     return _patch_workload(kind, name, ns, field, body, secrets)
 
 
@@ -214,10 +220,8 @@ def set_cpu_request(
             value = choices.cpu_request(_container(api, kind, name, ns, container), str(cpu))
         except ValueError as exc:  # nothing to choose (NoChoice), or `cpu` is no quantity
             raise ActivityFailed(f"set_cpu_request: {kind} {ns}/{name}: {exc}") from exc
-        resources = {"requests": {"cpu": value}}
-        changed = {"name": container, "resources": resources}
-        body = {"spec": {"template": {"spec": {"containers": [changed]}}}}
-        return _patch(api, kind, name, ns, body)
+        changed = {"name": container, "resources": {"requests": {"cpu": value}}}
+        return _patch(api, kind, name, ns, _containers_patch(changed))
 
     return _drift(kind, name, ns, field, patch, secrets)
 
@@ -241,8 +245,7 @@ def set_readiness_probe(
         live = _container(api, kind, name, ns, container)
         probe = choices.readiness_probe(live, int(period_seconds))
         changed = {"name": container, "readinessProbe": probe}
-        body = {"spec": {"template": {"spec": {"containers": [changed]}}}}
-        return _patch(api, kind, name, ns, body)
+        return _patch(api, kind, name, ns, _containers_patch(changed))
 
     return _drift(kind, name, ns, field, patch, secrets)
 
@@ -259,7 +262,7 @@ def add_sidecar_container(
     kind = _object_kind(kind, "add_sidecar_container", WORKLOADS)
     field = f"{kind}.spec.template.spec.containers[*].name"
     sidecar = {"name": container, "image": image, "command": ["sleep", "infinity"]}
-    body = {"spec": {"template": {"spec": {"containers": [sidecar]}}}}
+    body = _containers_patch(sidecar)
     return _patch_workload(kind, name, ns, field, body, secrets)
 
 

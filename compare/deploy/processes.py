@@ -311,15 +311,15 @@ class Controllers:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def last_log_line(path: Path) -> str:
+def last_log_line(path: Path, *, skip: str | None = None) -> str:
     """What the newest start said: its first error line (a refused flag is followed by the
-    usage text), else its last line."""
+    usage text), else its last line; lines holding `skip` (another writer's) left out."""
     try:
         text = path.read_text(errors="replace")
     except OSError:
         return "no log"
     lines = [line.strip() for line in text.split("\n--- ")[-1].splitlines()[1:]]
-    lines = [line for line in lines if line]
+    lines = [line for line in lines if line and (skip is None or skip not in line)]
     if not lines:
         return "no output"
     errors = [line for line in lines if _is_error(line)]

@@ -120,6 +120,10 @@ def _shut(connection: Any) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
+# How long the idle watchdog sleeps before it looks again (an `arm` wakes it at once).
+IDLE_WAIT_S = 60.0
+
+
 class _Watchdog:
     """One thread for every guard of the process: expires each at its time."""
 
@@ -146,7 +150,8 @@ class _Watchdog:
         while True:
             with self._wake:
                 while not self._heap:
-                    self._wake.wait()
+                    # Idle: woken by the next `arm`; the bound only keeps every wait finite.
+                    self._wake.wait(IDLE_WAIT_S)
                 at, _, guard = self._heap[0]
                 now = time.monotonic()
                 if guard.done:

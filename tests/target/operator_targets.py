@@ -148,3 +148,16 @@ def webapp_operator(cluster: ClusterTarget, api: client.ApiClient) -> Iterator[N
     eventually(none_left, timeout=60, what="the tests' WebApps to be gone")
     if before is None or not before.running:
         stop_operator(cluster)
+
+
+def one_error_line(result: Any, code: int) -> str:
+    """A CLI result's one error line (without `error: `): exit `code`, no traceback."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    return str(lines[0]).removeprefix("error: ")
+
+
+def namespace_names(api: client.ApiClient) -> set[str]:
+    return {ns.metadata.name for ns in client.CoreV1Api(api).list_namespace().items}

@@ -20,6 +20,7 @@ from compare.approaches import load_target
 from compare.approaches.operator import baseline
 from compare.approaches.operator.arm import take_baseline
 from compare.errors import CompareError
+from compare.target import Target
 
 from .operator_targets import shop_target
 
@@ -57,18 +58,28 @@ def _deployment(owner: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_other_managers_fields_before_the_baseline_are_reported_or_refused(
+def _operator_made_shop(
     api: client.ApiClient, namespace: str, tmp_path: Path
-) -> None:
+) -> tuple[Target, dict[str, Any]]:
+    """The shop target, and its Deployment as the operator made it: under the operator's
+    field manager, owned by an object standing in for the custom resource (anything can own)."""
     target = load_target(shop_target(tmp_path, namespace=namespace))
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    # The object standing in for the custom resource (anything can own).
     owner = api.sanitize_for_serialization(
-        core.create_namespaced_config_map(
+        client.CoreV1Api(api).create_namespaced_config_map(
             namespace, {"metadata": {"name": "shop-owner"}}, field_manager="compare-test"
         )
     )
-    apps.create_namespaced_deployment(namespace, _deployment(owner), field_manager=OPERATOR)
+    client.AppsV1Api(api).create_namespaced_deployment(
+        namespace, _deployment(owner), field_manager=OPERATOR
+    )
+    return target, owner
+
+
+def test_other_managers_fields_before_the_baseline_are_reported_or_refused(
+    api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    target, owner = _operator_made_shop(api, namespace, tmp_path)
+    apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment(
         "shop", namespace, {"metadata": {"labels": {"team": "web"}}}, field_manager="kubectl-label"
     )
@@ -106,14 +117,8 @@ def test_other_managers_fields_before_the_baseline_are_reported_or_refused(
 def test_a_manager_named_as_the_operators_or_a_reclaimed_object_lets_the_baseline_stand(
     api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
-    target = load_target(shop_target(tmp_path, namespace=namespace))
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    owner = api.sanitize_for_serialization(
-        core.create_namespaced_config_map(
-            namespace, {"metadata": {"name": "shop-owner"}}, field_manager="compare-test"
-        )
-    )
-    apps.create_namespaced_deployment(namespace, _deployment(owner), field_manager=OPERATOR)
+    target, owner = _operator_made_shop(api, namespace, tmp_path)
+    apps = client.AppsV1Api(api)
     # `kubectl set image`, then its exact undo: the value is the operator's again, the field
     # stays kubectl-set's.
     for image in ("shop:v2", "shop:v1"):
@@ -166,14 +171,8 @@ def test_a_manager_named_as_the_operators_or_a_reclaimed_object_lets_the_baselin
 def test_a_reclaimed_object_nobody_re_creates_is_one_line(
     api: client.ApiClient, namespace: str, tmp_path: Path
 ) -> None:
-    target = load_target(shop_target(tmp_path, namespace=namespace))
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    owner = api.sanitize_for_serialization(
-        core.create_namespaced_config_map(
-            namespace, {"metadata": {"name": "shop-owner"}}, field_manager="compare-test"
-        )
-    )
-    apps.create_namespaced_deployment(namespace, _deployment(owner), field_manager=OPERATOR)
+    target, owner = _operator_made_shop(api, namespace, tmp_path)
+    apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment(
         "shop", namespace, {"spec": {"minReadySeconds": 3}}, field_manager="kubectl-patch"
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kubernetes import client
@@ -32,8 +31,9 @@ from compare.results import latest_run, load_results
 from compare.results.writers import by_kubernetes
 from compare.target import Operator, Target
 from compare.webapp import API_GROUP, API_VERSION, KIND
+from tests.helpers import assert_stopped_in_preflight
 
-from .operator_targets import webapp_operator
+from .operator_targets import namespace_names, one_error_line, webapp_operator
 
 __all__ = ["webapp_operator"]  # the fixture, asked for by name below
 
@@ -85,18 +85,6 @@ def _needs_the_toolkits_operator(target: Target, names: list[str]) -> bool:
     return False
 
 
-def _one_error_line(result: Any, code: int) -> str:
-    assert result.exit_code == code, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.output
-    return str(lines[0]).removeprefix("error: ")
-
-
-def _namespaces(api: client.ApiClient) -> set[str]:
-    return {ns.metadata.name for ns in client.CoreV1Api(api).list_namespace().items}
-
-
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.stem)
 def test_an_example_target_runs_with_every_arm_it_has(
     path: Path,
@@ -113,7 +101,7 @@ def test_an_example_target_runs_with_every_arm_it_has(
 
     if refused:
         # The file as the README runs it (every arm): one line, before any arm is deployed.
-        namespaces = _namespaces(api)
+        namespaces = namespace_names(api)
         out = tmp_path / "refused"
         started = time.monotonic()
         result = runner.invoke(
@@ -121,18 +109,13 @@ def test_an_example_target_runs_with_every_arm_it_has(
             ["run", "--target", str(path), "-e", EXPERIMENT, "--output", str(out), *kubeconfig],
         )
         took = time.monotonic() - started
-        line = _one_error_line(result, 2)
+        line = one_error_line(result, 2)
         assert line.startswith(f"{path}: operator.install."), line
         assert "runs its manager in pods, and pods run no code on the embedded cluster: use" in line
         assert "operator.install.process" in line and "--kubeconfig" in line
         assert took < REFUSAL_S, f"refused after {took:.1f}s"
-        # Nothing ran: the run's results say why, with no trial (a run stopped in its preflight
-        # still writes results.json).
-        for run_dir in out.iterdir() if out.exists() else ():
-            stopped = load_results(run_dir)
-            assert not stopped.complete and stopped.trials == [], run_dir
-            assert stopped.preflight_error is not None and line in stopped.preflight_error
-        assert _namespaces(api) <= namespaces  # nothing deployed, not even a scratch namespace
+        assert_stopped_in_preflight(out, line)  # nothing ran: the run's results say why
+        assert namespace_names(api) <= namespaces  # nothing deployed, not even a scratch namespace
 
     if not runnable:
         return

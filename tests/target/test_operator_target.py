@@ -28,7 +28,14 @@ from compare.cluster import ClusterTarget, is_local
 from compare.deploy.charts import get_release
 from tests.helpers import assert_stopped_in_preflight
 
-from .operator_targets import ENV, shop_target, stuck_target, webapp_operator
+from .operator_targets import (
+    ENV,
+    namespace_names,
+    one_error_line,
+    shop_target,
+    stuck_target,
+    webapp_operator,
+)
 
 __all__ = ["webapp_operator"]  # the fixture, used by name below
 
@@ -38,18 +45,6 @@ pytestmark = pytest.mark.cluster
 
 def _kubeconfig(cluster: ClusterTarget) -> list[str]:
     return ["--kubeconfig", str(cluster.kubeconfig)]
-
-
-def _one_error_line(result: Any, code: int) -> str:
-    assert result.exit_code == code, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.output
-    return str(lines[0]).removeprefix("error: ")
-
-
-def _namespaces(api: client.ApiClient) -> list[str]:
-    return [ns.metadata.name for ns in client.CoreV1Api(api).list_namespace().items]
 
 
 def _baseline(api: client.ApiClient, namespace: str) -> dict[str, Any]:
@@ -139,11 +134,11 @@ def test_a_custom_resource_of_a_kind_nobody_serves_is_one_line_before_anything(
     run = ["run", "-a", "operator", "-e", "pod-delete-one", "--output", str(tmp_path / "out")]
     for args in (["deploy", "operator"], run):
         result = runner.invoke(app, [*args, "--target", str(path), *_kubeconfig(cluster)])
-        assert _one_error_line(result, 2) == (
+        assert one_error_line(result, 2) == (
             f"{path}: operator.resources: Widget w: no API serves Widget in"
             " nowhere.example.com/v1 (no established CRD defines it, and the install does not)"
         )
-    assert fresh not in _namespaces(api)
+    assert fresh not in namespace_names(api)
 
 
 @pytest.mark.parametrize("form", ["kustomize", "chart"])
@@ -156,14 +151,14 @@ def test_an_operator_that_never_gets_ready_is_one_line_and_the_cluster_is_left_a
     result = runner.invoke(
         app, ["deploy", "operator", "--target", str(path), "--timeout", "8", *_kubeconfig(cluster)]
     )
-    line = _one_error_line(result, 1)
+    line = one_error_line(result, 1)
     assert line.startswith("not ready within ")
     assert f"Gadget {fresh}/one: no Ready condition yet" in line
     assert line.endswith(f"; rolled back: removed what this deploy created and namespace {fresh}")
     # The install (its CRD) and the namespace are gone again.
     names = [crd.metadata.name for crd in crds.list_custom_resource_definition().items]
     assert "gadgets.stuck.example.com" not in names
-    assert fresh not in _namespaces(api)
+    assert fresh not in namespace_names(api)
     if form == "chart":
         assert get_release(cluster, fresh, "gadget-operator") is None
 
@@ -195,8 +190,8 @@ def test_an_operator_whose_manager_runs_in_pods_is_refused_on_the_embedded_clust
             " operator.install.process (run it as a local command) or a real cluster through"
             " --kubeconfig"
         )
-        assert _one_error_line(result, 2) == refusal
-    assert fresh not in _namespaces(api)
+        assert one_error_line(result, 2) == refusal
+    assert fresh not in namespace_names(api)
     assert_stopped_in_preflight(out, refusal)
     names = [
         c.metadata.name
@@ -245,7 +240,7 @@ def test_a_run_whose_operator_never_gets_ready_is_one_line_and_runs_no_trial(
             *("--deploy-timeout", "6", "--output", str(out), *_kubeconfig(cluster)),
         ],
     )
-    line = _one_error_line(result, 1)
+    line = one_error_line(result, 1)
     assert line.startswith("preflight of the operator arm: not ready within ")
     assert ": no Ready condition yet; removed what it installed" in line
     assert_stopped_in_preflight(out, line)  # nothing ran: the results say why
@@ -254,4 +249,4 @@ def test_a_run_whose_operator_never_gets_ready_is_one_line_and_runs_no_trial(
         for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items
     ]
     assert "gadgets.stuck.example.com" not in names
-    assert fresh not in _namespaces(api)
+    assert fresh not in namespace_names(api)

@@ -111,8 +111,8 @@ class Install:
 
 
 def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
-    """`kubectl kustomize DIR`: the install's objects (no cluster), in the order they are
-    applied (`placement.ordered`: namespaces and CRDs first); one line if it fails."""
+    """`kubectl kustomize DIR`: the install's objects (no cluster), in the kustomization's
+    order (`plan_install` orders them as applied); one line if it fails."""
     directory = operator.install.kustomize
     assert directory is not None
     try:
@@ -120,7 +120,7 @@ def kustomize_build(target: Target, operator: Operator) -> list[dict[str, Any]]:
         docs = [doc for doc in parse_yaml_all(text, f"kubectl kustomize {directory}") if doc]
     except CompareError as exc:
         raise CompareError(f"{target.source}: operator.install.kustomize: {exc.message}") from None
-    return placement.ordered(docs)
+    return docs
 
 
 def install_documents(target: Target, operator: Operator, namespace: str) -> list[dict[str, Any]]:
@@ -511,6 +511,14 @@ def take_baseline(
         objects, quiet_from = again, Deadline(QUIET_S)
 
 
+def _uids(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """Each object's uid by its kind and name."""
+    return {
+        (str(o.get("kind")), str((o.get("metadata") or {}).get("name"))): managers.uid(o)
+        for o in objects
+    }
+
+
 def _reclaim(
     api: client.ApiClient,
     namespace: str,
@@ -525,10 +533,7 @@ def _reclaim(
     operator has made it again (same kind and name, a new uid): only a write of its own then
     holds those fields. What was done, one line per object."""
     holding = sorted({(f.kind, f.name) for f in found if f.content})
-    before = {
-        (str(o.get("kind")), str((o.get("metadata") or {}).get("name"))): managers.uid(o)
-        for o in raw
-    }
+    before = _uids(raw)
     for kind_name, name in holding:
         row = judge_kind(kind_name)
         delete = row.call(api, "delete")
@@ -536,10 +541,7 @@ def _reclaim(
         delete_if_found(f"{kind_name} {name}", delete, *args)
 
     def missing() -> list[str]:
-        now = {
-            (str(o.get("kind")), str((o.get("metadata") or {}).get("name"))): managers.uid(o)
-            for o in baseline.owned_objects(api, namespace, owners)
-        }
+        now = _uids(baseline.owned_objects(api, namespace, owners))
         return [f"{k} {n}" for k, n in holding if now.get((k, n)) in (None, before.get((k, n)))]
 
     wait_for(

@@ -144,29 +144,31 @@ def operator_managers(
     return found - {""} - KUBERNETES_MANAGERS
 
 
+def _earliest(entries: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The managers of the earliest of these entries (a creation's)."""
+    times = [str(e.get("time") or "") for e in entries]
+    first = min(times, default="")
+    return {str(e.get("manager") or "") for e, t in zip(entries, times, strict=True) if t == first}
+
+
+def _content_entries(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The object's managed-field entries that write content (no report subresource)."""
+    return [e for e in _entries(obj) if e.get("subresource") not in REPORT_SUBRESOURCES]
+
+
 def made_by_kubernetes(obj: Mapping[str, Any]) -> bool:
     """Whether Kubernetes' own controllers made the object (its earliest content write is
     theirs alone): a by-product of what the operator made - the EndpointSlice of its Service -,
     never the operator's desired state."""
-    entries = [e for e in _entries(obj) if e.get("subresource") not in REPORT_SUBRESOURCES]
-    if not entries:
-        return False
-    first = min(str(e.get("time") or "") for e in entries)
-    names = {str(e.get("manager") or "") for e in entries if str(e.get("time") or "") == first}
-    return names <= KUBERNETES_MANAGERS
+    entries = _content_entries(obj)
+    return bool(entries) and _earliest(entries) <= KUBERNETES_MANAGERS
 
 
 def _creators(obj: Mapping[str, Any]) -> set[str]:
     """The managers of the object's earliest entry (its creation), Kubernetes' own aside."""
-    entries = [
-        e
-        for e in _entries(obj)
-        if e.get("subresource") not in REPORT_SUBRESOURCES
-        and e.get("manager") not in KUBERNETES_MANAGERS
-    ]
-    times = [str(e.get("time") or "") for e in entries]
-    first = min(times, default="")
-    return {str(e.get("manager") or "") for e, t in zip(entries, times, strict=True) if t == first}
+    return _earliest(
+        [e for e in _content_entries(obj) if e.get("manager") not in KUBERNETES_MANAGERS]
+    )
 
 
 def _kept(

@@ -17,6 +17,7 @@ from typing import Any
 from kubernetes import client
 
 from compare.cluster import ClusterTarget
+from compare.deploy.install import apply_crds, apply_documents
 from compare.errors import CompareError
 from compare.kube import served
 
@@ -24,7 +25,6 @@ __all__ = ["Key", "apply_ordered", "key", "ordered", "present"]
 
 # Applied in this order, the rest after them in the kustomization's own order.
 _FIRST = ("Namespace", "CustomResourceDefinition")
-ESTABLISH_TIMEOUT_S = 30.0
 
 # kind, namespace (None: cluster-scoped), name.
 Key = tuple[str, str | None, str]
@@ -79,14 +79,14 @@ def apply_ordered(
     cluster: ClusterTarget, docs: Sequence[dict[str, Any]], *, field_manager: str, namespace: str
 ) -> None:
     """Server-side apply in `ordered` order: the Namespaces, then the CRDs (waited for until
-    established, so that objects of their kinds can follow), then the rest, each object in its
-    own place (`served.apply_all`)."""
+    established, so that objects of their kinds can follow: `apply_crds`), then the rest, each
+    object in its own place (`served.apply_all`)."""
     docs = ordered(docs)
+    namespaces = [doc for doc in docs if doc.get("kind") == "Namespace"]
     crds = [doc for doc in docs if doc.get("kind") == "CustomResourceDefinition"]
-    split = next((i for i, doc in enumerate(docs) if doc.get("kind") not in _FIRST), len(docs))
-    with cluster.api_client() as api:
-        served.apply_all(api, docs[:split], field_manager=field_manager, namespace=namespace)
-        if crds:
-            names = [str(doc["metadata"]["name"]) for doc in crds]
-            served.wait_established(api, names, timeout=ESTABLISH_TIMEOUT_S)
-        served.apply_all(api, docs[split:], field_manager=field_manager, namespace=namespace)
+    rest = [doc for doc in docs if doc.get("kind") not in _FIRST]
+    if namespaces:
+        apply_documents(cluster, namespaces, field_manager=field_manager, namespace=namespace)
+    if crds:
+        apply_crds(cluster, crds, field_manager=field_manager)
+    apply_documents(cluster, rest, field_manager=field_manager, namespace=namespace)

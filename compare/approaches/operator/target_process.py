@@ -18,7 +18,6 @@ running is enough (a later failure is its supervisor's to restart).
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -28,14 +27,14 @@ from typing import Any
 
 from kubernetes import client
 
-from compare import kube
 from compare.cluster import ClusterTarget, cluster_key
-from compare.deploy.install import write_identity_kubeconfig
+from compare.deploy.install import apply_documents, write_identity_kubeconfig
 from compare.deploy.processes import (
     Controllers,
     LocalProcess,
     ProcessSet,
     alive,
+    last_log_line,
     spawn,
     wait_ready,
 )
@@ -66,6 +65,10 @@ def binding_name(target: str) -> str:
     return f"compare-operator-{target}"
 
 
+# What the supervisor writes into the log (`compare.deploy.supervise`) when it restarts it.
+SUPERVISOR = "supervisor: "
+
+
 def _current_start(info: LocalProcess) -> str:
     """The log of its newest start (each start is appended after a `--- ` line)."""
     try:
@@ -78,15 +81,9 @@ def _current_start(info: LocalProcess) -> str:
 def settled(info: LocalProcess) -> bool:
     """Started: alive for `SETTLE_S` without its supervisor restarting it. A restart during
     that time is its start-up failing (a bad flag, no such module): one line, at once."""
-    current = _current_start(info)
-    if "supervisor: " in current:
+    if SUPERVISOR in _current_start(info):
         # Its own last words, not the supervisor's note that it restarts it.
-        said = [
-            line.strip()
-            for line in current.splitlines()[1:]
-            if line.strip() and "supervisor: " not in line
-        ]
-        last = said[-1][:300] if said else "no output"
+        last = last_log_line(info.log_path, skip=SUPERVISOR)
         raise CompareError(
             f"it exited with an error right after its start: {last} (log {info.log})",
             exit_code=EXIT_FAILED,
@@ -171,8 +168,7 @@ class TargetProcess:
                 ],
             },
         ]
-        with cluster.api_client() as api:
-            kube.served.apply_all(api, documents, field_manager=FIELD_MANAGER, namespace=NAMESPACE)
+        apply_documents(cluster, documents, field_manager=FIELD_MANAGER, namespace=NAMESPACE)
         self.start(cluster)
 
     def uninstall(self, cluster: ClusterTarget) -> None:
@@ -212,5 +208,4 @@ def forget_all(cluster: ClusterTarget) -> None:
     root = cache_dir() / AREA
     for directory in sorted(root.glob(f"*/{cluster_key(cluster)}")) if root.is_dir() else []:
         processes = Controllers(area=f"{AREA}/{directory.parent.name}", names=(NAME,))
-        processes.forget(cluster)
-        shutil.rmtree(directory, ignore_errors=True)
+        processes.forget(cluster)  # its state directory too

@@ -54,6 +54,7 @@ def test_cluster_down_during_a_run_is_one_line(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.kill()
+            process.wait(timeout=30)
         embedded.down()
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert process.returncode == 2, (process.returncode, stdout, stderr)

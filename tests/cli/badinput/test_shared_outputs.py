@@ -193,6 +193,7 @@ def _mount_tmpfs(where: Path) -> bool:
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
         capture_output=True,
+        timeout=30,
         check=False,
     )
     return done.returncode == 0
@@ -219,7 +220,7 @@ def test_a_full_disk_leaves_no_partial_file(tmp_path: Path) -> None:
         assert not [p for p in disk.iterdir() if p.name.endswith(".tmp")]
     finally:
         if mounted:
-            subprocess.run(["umount", str(disk)], check=True)
+            subprocess.run(["umount", str(disk)], check=True, timeout=30)
 
 
 # -- stdout closed, a huge terminal, no home, LANG=C ---------------------------------------
