@@ -88,7 +88,7 @@ def _trailing_slash(path: str | os.PathLike[str]) -> None:
     if not raw.endswith(os.sep) or not raw.strip(os.sep):
         return
     bare = raw.rstrip(os.sep)
-    if os.path.isfile(bare) and not os.path.isdir(bare):
+    if os.path.isfile(bare):
         raise CompareError(
             f"{raw}: ends with '{os.sep}' (a directory), but {bare} is a file; not written"
             " (drop the slash to replace the file)"

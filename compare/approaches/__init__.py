@@ -41,6 +41,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy.rows import DeployedApp
 from compare.errors import CompareError
 from compare.judge import DesiredObjects, with_api_defaults
+from compare.kube import terminating
 from compare.target import ArmKey, Target
 from compare.target import load_target as load_target_with
 from compare.target import parse_target as parse_target_with
@@ -260,6 +261,7 @@ def deployed_apps(cluster: ClusterTarget, namespace: str | None) -> list[Deploye
     registry order."""
     api = cluster.api_client()
     try:
-        return [app for a in REGISTRY for app in a.status(cluster, api, namespace)]
+        going = terminating(api, namespace)  # read once, for every approach
+        return [app for a in REGISTRY for app in a.status(cluster, api, namespace, going)]
     finally:
         api.close()

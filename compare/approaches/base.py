@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
@@ -418,13 +418,19 @@ class Approach(ABC):
         the built-in target with it) and the namespace it is deployed in."""
 
     def status(
-        self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None
+        self,
+        cluster: ClusterTarget,
+        api: client.ApiClient,
+        namespace: str | None,
+        going: Collection[str] | None = None,
     ) -> list[DeployedApp]:
         """Every app deployed through this approach in `namespace` (all when None), judged:
-        each found one's `target_row`, by namespace and name."""
+        each found one's `target_row`, by namespace and name. `going`: the namespaces being
+        deleted, when the caller read them already (one read for every approach)."""
         # A namespace being deleted holds nothing to judge (and a judge's dry run there is
         # refused, 403): skipped, as one that starts going while it is read.
-        going = terminating(api, namespace)
+        if going is None:
+            going = terminating(api, namespace)
         found = []
         for t, ns in self.discover(cluster, api, namespace):
             if ns in going:

@@ -11,6 +11,7 @@ corrupted run pass the gate. Each is a bad input (one line naming the file and t
 
 from __future__ import annotations
 
+from compare.check.evaluate import known_fault
 from compare.check.policy import Policy
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
@@ -42,7 +43,7 @@ def check_policy_names(policy: Policy, results: RunResults, source: str) -> None
     for index, rule in enumerate(policy.expectations):
         at = f"expectations[{index}].except"
         for name in rule.except_:
-            if name not in builtin and name not in in_run:
+            if not known_fault(name, in_run):
                 raise CompareError(
                     f"{source}: {at}: {name!r} is neither a built-in experiment nor in this run"
                     " (a misspelt name?)"

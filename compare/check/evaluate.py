@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from compare.check.policy import Expectation, Policy
@@ -175,10 +176,12 @@ def _judge(
 
 
 def _known_fault(fault: str, summary: RunSummary) -> bool:
+    return known_fault(fault, {c.experiment.name for c in summary.cells.values()})
+
+
+def known_fault(fault: str, in_run: Collection[str]) -> bool:
     """A built-in experiment's name or a fault this run holds (a user's experiment)."""
-    if any(c.experiment.name == fault for c in summary.cells.values()):
-        return True
-    return "/" not in fault and (EXPERIMENTS_DIR / f"{fault}.json").is_file()
+    return fault in in_run or ("/" not in fault and (EXPERIMENTS_DIR / f"{fault}.json").is_file())
 
 
 def _absence(rule: Expectation, fault: str, cell: Cell | None, summary: RunSummary) -> str | None:

@@ -11,9 +11,9 @@ from compare.cli.common import (
     ErrorBoundaryGroup,
     KubeconfigOpt,
     cluster_from,
-    console,
     not_empty,
     say,
+    spinner,
 )
 from compare.cli.setup_cmd import build_with_progress
 from compare.cluster.embedded import (
@@ -28,7 +28,7 @@ from compare.cluster.embedded import (
     parse_control_plane_args,
 )
 from compare.cluster.toolchain import missing_binaries
-from compare.inert import terminal, visible
+from compare.inert import visible
 from compare.paths import check_cache_dir
 
 # Imported where used, not here: the kubernetes client and the deploy paths take ~0.5 s to
@@ -116,7 +116,7 @@ def up(
                 f"`compare cluster down{cluster.name_flag()}` first to change them"
             )
     else:
-        with console.status(terminal(f"starting embedded cluster {cluster.name!r} ...")):
+        with spinner(f"starting embedded cluster {cluster.name!r} ..."):
             overrides = parse_control_plane_args(arg, source="--arg") if arg else None
             cluster.up(nodes=nodes, port=port, tuning=tuning, extra_args=overrides)
         say(f"embedded cluster {cluster.name!r} is running")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.status import Status
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
@@ -178,6 +179,11 @@ def print_error(message: str) -> None:
 def print_warning(text: str) -> None:
     """A line on stderr, as inert text (never rich markup, never a control character)."""
     err_console.print(inert.visible(text), markup=False)
+
+
+def spinner(text: str) -> Status:
+    """A spinner line on stdout while work runs, its text inert (`compare.inert.terminal`)."""
+    return console.status(inert.terminal(text))
 
 
 def say(text: str) -> None:

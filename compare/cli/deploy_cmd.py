@@ -30,7 +30,6 @@ from compare.cli.common import (
     ErrorBoundaryGroup,
     KubeconfigOpt,
     cluster_from,
-    console,
     finite,
     keyword,
     not_empty,
@@ -38,6 +37,7 @@ from compare.cli.common import (
     refuse_system_namespace,
     resolve_namespace,
     say,
+    spinner,
 )
 from compare.cli.target_cmd import (
     TargetOpt,
@@ -48,7 +48,6 @@ from compare.cli.target_cmd import (
 )
 from compare.cluster import ClusterTarget
 from compare.deploy.charts import DEFAULT_NAMESPACE
-from compare.inert import terminal
 from compare.kube import check_namespace_name
 from compare.target import Target
 from compare.webapp import load_webapp
@@ -142,7 +141,7 @@ def _deploy(request: Request) -> None:
     approach.check_target(target, request.namespace)
     cluster = request.connect()
     started = time.monotonic()
-    with console.status(terminal(f"preparing {approach.name} ...")):
+    with spinner(f"preparing {approach.name} ..."):
         said = approach.command_install(cluster, target, request.options)
     for line in said:
         say(line)

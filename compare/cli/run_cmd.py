@@ -30,11 +30,12 @@ from compare.cli.common import (
     print_warning,
     say,
     sigterm_as_interrupt,
+    spinner,
 )
 from compare.cli.target_cmd import TargetOpt, refuse_with_target
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.errors import EXIT_FAILED
-from compare.inert import terminal, visible
+from compare.inert import terminal
 from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
@@ -224,7 +225,7 @@ def run(
         print_warning(line)
     # What the preflight says holds the target's names and the cluster's words: inert.
     with prepared(
-        cluster, request, say=say, doing=lambda text: console.status(terminal(text)),
+        cluster, request, say=say, doing=spinner,
         warn=print_warning,
     ) as ready:  # fmt: skip
         engine = ready.run
@@ -322,7 +323,7 @@ class _ProgressListener:
         self.progress.stop()
 
     def note(self, text: str) -> None:
-        self.progress.console.print(visible(text), markup=False)
+        say(text)
 
     def phase(self, plan: TrialPlan, phase: str) -> None:
         with self.lock:
@@ -349,4 +350,4 @@ class _ProgressListener:
         if result.evidence.healed_by:
             took += f" {written_by(result.evidence.healed_by)}"
         detail = f": {result.error}" if result.error else took
-        self.progress.console.print(visible(f"{plan.label}: {result.status}{detail}"), markup=False)
+        say(f"{plan.label}: {result.status}{detail}")

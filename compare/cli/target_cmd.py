@@ -20,7 +20,7 @@ import typer
 from typer._click.core import ParameterSource
 
 from compare.approaches import Approach, arms, load_target
-from compare.cli.common import console, print_warning, say
+from compare.cli.common import print_warning, say, spinner
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import target_namespace
 from compare.deploy.charts import DEFAULT_NAMESPACE
@@ -83,12 +83,12 @@ def deploy_arm(
     for until its desired state holds, `timeout` counted from `started`; a failure removes
     what it created); what it deployed said."""
     remaining = max(timeout - (time.monotonic() - started), 1.0)
-    with console.status(terminal(f"deploying {target.name} with {approach.name} ...")) as spinner:
+    with spinner(f"deploying {target.name} with {approach.name} ...") as shown:
         # What the deploy reports as it waits (the cluster's conditions) is markup to the
         # spinner: made inert first.
         done = arms.deploy_arm(
             approach, cluster, target, namespace, timeout=remaining,
-            progress=lambda text: spinner.update(terminal(text)), warn=print_warning,
+            progress=lambda text: shown.update(terminal(text)), warn=print_warning,
         )  # fmt: skip
     deployed = done.deployed
     for line in deployed.warnings:
@@ -107,7 +107,7 @@ def undeploy_arm(
     """What a target's arm deployed removed and waited for until it is gone; said."""
     what = approach.target_what(target)
     started = time.monotonic()
-    with console.status(terminal(f"removing {what} ...")):
+    with spinner(f"removing {what} ..."):
         removed = approach.undeploy_target(cluster, target, namespace, timeout=timeout)
     if removed:
         say(f"{what} removed from namespace {namespace} after {time.monotonic() - started:.1f}s")

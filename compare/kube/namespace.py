@@ -4,6 +4,7 @@ the one way to make sure a namespace exists."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kubernetes import client
 
@@ -111,8 +112,9 @@ def terminating(api: client.ApiClient, namespace: str | None = None) -> set[str]
             return set()  # none to see (a user who may not read namespaces: none known)
         message = status_message(exc) or f"{exc.status} {exc.reason}"
         raise CompareError(f"reading namespaces failed: {message}") from None
-    return {
-        ns.metadata.name
-        for ns in items
-        if (ns.status and ns.status.phase == "Terminating") or ns.metadata.deletion_timestamp
-    }
+    return {ns.metadata.name for ns in items if is_terminating(ns)}
+
+
+def is_terminating(ns: Any) -> bool:
+    """Whether a namespace (the typed client's V1Namespace) is being deleted."""
+    return bool((ns.status and ns.status.phase == "Terminating") or ns.metadata.deletion_timestamp)

@@ -314,6 +314,7 @@ def _verdict(approach: str, cells: list[Cell]) -> ApproachVerdict:
         for t in c.trials
         if t.time_to_heal_seconds is not None
     ]
+    authors = [c.heal_author for c in cells if c.outcome == "healed"]
     return ApproachVerdict(
         approach=approach,
         faults=len(applicable),
@@ -324,8 +325,8 @@ def _verdict(approach: str, cells: list[Cell]) -> ApproachVerdict:
         missing=outcomes.count("missing"),
         median_seconds=statistics.median(times) if times else None,
         no_fault=outcomes.count("no-fault"),
-        by_kubernetes=sum(c.outcome == "healed" and c.heal_author == "kubernetes" for c in cells),
-        by_approach=sum(c.outcome == "healed" and c.heal_author == "approach" for c in cells),
+        by_kubernetes=authors.count("kubernetes"),
+        by_approach=authors.count("approach"),
     )
 
 

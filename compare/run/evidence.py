@@ -145,6 +145,11 @@ class TrialJudge:
         self.changed_pods: dict[str, str] = {}
         self._note_changed_pods(baseline)
         self.templates_before = _templates(desired, baseline)
+        # Fixed for the trial, read at every reading: what a heal restores (`_healed`), each
+        # desired object's row of the table of kinds (`_allowed_rollouts`).
+        self.healed_root = parse_path(field)[0] if field else target
+        self.pods_before = set(self.uids_before["pods"])
+        self.rows = {item.root: KINDS[item.kind] for item in desired.items if item.kind in KINDS}
         self.writes_before = writes_of(self._healed(view))
 
     def value_of(self, view: View) -> Any:
@@ -207,9 +212,9 @@ class TrialJudge:
     def _healed(self, view: View) -> list[dict[str, Any] | None]:
         """The live objects a heal of this fault restores: the fault's object (its field's
         root, else its target), or, for pods, the pods that were not there before."""
-        root = parse_path(self.field)[0] if self.field else self.target
+        root = self.healed_root
         if root in ("pod", "pods"):
-            before = set(self.uids_before["pods"])
+            before = self.pods_before
             return [p for p in view.pods if uid(p) not in before and not terminating(p)]
         if root == "replicaset":
             return [view.replicaset]
@@ -221,13 +226,12 @@ class TrialJudge:
         `kubectl rollout restart`): the rollout that follows keeps the state from holding until
         it is done, yet it is no fault - whatever the kind (`Kind.rolling`: a StatefulSet's
         ordinal is missing for a moment as its pod is made again)."""
-        rows = {item.root: KINDS[item.kind] for item in self.desired.items if item.kind in KINDS}
         found = {}
         for root, template in _templates(self.desired, reading).items():
             before = self.templates_before.get(root)
             if template is None or before is None or template == before:
                 continue
-            row = rows[root]
+            row = self.rows[root]
             if not any(
                 p.startswith((f"{root}.", f"{root}:"))
                 and not only_pending(p)

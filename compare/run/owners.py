@@ -38,6 +38,7 @@ from compare.deploy.charts import undeploy_helm
 from compare.errors import CompareError, first_line
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube import delete_namespace
+from compare.kube.namespace import is_terminating
 from compare.paths import cache_dir
 from compare.run.leftovers import release_finalizers
 
@@ -119,7 +120,7 @@ class Leftover:
         return f"run {self.run_id} ({self.owner}): {', '.join(self.namespaces)}"
 
 
-def find_runs(api: client.ApiClient, *, skip_alive_self: bool = True) -> list[Leftover]:
+def find_runs(api: client.ApiClient) -> list[Leftover]:
     """The runs with trial namespaces on the cluster (not those being deleted, nor those kept
     with `--keep`), by run id; the calling process's own run is left out."""
     listed = client.CoreV1Api(api).list_namespace(
@@ -129,12 +130,12 @@ def find_runs(api: client.ApiClient, *, skip_alive_self: bool = True) -> list[Le
     me = str(os.getpid())
     for item in listed.items:
         meta = item.metadata
-        if (item.status and item.status.phase == "Terminating") or meta.deletion_timestamp:
+        if is_terminating(item):
             continue
         notes = meta.annotations or {}
         if notes.get(KEPT) == "true":
             continue  # `--keep`: the user removes them
-        if skip_alive_self and notes.get(OWNER_PID) == me and owner_state(notes) == ALIVE:
+        if notes.get(OWNER_PID) == me and owner_state(notes) == ALIVE:
             continue
         run_id = (meta.labels or {}).get(RUN_LABEL, "")
         host, pid = notes.get(OWNER_HOST), notes.get(OWNER_PID)

@@ -108,9 +108,6 @@ class PauseTimedOut(ActivityTimedOut):
             " controls ran past their deadline; the experiment is abandoned)",
         )
 
-    def __str__(self) -> str:
-        return str(self.args[0])
-
 
 class ExperimentCancelled(Exception):
     """The run was interrupted while chaoslib played the experiment."""

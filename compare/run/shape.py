@@ -88,8 +88,6 @@ def refused(
 
 def check_rules(rules: Any) -> str | None:
     """What is wrong with a `skip-when` list (None: nothing), for the file's one-line error."""
-    if not isinstance(rules, list):
-        return ': must be a list of {"field", "values", "reason"}'
     for index, rule in enumerate(rules):
         if not isinstance(rule, dict) or set(rule) != {"field", "values", "reason"}:
             return f'[{index}]: must be an object with exactly "field", "values" and "reason"'
