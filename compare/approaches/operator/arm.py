@@ -350,12 +350,15 @@ def _condition(body: Mapping[str, Any], condition: str) -> str | None:
 
 
 def not_ready(
-    api: client.ApiClient, resources: Sequence[Resource], operator: Operator, namespace: str
+    api: client.ApiClient,
+    resources: Sequence[Resource],
+    operator: Operator,
+    namespace: str,
+    read: Sequence[dict[str, Any] | None],
 ) -> str | None:
-    """Why the resources are not ready yet (None: they are)."""
+    """Why the resources are not ready yet (None: they are), from their bodies as `read`."""
     bodies = []
-    for resource in resources:
-        body = api_of.read(api, resource.served, namespace, resource.name)
+    for resource, body in zip(resources, read, strict=True):
         if body is None:
             return f"{resource.describe(namespace)} is gone"
         bodies.append(body)
@@ -382,11 +385,11 @@ def status_written(body: Mapping[str, Any]) -> bool:
 
 
 def unreconciled(
-    api: client.ApiClient, resources: Sequence[Resource], namespace: str
+    resources: Sequence[Resource], read: Sequence[dict[str, Any] | None]
 ) -> Resource | None:
-    """The first resource whose status no one has written (None: every one's was)."""
-    for resource in resources:
-        body = api_of.read(api, resource.served, namespace, resource.name)
+    """The first resource whose status no one has written (None: every one's was), from
+    their bodies as `read`."""
+    for resource, body in zip(resources, read, strict=True):
         if body is not None and not status_written(body):
             return resource
     return None
@@ -409,9 +412,11 @@ def wait_ready(
     silent = Deadline(no_reconcile or 0.0)
 
     def look() -> str | None:
-        why = not_ready(api, resources, operator, namespace)
+        # Each resource read once per look: readiness and, later, who wrote its status.
+        read = [api_of.read(api, r.served, namespace, r.name) for r in resources]
+        why = not_ready(api, resources, operator, namespace, read)
         if why is not None and no_reconcile is not None and silent.passed():
-            found = unreconciled(api, resources, namespace)
+            found = unreconciled(resources, read)
             if found is not None:
                 raise CompareError(
                     f"no operator is reconciling {found.served.kind} {namespace}/{found.name}"
