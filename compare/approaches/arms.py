@@ -70,12 +70,15 @@ def deploy_arm(
     progress: Callable[[str], None] = _ignore,
     warn: Callable[[str], None] = _ignore,
     cancel: threading.Event | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> ArmDeployed:
     """Deploy the approach's arm of `target` into `namespace` (see the module's docstring).
     `install`: install what the arm needs first, into `install_in` (default: `namespace`);
     `rollback`: undo what this deploy created when it fails; `check`: check on the cluster
     first what can be checked before anything is created; `progress` gets what it is
-    doing, `warn` what a rollback could not say in the error's line."""
+    doing, `warn` what a rollback could not say in the error's line; `labels` and
+    `annotations`: the namespace's when this deploy creates it."""
     deadline = Deadline(timeout)
     where = install_in or namespace
     if check:
@@ -88,7 +91,7 @@ def deploy_arm(
 
     def deploy() -> ArmDeployed:
         with cluster.api_client() as api:
-            kube.ensure_namespace(api, namespace)
+            kube.ensure_namespace(api, namespace, labels=labels, annotations=annotations)
         if install:
             progress(f"deploying {target.name} with {approach.name}: installing")
             step = approach.install_target(cluster, target, where, timeout=deadline.remaining(1.0))
@@ -145,12 +148,10 @@ def preflight_arm(
     trial = target.for_trial(scratch)
     try:
         try:
-            if labels or annotations:
-                with cluster.api_client() as api:
-                    kube.ensure_namespace(api, scratch, labels=labels, annotations=annotations)
             done = deploy_arm(
                 approach, cluster, trial, scratch, timeout=timeout,
                 install_in=install_namespace(target), rollback=False, check=False,
+                labels=labels, annotations=annotations,
             )  # fmt: skip
         finally:
             with contextlib.suppress(CompareError, client.ApiException):
