@@ -16,14 +16,10 @@ from compare.check.policy import Policy
 from compare.errors import CompareError
 from compare.paths import EXPERIMENTS_DIR
 from compare.results import RunResults
+from compare.results.model import MAX_HEAL_WINDOW_S, MAX_PARALLEL, MAX_SETTLE_S, MAX_TRIALS
 
-# The ranges `compare run` accepts (its --trials, --heal-window, --settle, --parallel); an
-# approach's cadence (Flux's interval) is at most an hour as well.
-MAX_TRIALS = 1000
-MAX_HEAL_WINDOW_S = 3600.0
-MAX_CADENCE_S = 3600.0
-MAX_SETTLE_S = 60.0
-MAX_PARALLEL = 32
+# An approach's cadence (Flux's interval) is at most an hour, as a heal window is.
+MAX_CADENCE_S = MAX_HEAL_WINDOW_S
 # Times are written rounded; a heal at the window's very end may read a hair past it.
 _SLACK_S = 1e-3
 

@@ -40,6 +40,7 @@ from compare.paths import REPORTS_DIR
 from compare.report.data import ReportData
 from compare.report.text import render_table
 from compare.results import RESULTS_FILE, RunResults, TrialResult, summarize
+from compare.results.model import MAX_HEAL_WINDOW_S, MAX_PARALLEL, MAX_SETTLE_S, MAX_TRIALS
 from compare.results.writers import written_by
 from compare.run import (
     DEFAULT_HEAL_WINDOW_S,
@@ -54,13 +55,7 @@ from compare.run.launch import checked_request, prepared
 from compare.run.owners import clean_dead_runs
 from compare.webapp import DEFAULT_APP, load_webapp
 
-# Far above any real run (each trial takes seconds); a larger number is a typo, and the plan
-# of a billion trials would exhaust memory before the first one started.
-MAX_TRIALS = 1000
-
 EXIT_INTERRUPTED = 130
-# An hour per trial is far beyond any heal worth measuring; more is a typo (`1e9`).
-MAX_HEAL_WINDOW_S = 3600.0
 
 
 # The approaches of a run without --approach: every registered one that is part of a default
@@ -124,13 +119,13 @@ def run(
         ),
     ] = False,
     parallel: Annotated[
-        int, typer.Option("--parallel", "-p", min=1, max=32, help="Trials run at once.")
+        int, typer.Option("--parallel", "-p", min=1, max=MAX_PARALLEL, help="Trials run at once.")
     ] = DEFAULT_PARALLEL,
     settle: Annotated[
         float,
         typer.Option(
             "--settle",
-            callback=finite(0.0, 60.0),
+            callback=finite(0.0, MAX_SETTLE_S),
             help="Seconds the desired state must hold, without a drifting event, before a"
             " heal counts (a relapse inside it is a flap).",
         ),

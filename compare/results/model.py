@@ -41,6 +41,15 @@ STATUSES: tuple[TrialStatus, ...] = ("healed", "not-healed", "no-fault", "error"
 FaultSeenHow = Literal["event", "reading", "injection-output"]
 
 Name = Annotated[str, Field(min_length=1)]
+
+# The ranges `compare run` accepts for what a run's settings record (its --trials,
+# --heal-window, --settle, --parallel): the CLI bounds its options with them, and
+# `compare check` refuses results past them. A thousand trials, an hour per trial: far
+# beyond any real run; more is a typo (`1e9`), and such a plan would exhaust memory.
+MAX_TRIALS = 1000
+MAX_HEAL_WINDOW_S = 3600.0
+MAX_SETTLE_S = 60.0
+MAX_PARALLEL = 32
 Seconds = Annotated[float, Field(ge=0)]
 
 
