@@ -6,10 +6,9 @@ total deadline with one line naming the server; a stream read at the caller's pa
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from kubernetes import client
 from compare.cluster.target import new_api_client
 from compare.judge.rest import request
 from compare.kube.deadline import DEFAULT_TIMEOUT, RequestDeadline, deadline_of
+from tests.loopback_http import serving
 
 BODY = b'{"kind": "NamespaceList", "apiVersion": "v1", "metadata": {}, "items": []}'
 # A byte a second: a per-read timeout of any length never fires.
@@ -57,14 +57,8 @@ class Tarpit(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def tarpit() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Tarpit)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Tarpit) as url:
+        yield url
 
 
 def kubeconfig(path: Path, server: str) -> Path:

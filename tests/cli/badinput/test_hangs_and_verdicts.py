@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import target as cluster_target
+from tests.loopback_http import serving
 from tests.results.helpers import fixture
 
 runner = CliRunner()
@@ -102,14 +102,8 @@ class _Refusing(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def refusing_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Refusing) as url:
+        yield url
 
 
 def test_401_is_refused_credentials_not_unreachable(tmp_path: Path, refusing_server: str) -> None:
