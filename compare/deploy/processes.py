@@ -311,6 +311,11 @@ class Controllers:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def port_taken(info: LocalProcess) -> bool:
+    """The process is gone and its newest start says its listening address was in use."""
+    return not alive(info) and "address already in use" in last_log_line(info.log_path).lower()
+
+
 def last_log_line(path: Path, *, skip: str | None = None) -> str:
     """What the newest start said: its first error line (a refused flag is followed by the
     usage text), else its last line; lines holding `skip` (another writer's) left out."""

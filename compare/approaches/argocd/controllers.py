@@ -51,6 +51,7 @@ from compare.deploy.processes import (
     forget,
     is_ready,
     last_log_line,
+    port_taken,
     spawn,
     terminate,
     wait_ready,
@@ -256,22 +257,38 @@ def _launch(
     for name in PROCESSES:
         if name in running:
             continue
-        info = _spawn(
-            cluster,
-            directory,
-            name,
-            redis,
-            binaries,
-            ports,
-            env,
-            kubeconfig,
-            list(wanted.get(name, [])),
-        )
-        started.append(info)
-        wait_ready(info, timeout, ready=process_ready)
+        for attempt in range(_PORT_TRIES):
+            info = _spawn(
+                cluster,
+                directory,
+                name,
+                redis,
+                binaries,
+                ports,
+                env,
+                kubeconfig,
+                list(wanted.get(name, [])),
+            )
+            started.append(info)
+            try:
+                wait_ready(info, timeout, ready=process_ready)
+                break
+            except CompareError:
+                # A port free when checked can be taken before the listener starts: the
+                # process then exits at once; it gets fresh ports, a bounded number of times.
+                if attempt + 1 == _PORT_TRIES or not port_taken(info):
+                    raise
+                terminate(info)
+                forget(directory, name)
+                started.remove(info)
+                for key, owner in _PORTS.items():
+                    if owner == name:
+                        ports[key] = free_port()
     settings.update({f"{key}_port": port for key, port in ports.items()})
     settings["extra_args"] = {name: list(wanted.get(name, [])) for name in CONTROLLERS}
 
+
+_PORT_TRIES = 3
 
 # Each port setting and the process that listens on it.
 _PORTS = {
