@@ -2,11 +2,12 @@
 
 `start` lists every kind (the cache is complete when it returns), then one thread per kind
 follows the watch from the list's resourceVersion. Each event updates the cache and calls
-`on_change(received, reading)` under one lock, so the callback sees the events of a kind in the
-API server's order and a consistent cache. A thread waiting for events blocks on its socket:
-a trial that waits out its window costs almost no CPU. A 410 (history compacted) relists; a
-broken connection reconnects from the last resourceVersion; `failing_since` tells how long
-the watch has been unable to reach the API server.
+`on_change(received, reading)` under one lock (`received` is stamped under it too), so the
+callback sees the events of a kind in the API server's order and a consistent cache. A thread
+waiting for events blocks on its socket: a trial that waits out its window costs almost no
+CPU. A 410 (history compacted) relists; a broken connection reconnects from the last
+resourceVersion; `failing_since` tells how long the watch has been unable to reach the API
+server.
 """
 
 from __future__ import annotations
@@ -117,8 +118,8 @@ class NamespaceWatch:
     def _relist(self, name: str, *, notify: bool) -> None:
         body = list_raw(self.api, self.namespace, name)
         items = {item["metadata"]["name"]: item for item in body.get("items") or []}
-        received = time.time()
         with self._lock:
+            received = time.time()
             gap = gap_changes(name, self._cache[name], items) if notify else {}
             self._cache[name] = items
             self._versions[name] = str((body.get("metadata") or {}).get("resourceVersion") or "")
@@ -189,8 +190,11 @@ class NamespaceWatch:
             raise RuntimeError(f"watch error {obj.get('code')}: {obj.get('message')}")
         meta = obj.get("metadata") or {}
         name_of = str(meta.get("name"))
-        received = time.time()
         with self._lock:
+            # Stamped under the lock: time order is then the cache's order. A stamp taken
+            # before it lets a thread that waited for the lock carry an earlier time than a
+            # reading made before its own, which then reads as a flap back to the old state.
+            received = time.time()
             if meta.get("resourceVersion"):
                 self._versions[name] = str(meta["resourceVersion"])
             if kind_of == "BOOKMARK":

@@ -296,7 +296,10 @@ class Observer(threading.Thread):
         if injected is not None and listed.at > injected + self.window + self.settle:
             return  # read after the trial's time (a late thread): not the trial's end state
         if judge is not None and not missed:
-            last = judge.observe(listed, listed.at)
+            # The cache holds every listed object at its listed version or a later one: it is
+            # the newer of the two (a list served while events came in may be older than them,
+            # and stamped at its end it would read as a flap back to the old state).
+            last = judge.observe(self._watch.reading(), time.time())
             with self._cond:
                 self.observations.append(last)
 

@@ -210,3 +210,47 @@ def test_any_kind_namespaced_or_cluster_scoped_is_defaulted_read_and_judged(
     finally:
         with contextlib.suppress(client.ApiException):
             rbac.delete_cluster_role(role_name)
+
+
+def test_watch_stamps_follow_the_cache_order_across_kinds(
+    api: client.ApiClient, namespace: str
+) -> None:
+    # Two kinds' events arrive at once on two threads; a slow callback (the judge's work)
+    # makes one wait for the lock. Each callback's time must not be earlier than the one
+    # before it, or a reading taken first would sort after a newer one (a false flap).
+    stamps: list[float] = []
+    sizes: list[int] = []
+
+    def changed(at: float, reading: Reading, _what: str) -> None:
+        stamps.append(at)
+        sizes.append(len(reading.all("ConfigMap")) + len(reading.all("Secret")))
+        time.sleep(0.005)
+
+    watch = NamespaceWatch(api, namespace, on_change=changed, kinds=("ConfigMap", "Secret"))
+    first = watch.start()
+    base = len(first.all("ConfigMap")) + len(first.all("Secret"))
+    core = client.CoreV1Api(api)
+
+    def make(kind: str) -> None:
+        for i in range(25):
+            body = {"metadata": {"name": f"o{i}"}, "data": {}}
+            if kind == "ConfigMap":
+                core.create_namespaced_config_map(namespace, body)
+            else:
+                core.create_namespaced_secret(namespace, body)
+
+    try:
+        workers = [threading.Thread(target=make, args=(k,)) for k in ("ConfigMap", "Secret")]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        deadline = time.monotonic() + 20
+        while (not sizes or sizes[-1] < base + 50) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        watch.stop()
+    assert sizes and sizes[-1] >= base + 50
+    assert stamps == sorted(stamps)
+    # Every reading holds what the one before it held: the cache only grows here.
+    assert sizes == sorted(sizes)
