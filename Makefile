@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: setup lint chromium
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=30
 
 # The lower bounds in pyproject.toml are true: every direct dependency installed at its lowest
 # allowed version (uv --resolution lowest-direct, in .venv-floors/) passes the unit tests.
