@@ -39,6 +39,7 @@ from kubernetes import client
 from compare.errors import first_line
 from compare.judge import NamespaceWatch, Reading, read
 from compare.judge.kinds import WATCHED
+from compare.judge.reading import Obj
 from compare.kube import poll
 from compare.run.evidence import Observation, TrialJudge, healing_since, settle_start
 
@@ -299,7 +300,8 @@ class Observer(threading.Thread):
             # The cache holds every listed object at its listed version or a later one: it is
             # the newer of the two (a list served while events came in may be older than them,
             # and stamped at its end it would read as a flap back to the old state).
-            last = judge.observe(self._watch.reading(), time.time())
+            cached = self._watch.reading()
+            last = judge.observe(cached, cached.at)
             with self._cond:
                 self.observations.append(last)
 
@@ -315,8 +317,11 @@ class Observer(threading.Thread):
             self.disagreements.append(f"watch missed {', '.join(missed[:3])}")
             judge = self.judge
             if judge is not None:
+                # Judged: the newer of the list and the cache per object, at the cache's time.
+                # The list alone may be older than events that came in while it was read.
+                both = newest(listed, self._watch.reading(), self._watch.deleted())
                 with self._cond:
-                    self.observations.append(judge.observe(listed, listed.at))
+                    self.observations.append(judge.observe(both, both.at))
                     self.observations.sort(key=lambda o: o.at)
         return bool(missed)
 
@@ -350,7 +355,7 @@ def _missed(
         have = cached.get(kind_name) or {}
         gone = deleted.get(kind_name) or {}
         for name, obj in objects.items():
-            version = str((obj.get("metadata") or {}).get("resourceVersion"))
+            version = _version(obj)
             got = have.get(name)
             if got is not None and not _older(got, version):
                 continue
@@ -363,6 +368,34 @@ def _missed(
             if name not in objects and collection and not _older(collection, version):
                 found.append(f"the deletion of {kind_name} {name}")
     return found
+
+
+def newest(listed: Reading, cached: Reading, deleted: dict[str, dict[str, str]]) -> Reading:
+    """Per object, the newer of a full list and the watch cache (by resourceVersion), at the
+    cache's time: what the watch missed is taken from the list, nothing newer is lost."""
+    objects: dict[str, dict[str, Obj]] = {}
+    for kind_name in {*listed.objects, *cached.objects}:
+        have = dict(cached.objects.get(kind_name) or {})
+        gone = deleted.get(kind_name) or {}
+        listed_objects = listed.objects.get(kind_name) or {}
+        for name, obj in listed_objects.items():
+            got = have.get(name)
+            if got is not None:
+                if _older(_version(got), _version(obj)):
+                    have[name] = obj
+            elif name not in gone or _older(gone[name], _version(obj)):
+                have[name] = obj
+        # Cached, not listed, and not newer than the list: a deletion the watch never delivered.
+        collection = listed.versions.get(kind_name, "")
+        for name in [n for n in have if n not in listed_objects]:
+            if collection and not _older(collection, _version(have[name])):
+                del have[name]
+        objects[kind_name] = have
+    return Reading(cached.at, objects, listed.versions)
+
+
+def _version(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion"))
 
 
 def _older(cached: str, listed: str) -> bool:
