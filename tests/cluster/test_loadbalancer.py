@@ -1,9 +1,11 @@
 """The embedded cluster's LoadBalancer address controller (`compare.cluster.loadbalancer`), on
 the real API server: a LoadBalancer Service gets an address of LB_RANGE within seconds and
 keeps it (also across a restart of the controller, which kwokctl runs as a component); a
-second one gets another; a deleted one, or one made a ClusterIP Service, frees its address.
-Its surviving an API server restart is checked with that restart (tests/chaos/
-test_control_plane.py), Argo CD's health of such a Service in tests/approaches/argocd."""
+second one gets another; a deleted one, or one made a ClusterIP Service, frees its address;
+a trial's health check names it when it is down, and a cluster made without it gets it at
+`up` (one restart in one test: each start of the controller costs seconds). Its surviving an
+API server restart is checked with that restart (tests/chaos/test_control_plane.py), Argo
+CD's health of such a Service in tests/approaches/argocd."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kubernetes import client
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.cluster.embedded import LB_COMPONENT, LB_RANGE
 from compare.cluster.loadbalancer import main
+from compare.run.health import cluster_health
 from tests.helpers import eventually, load_balancer_address
 
 RESTARTED_S = 30.0
@@ -51,10 +54,9 @@ def test_load_balancers_get_distinct_loopback_addresses_kept_until_freed(
     assert {ipaddress.ip_address(ip) for ip in (first, second)} <= set(
         ipaddress.ip_network(LB_RANGE)
     )
-    # Kept: across the controller's own restart (it reads what the Services hold).
-    embedded = EmbeddedCluster(cluster_key(cluster))
-    embedded.restart_component(LB_COMPONENT)
-    assert embedded.component_pid(LB_COMPONENT) is not None
+    # Kept across the controller's restart (it reads what the Services hold) - here the one
+    # of a cluster made before it existed, which `up` gives it.
+    _made_without_the_controller(cluster, api)
     _service(core, namespace, "c")
     # A fresh Python process under a loaded machine takes seconds to import its client.
     third = load_balancer_address(api, namespace, "c", timeout=RESTARTED_S)
@@ -77,15 +79,13 @@ def test_load_balancers_get_distinct_loopback_addresses_kept_until_freed(
     assert again == lowest
 
 
-@pytest.mark.cluster
-def test_a_cluster_made_without_the_controller_gets_it_at_up(
-    cluster: ClusterTarget, api: client.ApiClient, namespace: str
-) -> None:
-    if not cluster.embedded:
-        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+def _made_without_the_controller(cluster: ClusterTarget, api: client.ApiClient) -> None:
+    """Stop the controller, leave the cluster's kwok.yaml and bin/ as an earlier toolkit did
+    (no such component), and bring the cluster up: it runs again."""
     embedded = EmbeddedCluster(cluster_key(cluster))
     embedded.stop_component(LB_COMPONENT)
-    # Its kwok.yaml and bin/ as an earlier toolkit left them: no such component.
+    # A trial's health check watches it as it does the other components.
+    assert cluster_health(cluster, api)() == [f"{LB_COMPONENT} is not running"]
     path = embedded.cluster_dir / "kwok.yaml"
     documents = list(yaml.safe_load_all(path.read_text()))
     for doc in documents:
@@ -95,8 +95,7 @@ def test_a_cluster_made_without_the_controller_gets_it_at_up(
     (embedded.cluster_dir / "bin" / LB_COMPONENT).unlink()
     assert embedded.up().running
     assert embedded.component_pid(LB_COMPONENT) is not None
-    _service(client.CoreV1Api(api), namespace, "late")
-    assert load_balancer_address(api, namespace, "late", timeout=RESTARTED_S)
+    assert cluster_health(cluster, api)() == []
 
 
 def test_a_range_that_is_no_network_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
