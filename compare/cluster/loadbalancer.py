@@ -5,7 +5,8 @@ Every Service of type LoadBalancer gets one ingress address (`status.loadBalance
 from a loopback range (`compare.cluster.embedded.LB_RANGE`), keeps it while it is a
 LoadBalancer, and frees it when it is deleted or changed to another type (the address it held is
 cleared from its status). `spec.loadBalancerClass` is not looked at: no other implementation
-runs on the embedded cluster. Nothing listens on the addresses (kwok's pods run no containers):
+runs on the embedded cluster; nor is the deprecated `spec.loadBalancerIP` (the address is the
+range's lowest free one). Nothing listens on the addresses (kwok's pods run no containers):
 they are for what reads the API - Argo CD's health of a Service, a chart or a hook that waits
 for an address.
 
