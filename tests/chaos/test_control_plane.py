@@ -254,7 +254,7 @@ def test_a_trial_whose_control_plane_fault_failed_is_an_error_not_a_verdict(
     assert trial.error == (
         "'restart-kube-apiserver', before the injection, failed: ActivityFailed: unknown"
         " control-plane component 'kubelet' (known: etcd, kube-apiserver,"
-        " kube-controller-manager, kube-scheduler, kwok-controller)"
+        " kube-controller-manager, kube-scheduler, kwok-controller, lb-address-controller)"
     )
     assert result.exit_code == 1
     assert {name: embedded.component_pid(name) for name in COMPONENTS} == pids
