@@ -170,3 +170,18 @@ def assert_stopped_in_preflight(out: Path, line: str) -> None:
             line,
             stopped.preflight_error,
         )
+
+
+def load_balancer_address(
+    api: client.ApiClient, namespace: str, name: str, timeout: float = 10.0
+) -> str:
+    """The ingress address the embedded cluster's address controller gives LoadBalancer
+    Service `name` (seconds; fails naming the Service)."""
+    core = client.CoreV1Api(api)
+
+    def address() -> str | None:
+        found = core.read_namespaced_service(name, namespace, _request_timeout=REQUEST_TIMEOUT)
+        ingress = (found.status.load_balancer and found.status.load_balancer.ingress) or []
+        return next((i.ip for i in ingress if i.ip), None)
+
+    return eventually(address, timeout=timeout, what=f"an address of Service {namespace}/{name}")

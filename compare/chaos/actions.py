@@ -609,8 +609,6 @@ def add_endpoint_slice(
 
 
 RECREATE_TIMEOUT_S = 30.0
-# What the API server writes or allocates: a copy made by someone else starts without them.
-_SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 
 
 def recreate_object(
@@ -623,8 +621,9 @@ def recreate_object(
 ) -> dict[str, Any]:
     """Delete one of the app's objects and create a copy of it at once, with `patch` merged
     in (a JSON merge patch: `null` removes a key): someone else's object of the same name, a
-    new uid. The copy leaves out what the API server allocated (clusterIP(s), node ports, a
-    health-check node port: `compare.judge.allow.without_allocated`) but what `patch` sets.
+    new uid. The copy leaves out what the API server wrote or allocated (status, uid,
+    resourceVersion, clusterIP(s), node ports, a health-check node port, ipFamilies where the
+    patch redoes the allocation: `compare.judge.allow.without_allocated`) but what `patch` sets.
     A copy the API server refuses fails before anything is deleted. Retries (bounded) while
     the name is still taken."""
     kind = _object_kind(kind, "recreate_object")
@@ -632,12 +631,9 @@ def recreate_object(
     with _api(secrets, f"recreating {kind} {ns}/{name}") as api:
         read = judged.read_call(api)
         old = api.sanitize_for_serialization(read(name, ns, _request_timeout=REQUEST_TIMEOUT))
-        # What the API server allocated is the old object's: the copy gets its own, but for
-        # what the patch sets (the judge's ALLOCATED fields, one definition).
+        # What the API server wrote or allocated is the old object's: the copy gets its own,
+        # but for what the patch sets (one definition, with the judge's ALLOCATED fields).
         body = merge_patch(without_allocated(old, patch), patch or {})
-        body.pop("status", None)
-        for key in _SERVER_METADATA:
-            body["metadata"].pop(key, None)
         delete = judged.call(api, "delete")
         args = (name, ns) if judged.namespaced else (name,)
         create = judged.create_call(api)

@@ -1,7 +1,8 @@
 """Control-plane faults of the embedded cluster: restart or stop its own components.
 
-The embedded cluster's etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
-controller are local processes that kwokctl started (`compare.cluster.embedded`). These
+The embedded cluster's etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok
+controller and LoadBalancer address controller are local processes that kwokctl started
+(`compare.cluster.embedded`). These
 actions kill or stop one of them and start it again by kwokctl's own mechanism (`kwokctl start
 cluster` starts exactly the components that are not running), always on the cluster the
 activity is pointed at (`KUBECONFIG`, as every activity here): the embedded cluster whose

@@ -2,7 +2,10 @@
 
 etcd, kube-apiserver (RBAC + admission), kube-controller-manager, kube-scheduler and the kwok
 controller run as local processes built from Go modules; kwok nodes accept pods and mark them
-Running/Ready without containers. kwokctl keeps its state under <cache>/kwok, never in ~/.kube.
+Running/Ready without containers. A sixth component, the toolkit's LoadBalancer address
+controller (`compare.cluster.loadbalancer`, Python), is a kwokctl component like them: started,
+stopped and restarted by kwokctl from the cluster's kwok.yaml. kwokctl keeps its state under
+<cache>/kwok, never in ~/.kube.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -110,6 +114,15 @@ TUNINGS: dict[str, tuple[ControlPlaneArg, ...]] = {
 }
 
 
+# The LoadBalancer address controller (`compare.cluster.loadbalancer`): every Service of type
+# LoadBalancer gets status.loadBalancer.ingress[].ip from LB_RANGE, a loopback range nothing
+# else of the toolkit uses (it binds 127.0.0.1 only). Nothing listens there: kwok's pods run
+# no containers; the address is what readers of the API (Argo CD's health, a chart's wait) need.
+LB_COMPONENT = "lb-address-controller"
+LB_RANGE = "127.240.0.0/16"
+# The directory that holds the `compare` package: the controller runs this toolkit's code.
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
 # The components kwokctl runs for the cluster (each one's pid file is pids/<component>.pid).
 COMPONENTS = (
     "etcd",
@@ -117,6 +130,7 @@ COMPONENTS = (
     "kube-controller-manager",
     "kube-scheduler",
     "kwok-controller",
+    LB_COMPONENT,
 )
 STOP_TIMEOUT_S = 10.0
 # A new cluster's API server is ready ~1-2 s after kwokctl started it (2 cores); the deadline is
@@ -275,10 +289,16 @@ class EmbeddedCluster:
         if current.running:
             if nodes is not None:
                 self.scale_nodes(nodes)
+            # A cluster made before the address controller existed gets it; one whose
+            # controller is not running has it started again (kwokctl starts only those).
+            if self._ensure_lb_component() or self.component_pid(LB_COMPONENT) is None:
+                self.start_components()
+                current = self.status()
             self.tighten_secrets()
             return current
         if current.exists:
             # A stopped cluster (e.g. after a reboot) is restarted; a broken one is reported.
+            self._ensure_lb_component()
             result = self._kwokctl("start", "cluster", timeout=180, check=False)
             if result.returncode != 0 or not self._wait_ready(timeout=60):
                 raise CompareError(
@@ -306,6 +326,7 @@ class EmbeddedCluster:
         want = DEFAULT_NODES if nodes is None else nodes
         for attempt in range(1, CREATE_ATTEMPTS + 1):
             config = self._create_config(flags)
+            self._write_lb_program()
             try:
                 result = self._kwokctl(
                     *args, *self._capacity_args(audit_policy), timeout=360, check=False,
@@ -316,6 +337,9 @@ class EmbeddedCluster:
                 self._audit_policy_file().unlink(missing_ok=True)
                 config.unlink(missing_ok=True)
             if result.returncode != 0:
+                if not (self.cluster_dir / "kwok.yaml").exists():
+                    # Nothing of a cluster but the controller's program written above.
+                    shutil.rmtree(self.cluster_dir, ignore_errors=True)
                 raise CompareError(
                     f"could not start the embedded cluster: {_last_line(result.stderr)} "
                     f"(logs in {self.cluster_dir / 'logs'})"
@@ -410,8 +434,62 @@ class EmbeddedCluster:
         """This cluster's creation configuration (the tuned flags), apart from other clusters'."""
         path = self.workdir / "create" / f"{self.name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(kwokctl_config(flags))
+        path.write_text(kwokctl_config(flags, (self._lb_component(),)))
         return path
+
+    # -- the LoadBalancer address controller ------------------------------------------------
+
+    def _lb_component(self) -> dict[str, Any]:
+        """The controller as a kwokctl component: its program in the cluster's bin/ (as
+        kwokctl links the others there), started after the API server, logging to
+        logs/<component>.log and recorded in pids/<component>.pid by kwokctl."""
+        return {
+            "name": LB_COMPONENT,
+            "links": ["kube-apiserver"],
+            "binary": str(self.cluster_dir / "bin" / LB_COMPONENT),
+            "args": ["--kubeconfig", str(self.kubeconfig), "--range", LB_RANGE],
+            "workDir": str(self.cluster_dir),
+        }
+
+    def _write_lb_program(self) -> None:
+        """The controller's program: this interpreter running this toolkit's module (rewritten
+        at each `up`: the cluster runs the code of the toolkit that last brought it up)."""
+        path = self.cluster_dir / "bin" / LB_COMPONENT
+        program = (
+            f"#!{sys.executable or 'python3'}\n"
+            f'"""{LB_COMPONENT} of the embedded cluster {self.name!r} (compare cluster up)."""\n'
+            "import sys\n"
+            f"sys.path.insert(0, {str(_PACKAGE_ROOT)!r})\n"
+            "from compare.cluster.loadbalancer import main\n"
+            "sys.exit(main())\n"
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text() != program:
+            path.write_text(program)
+        path.chmod(0o750)
+
+    def _ensure_lb_component(self) -> bool:
+        """Add the controller to a cluster made without it (its kwok.yaml), write its program;
+        True when the component was added."""
+        path = self.cluster_dir / "kwok.yaml"
+        try:
+            text = path.read_text()
+            if f"name: {LB_COMPONENT}\n" in text:  # has it (parsing costs ~0.1 s each `up`)
+                self._write_lb_program()
+                return False
+            documents = list(yaml.safe_load_all(text))
+        except (OSError, yaml.YAMLError):
+            return False  # no cluster kwokctl can read: `up` reports it
+        self._write_lb_program()
+        for doc in documents:
+            if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
+                components = doc.setdefault("components", [])
+                if any(c.get("name") == LB_COMPONENT for c in components if isinstance(c, dict)):
+                    return False
+                components.append(self._lb_component())
+                path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+                return True
+        return False
 
     def configured_args(self) -> list[ControlPlaneArg]:
         """The flags and environment this cluster's components were created with (its
@@ -477,10 +555,12 @@ class EmbeddedCluster:
         if not _alive(pid):
             return None
         try:
-            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2]
+            # argv[0] of a binary; argv[1] of a program its interpreter runs (the controller).
+            ran = [Path(arg.decode()) for arg in argv]
         except (OSError, UnicodeDecodeError):
             return None
-        return pid if Path(argv0) == self.cluster_dir / "bin" / component else None
+        return pid if self.cluster_dir / "bin" / component in ran else None
 
     def dead_components(self) -> list[str]:
         """The components of this cluster that do not run (in start order)."""
@@ -707,12 +787,17 @@ def control_plane_args(
     return tuple(chosen.values())
 
 
-def kwokctl_config(args: tuple[ControlPlaneArg, ...] = ()) -> str:
-    """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, and each argument
-    as a component patch (kwokctl appends `--flag=value` to the component's command line,
-    after its own flags, so a value given here wins over kwokctl's; an `env:NAME` argument is
-    one of the process's `extraEnvs`)."""
+def kwokctl_config(
+    args: tuple[ControlPlaneArg, ...] = (), components: tuple[dict[str, Any], ...] = ()
+) -> str:
+    """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, `components` of
+    the toolkit's own beside kwokctl's, and each argument as a component patch (kwokctl
+    appends `--flag=value` to the component's command line, after its own flags, so a value
+    given here wins over kwokctl's; an `env:NAME` argument is one of the process's
+    `extraEnvs`)."""
     config = yaml.safe_load(KWOKCTL_CONFIG)
+    if components:
+        config["components"] = list(components)
     patches: dict[str, dict[str, list[dict[str, str]]]] = {}
     for arg in args:
         patch = patches.setdefault(arg.component, {})

@@ -148,17 +148,54 @@ def _is_port(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
 
 
+# What the API server writes into an object's metadata: a copy someone else makes has its own.
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+# What a patch sets to redo a Service's address allocation (ipFamilies follow it).
+_ALLOCATION = ("clusterIP", "clusterIPs", "type")
+# ipFamilyPolicy's default: the API server's, not the object's request.
+_DEFAULT_FAMILY_POLICY = "SingleStack"
+
+
 def without_allocated(obj: Mapping[str, Any], keep: Mapping[str, Any] | None = None) -> Any:
-    """A copy of `obj` (API JSON) without the ALLOCATED fields of the list above, but those
-    `keep` (a merge patch about to be applied) sets: what someone creating a copy of the
-    object sends. The API server allocates them anew; sent as the original's, a copy is
-    refused (a node port still taken, `clusterIPs` of another family than the patch's
-    clusterIP). `ipFamilies`/`ipFamilyPolicy` stay: they are no allocation but the object's
-    (defaulted from the cluster when unset, they are judged like any field)."""
+    """A copy of `obj` (API JSON) as someone creating it anew sends it, the one mechanism of
+    every fault that copies an object: without what the API server writes (`status` - a
+    LoadBalancer's ingress address among it - and SERVER_METADATA), without the ALLOCATED
+    fields of the list above but those `keep` (a merge patch about to be applied) sets. The
+    API server allocates them anew; sent as the original's, a copy is refused (a node port
+    still taken, `clusterIPs` of another family than the patch's clusterIP).
+
+    `ipFamilies`/`ipFamilyPolicy` are the object's own (defaulted from the cluster when unset,
+    judged like any field) and stay, unless `keep` redoes the allocation they describe (sets
+    clusterIP, clusterIPs or type) without setting them: then the families, which the API
+    server derives from the allocation, are left out, and the policy too when it is the
+    default (SingleStack) - a request for two families (PreferDualStack, RequireDualStack)
+    stays."""
     copied = copy.deepcopy(dict(obj))
+    copied.pop("status", None)
+    metadata = copied.get("metadata")
+    if isinstance(metadata, dict):
+        for key in SERVER_METADATA:
+            metadata.pop(key, None)
     for entry in ALLOW_LIST:
         if entry.rule == ALLOCATED:
             _drop(copied, entry.pattern, keep or {})
+    spec, wanted = copied.get("spec"), (keep or {}).get("spec")
+    redone = isinstance(wanted, Mapping) and any(wanted.get(k) is not None for k in _ALLOCATION)
+    if isinstance(spec, dict) and isinstance(wanted, Mapping) and redone:
+        if wanted.get("ipFamilies") is None:
+            spec.pop("ipFamilies", None)
+        policy = spec.get("ipFamilyPolicy")
+        if wanted.get("ipFamilyPolicy") is None and policy == _DEFAULT_FAMILY_POLICY:
+            spec.pop("ipFamilyPolicy", None)
     return copied
 
 

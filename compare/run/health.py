@@ -7,8 +7,8 @@ end, that the components are up; a component down at any check from the injectio
 the trial an `error` naming it, never a verdict.
 
 - The embedded cluster: each kwokctl component's process (etcd, kube-apiserver,
-  kube-controller-manager, kube-scheduler, kwok-controller) by its pid file and command line -
-  no API call.
+  kube-controller-manager, kube-scheduler, kwok-controller, the LoadBalancer address
+  controller) by its pid file and command line - no API call.
 - Any other cluster: the leader Leases of kube-controller-manager and kube-scheduler in
   kube-system must have been renewed within their lease duration (two GETs); the API server
   is checked by the trial's re-reads and watch.

@@ -121,6 +121,12 @@ def test_a_killed_component_comes_back_as_a_new_process_and_the_cluster_works(
     kept = client.CoreV1Api(api).read_namespaced_config_map("kept", namespace)
     assert kept.data == {"k": "v"}
     _controllers_work(api, namespace)
+    # The LoadBalancer address controller outlived it (it lists again): a new one gets an address.
+    spec = {"type": "LoadBalancer", "selector": {"app": "cp"}, "ports": [{"port": 80}]}
+    client.CoreV1Api(api).create_namespaced_service(
+        namespace, {"metadata": {"name": "lb"}, "spec": spec}
+    )
+    assert helpers.load_balancer_address(api, namespace, "lb")
 
 
 def test_a_stopped_controller_manager_heals_nothing_until_started_again(
@@ -248,7 +254,7 @@ def test_a_trial_whose_control_plane_fault_failed_is_an_error_not_a_verdict(
     assert trial.error == (
         "'restart-kube-apiserver', before the injection, failed: ActivityFailed: unknown"
         " control-plane component 'kubelet' (known: etcd, kube-apiserver,"
-        " kube-controller-manager, kube-scheduler, kwok-controller)"
+        " kube-controller-manager, kube-scheduler, kwok-controller, lb-address-controller)"
     )
     assert result.exit_code == 1
     assert {name: embedded.component_pid(name) for name in COMPONENTS} == pids

@@ -14,6 +14,7 @@ self-heal) and leaves an added env var (its three-way diff does not see it).
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,18 @@ from compare.approaches.argocd.controllers import ARGOCD, start_argocd
 from compare.approaches.argocd.sync import TRACKING_ID, chart_applied
 from compare.cli import app
 from compare.cluster import ClusterTarget
+from compare.cluster.embedded import LB_RANGE
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import render_target
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
 from compare.webapp import load_webapp
+from tests.helpers import load_balancer_address
 
 runner = CliRunner()
 NO_CLUSTER = ["--kubeconfig", "/nonexistent/kubeconfig"]
 CHART = Path(__file__).parents[2] / "fixtures" / "charts" / "stateful-app"
+PLAIN = Path(__file__).parents[2] / "fixtures" / "charts" / "plain-app"
 HEAD = {"apiVersion": "compare.example.com/v1alpha1", "kind": "Target", "name": "sapp"}
 
 
@@ -198,3 +202,32 @@ def test_a_repository_chart_is_named_as_it_is(cluster: ClusterTarget, tmp_path: 
         api.close()
     removed = runner.invoke(app, ["undeploy", "argocd", *where])
     assert removed.exit_code == 0, removed.output
+
+
+@pytest.mark.cluster
+@pytest.mark.usefixtures("argocd_cleanup")
+def test_a_load_balancer_service_is_healthy_with_the_embedded_clusters_address(
+    cluster: ClusterTarget, tmp_path: Path
+) -> None:
+    # Argo CD's health of a LoadBalancer Service is Healthy once it has an ingress address:
+    # on the embedded cluster its address controller gives one (on another, its own LB).
+    values = {"serviceType": "LoadBalancer", "replicaCount": 1}
+    path = _target(
+        tmp_path, argocd={"chart": {"path": str(PLAIN)}, "release": "lb", "values": values}
+    )
+    namespace = "argo-target-lb"
+    where = ["--target", str(path), "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)]
+    deployed = runner.invoke(app, ["deploy", "argocd", *where])
+    try:
+        assert deployed.exit_code == 0, deployed.output
+        assert "Synced, Healthy, desired state holds" in deployed.output
+        if cluster.embedded:
+            api = cluster.api_client()
+            try:
+                address = load_balancer_address(api, namespace, "lb")
+            finally:
+                api.close()
+            assert ipaddress.ip_address(address) in ipaddress.ip_network(LB_RANGE)
+    finally:
+        removed = runner.invoke(app, ["undeploy", "argocd", *where])
+        assert removed.exit_code == 0, removed.output
