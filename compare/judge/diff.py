@@ -6,6 +6,9 @@ but identity and status is compared whole (`spec`, and `data`, `rules`, ... for 
 and the object's labels too; a changed value, a removed field and an added one are all drift,
 except what `compare.judge.allow` allows. Lists of named items (containers, env, volumes,
 ports) are matched by their key, so a message names the item (`containers[webapp].image`).
+A field the desired object leaves unset that only Kubernetes' own components wrote (the API
+server, its controllers: `metadata.managedFields`, `compare.kube.managed`) is theirs, not
+drift - for every kind alike.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from compare.judge.allow import (
     rule_at,
 )
 from compare.judge.secrets import hashed_secret
+from compare.kube.managed import kubernetes_only
 
 Change = Literal["changed", "added", "removed", "missing", "deleting", "not-allowed"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
@@ -147,7 +151,9 @@ class _Walk:
         elif _is_list(want) and _is_list(got):
             self._list(path, want, got)
         elif is_empty(want):
-            if rule != OPEN_MAP:
+            # Added: drift, unless only Kubernetes' own components wrote it (who wrote each
+            # field is in the live object's managedFields, whatever its kind).
+            if rule != OPEN_MAP and not kubernetes_only(self.live, path):
                 self._add(path, "added", None, got)
         elif is_empty(got):
             self._add(path, "removed", want, None)
