@@ -153,12 +153,25 @@ class _Walk:
         elif is_empty(want):
             # Added: drift, unless only Kubernetes' own components wrote it (who wrote each
             # field is in the live object's managedFields, whatever its kind).
-            if rule != OPEN_MAP and not kubernetes_only(self.live, path):
+            if rule != OPEN_MAP and not self._kubernetes(path, got):
                 self._add(path, "added", None, got)
         elif is_empty(got):
             self._add(path, "removed", want, None)
         elif want != got:
             self._add(path, "changed", want, got)
+
+    def _kubernetes(self, path: tuple[str, ...], got: Any) -> bool:
+        """Whether only Kubernetes' own components wrote `got` at `path`, every part of it (a
+        map or list added whole may hold someone else's key)."""
+        if isinstance(got, Mapping) and got:
+            return all(self._kubernetes((*path, _key(str(k))), v) for k, v in got.items())
+        if _is_list(got) and got:
+            key = list_key((), got)
+            return all(
+                self._kubernetes((*path, f"[{item[key] if key else index}]"), item)
+                for index, item in enumerate(got)
+            )
+        return kubernetes_only(self.live, path)
 
     def _map(
         self, path: tuple[str, ...], want: Mapping[str, Any], got: Mapping[str, Any], open_map: bool

@@ -94,9 +94,9 @@ def kubernetes_only(obj: Mapping[str, Any], path: Sequence[str]) -> bool:
 
 
 def _leaves(fields: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    if not fields:
+    if not fields or ("." in fields and prefix and prefix[-1][:2] in ("k:", "v:", "i:")):
         if prefix:
-            yield prefix  # owned whole
+            yield prefix  # owned whole, or a list item whose existence it owns
         return
     for key in [key for key in fields if key != "."]:
         value = fields[key]
@@ -139,6 +139,8 @@ def _remove(node: Any, keys: Sequence[str]) -> None:
     if prefix == "f" and isinstance(node, dict) and name in node:
         if rest:
             _remove(node[name], rest)
+            if node[name] in ({}, []):
+                del node[name]  # emptied here: the API server omits an empty map or list
         else:
             del node[name]
     elif prefix in ("k", "v") and isinstance(node, list):
