@@ -3,7 +3,8 @@
 tests/fixtures/charts/crd-app has its own CRD in crds/ and a custom resource of it in its
 templates: deployed by Helm, its custom resource is desired state (defaulted by the API
 server from the CRD's schema), read and watched by path; a changed spec is drift, a status
-written by nobody is not, a deleted one is missing. An APIService (a kind whose name is fixed)
+written by nobody is not, a deleted one is missing. Its APIService, whose Service never
+answers, holds (its Available condition is status). An APIService (a kind whose name is fixed)
 and a CRD in a chart's templates are dry-run like any object.
 """
 
@@ -36,7 +37,7 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 def _target(folder: Path) -> Path:
-    arm = {"chart": {"path": str(CHART)}, "release": "gizmo", "values": {}}
+    arm = {"chart": {"path": str(CHART)}, "release": "gizmo", "values": {"apiService": True}}
     data = {
         "apiVersion": "compare.example.com/v1alpha1",
         "kind": "Target",
@@ -71,6 +72,17 @@ def test_a_charts_custom_resource_is_judged_closed_world(
         # Defaulted by the API server from the CRD's schema, as any built-in default is.
         assert gizmo.defaulted["spec"] == {"color": "blue", "size": 1}
         assert problems(desired, watch.start()) == []
+        # Its APIService's Service never answers: not Available, a status - it holds.
+        apiservice = desired.first("APIService")
+        assert apiservice is not None and apiservice.key == "APIService.v1.apiregistration.k8s.io"
+
+        def unavailable() -> bool:
+            live = watch.reading().get(apiservice.key, apiservice.name) or {}
+            conditions = (live.get("status") or {}).get("conditions") or []
+            return any(c["type"] == "Available" and c["status"] == "False" for c in conditions)
+
+        eventually(unavailable, what="the APIService reported unavailable")
+        assert problems(desired, watch.reading()) == []
         # A status written by nobody (no controller runs here) is a report, not drift.
         request(
             api,
