@@ -35,6 +35,7 @@ from compare.judge.kinds import (
     REVISIONS,
     WORKLOAD_KINDS,
     Kind,
+    in_table,
     kind,
     qualified,
     resolve,
@@ -107,8 +108,14 @@ class DesiredObjects:
         return hpa_ranges(item.raw for item in self.items)
 
     def of_kind(self, name: str) -> list[DesiredObject]:
-        """The objects of that kind in the namespace judged (the app's own)."""
-        return [item for item in self.items if item.kind == name and item.namespace is None]
+        """The objects of that kind in the namespace judged (the app's own); a kind of the
+        table's is its own group's (a Knative `Service` is no Service of the app's)."""
+        table = name in KINDS
+        return [
+            item
+            for item in self.items
+            if item.kind == name and item.namespace is None and (item.qualified is None) == table
+        ]
 
     @property
     def deployment(self) -> DesiredObject | None:
@@ -230,7 +237,7 @@ def served_row(
     it is Established and served; one no API serves is a one-line error naming it (`objects`:
     the desired set, which may hold its CRD, named then)."""
     kind_name, api_version = str(obj.get("kind")), str(obj.get("apiVersion") or "")
-    if kind_name in KINDS:
+    if in_table(kind_name, api_version):
         return KINDS[kind_name]
     name = qualified(kind_name, api_version)
     what = f"desired {kind_name} {(obj.get('metadata') or {}).get('name')}"

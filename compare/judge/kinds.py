@@ -314,18 +314,26 @@ def kind(name: str) -> Kind:
 def qualified(kind_name: str, api_version: str) -> str:
     """The name a reading holds a kind by: the table's kind name, or for any other kind its
     name, version and group (`Widget.v1.example.com`, `Binding.v1` in the core group), so two
-    kinds of one name in two groups never mix."""
-    if kind_name in KINDS:
-        return kind_name
+    kinds of one name in two groups never mix (a Knative `Service` is no core Service)."""
     group, _, version = api_version.rpartition("/")
+    if in_table(kind_name, api_version):
+        return kind_name
     return ".".join(part for part in (kind_name, version, group) if part)
+
+
+def in_table(kind_name: str, api_version: str) -> bool:
+    """Whether an object of this kind and apiVersion is the table's kind (the same group; any
+    version the API server converts)."""
+    row = KINDS.get(kind_name)
+    group = api_version.rpartition("/")[0]
+    return row is not None and row.group_version.rpartition("/")[0] == group
 
 
 def api_version_of(name: str) -> tuple[str, str] | None:
     """(kind, apiVersion) of a qualified name (None: a table kind, or no qualified name)."""
     base = unscoped(name)[0]
     kind_name, _, rest = base.partition(".")
-    if kind_name in KINDS or not rest:
+    if not rest:
         return None
     version, _, group = rest.partition(".")
     return kind_name, f"{group}/{version}" if group else version

@@ -11,7 +11,7 @@ import pytest
 
 from compare.judge.desired import from_pairs
 from compare.judge.diff import diff_object
-from compare.judge.kinds import Kind, api_version_of, qualified
+from compare.judge.kinds import KINDS, Kind, api_version_of, qualified
 from compare.kube.managed import kubernetes_only, owners, without_foreign
 
 GIZMO = Kind("Gizmo", "", "gizmos", served="crkinds.example.com/v1")
@@ -24,6 +24,9 @@ def test_a_kind_outside_the_table_is_named_with_its_group_and_version() -> None:
     assert qualified("Gizmo", "crkinds.example.com/v1") == "Gizmo.v1.crkinds.example.com"
     assert qualified("Binding", "v1") == "Binding.v1"  # the core group has no name
     assert qualified("Deployment", "apps/v1") == "Deployment"  # the table's own
+    assert qualified("HorizontalPodAutoscaler", "autoscaling/v1") == "HorizontalPodAutoscaler"
+    # A kind of the table's name in another group is another kind.
+    assert qualified("Service", "serving.knative.dev/v1") == "Service.v1.serving.knative.dev"
     assert api_version_of("Gizmo.v1.crkinds.example.com@other") == (
         "Gizmo",
         "crkinds.example.com/v1",
@@ -67,6 +70,23 @@ def test_desired_custom_resources_are_held_under_their_qualified_kind() -> None:
     # Cluster-scoped: the namespace it names is no namespace.
     assert second.key == "APIService.v1.apiregistration.k8s.io" and second.root == "apiservice"
     assert {first.key, second.key} <= set(desired.kinds)
+
+
+def test_a_kind_of_a_table_name_in_another_group_is_none_of_the_apps_parts() -> None:
+    knative = {
+        "apiVersion": "serving.knative.dev/v1",
+        "kind": "Service",
+        "metadata": {"name": "web"},
+        "spec": {},
+    }
+    core = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {}}
+    served = Kind("Service", "", "services", served="serving.knative.dev/v1")
+    desired = from_pairs(
+        [(knative, knative), (core, core)], home="app", rows=[served, KINDS["Service"]]
+    )
+    assert [i.key for i in desired.items] == ["Service.v1.serving.knative.dev", "Service"]
+    assert desired.service is desired.items[1]
+    assert desired.of_kind("Service") == [desired.items[1]]
 
 
 def _entry(manager: str, fields: dict[str, Any], subresource: str | None = None) -> Any:
