@@ -2,7 +2,8 @@
 
 The desired state of a Helm app is every object of its release's manifest, hooks dropped
 (`compare.judge.judged_objects`), made comparable by the judge's server-side dry-run - for any
-chart and any kind the judge knows, namespaced or cluster-scoped. Before anything is installed
+chart and any kind the API server serves (its custom resources, an `APIService`), namespaced
+or cluster-scoped. Before anything is installed
 the chart is rendered (`helm template`, no cluster): a chart that does not render with the
 target's values is one line naming the target file and helm's error. Once installed, the
 release's own manifest is the desired state: a chart that generates values at render time (a
@@ -39,7 +40,6 @@ from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import parse_yaml, read_text
 from compare.judge import DesiredObjects, judged_objects, with_api_defaults
-from compare.judge.kinds import kind
 from compare.kube import check_namespace_name
 from compare.target import API_VERSION, KIND, HelmInstall, Target
 
@@ -104,7 +104,6 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
             f"{target.source}: {install.where}: the chart renders no objects"
             " (nothing to deploy or judge; check its values and templates)"
         )
-    _check_judged(target, install, kept)
     return kept
 
 
@@ -114,18 +113,6 @@ def _render_path(path: str, values: str, release: str, namespace: str) -> str:
     namespace): the probes ask for a trial's desired state at every look."""
     chart = get_chart(path)
     return json.dumps(render(json.loads(values), release=release, namespace=namespace, chart=chart))
-
-
-def _check_judged(target: Target, install: HelmInstall, objects: list[dict[str, Any]]) -> None:
-    """Every object is of a kind the judge knows (one in another namespace than the release's
-    is judged there: `compare.judge.desired`)."""
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        what = f"{obj.get('kind')} {meta.get('name')}"
-        try:
-            kind(str(obj.get("kind")))
-        except ValueError as exc:
-            raise CompareError(f"{target.source}: {install.where}: {what}: {exc}") from None
 
 
 def desired_of(
@@ -193,7 +180,6 @@ def manifest_desired(
     """A release's manifest as its desired state: every object (hooks dropped), with what its
     deployer writes on each (Helm's ownership metadata by default), defaulted."""
     kept = judged_objects(objects)
-    _check_judged(target, install, kept)
     return desired_of(api, namespace, applied(kept, release=install.release, namespace=namespace))
 
 

@@ -5,7 +5,8 @@ deploy waits, `compare status`). It takes the desired *objects* (whatever a char
 an operator built), not a model of the app, so it judges any app:
 
   kinds      the object kinds it reads, watches and defaults (typed client calls, namespaced
-             or cluster-scoped, timeouts)
+             or cluster-scoped, timeouts), and any other kind the API server serves, by
+             discovery (`resolve`)
   secrets    a Secret's values as their hashes: judged by key, never printed or kept
   desired    the desired objects, with the API's defaults by server-side dry-run
   allow      the allow-list: what others may set without it being drift, with reasons

@@ -5,6 +5,13 @@ operator's built children), never a list of chosen fields. To compare them close
 live objects they need the API's defaults (strategy, probes' thresholds, imagePullPolicy,
 terminationMessagePath, ...): a server-side dry-run create returns exactly what the API server
 would store, so no hand-written normaliser can drift from the real defaulting.
+
+Any kind the API server serves is defaulted so (a chart's custom resources, an `APIService`):
+its kind is found by discovery (`compare.judge.kinds.resolve`); a custom resource whose
+CustomResourceDefinition is on the cluster but not Established yet waits for it (bounded). A
+kind that fixes its objects' names (an APIService is `version.group`) is dry-run under the
+object's own name, and once it exists by the API server's server-side apply dry-run onto it,
+less the fields other field managers own alone (`compare.kube.managed`).
 """
 
 from __future__ import annotations
@@ -27,7 +34,11 @@ from compare.judge.kinds import (
     REQUEST_TIMEOUT,
     REVISIONS,
     WORKLOAD_KINDS,
+    Kind,
+    in_table,
     kind,
+    qualified,
+    resolve,
     scoped,
     watched_with,
 )
@@ -35,8 +46,16 @@ from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 from compare.judge.workloads import carries_own_uid, hpa_ranges, replaced_value
 from compare.kube.apierror import status_message
+from compare.kube.managed import without_foreign
+from compare.kube.served import wait_established
+from compare.kube.wait import wait_until_gone
 
 DRY_RUN_PREFIX = "judge-"
+# The field manager of the judge's server-side apply dry-runs (nothing is stored under it).
+DRY_RUN_MANAGER = "compare-judge"
+# How long a custom resource's kind may take to be served once its CRD is on the cluster.
+CRD_WAIT_S = 30.0
+_CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 @dataclass(frozen=True)
@@ -52,11 +71,14 @@ class DesiredObject:
     # The namespace it lives in when that is not the one it is judged in (a chart's
     # RoleBinding in kube-system): judged as an object, never as the app's workload or parts.
     namespace: str | None = None
+    # A kind outside the table of kinds: the qualified name a reading holds it under
+    # (`Widget.v1.example.com`, `compare.judge.kinds.qualified`).
+    qualified: str | None = None
 
     @property
     def key(self) -> str:
         """The kind a reading holds it under (`Kind@namespace` outside the reading's own)."""
-        return scoped(self.kind, self.namespace)
+        return scoped(self.qualified or self.kind, self.namespace)
 
 
 @dataclass(frozen=True)
@@ -86,8 +108,14 @@ class DesiredObjects:
         return hpa_ranges(item.raw for item in self.items)
 
     def of_kind(self, name: str) -> list[DesiredObject]:
-        """The objects of that kind in the namespace judged (the app's own)."""
-        return [item for item in self.items if item.kind == name and item.namespace is None]
+        """The objects of that kind in the namespace judged (the app's own); a kind of the
+        table's is its own group's (a Knative `Service` is no Service of the app's)."""
+        table = name in KINDS
+        return [
+            item
+            for item in self.items
+            if item.kind == name and item.namespace is None and (item.qualified is None) == table
+        ]
 
     @property
     def deployment(self) -> DesiredObject | None:
@@ -192,35 +220,121 @@ def api_defaults(
     operator keeps one entry per WebApp, dropped when the WebApp goes). With `api_errors` the
     API server's refusal is raised as its ApiException (a controller tells a 429 from a 403)."""
     kept = judged_objects(objects)
-    pairs = [(obj, _dry_run(api, namespace, obj, api_errors)) for obj in kept]
-    return from_pairs(pairs, home=namespace)
+    # Every kind first (a custom resource's CRD Established), then each object's dry-run.
+    rows = [served_row(api, obj, kept) for obj in kept]
+    pairs = [
+        (obj, _dry_run(api, namespace, obj, api_errors, row))
+        for obj, row in zip(kept, rows, strict=True)
+    ]
+    return from_pairs(pairs, home=namespace, rows=rows)
 
 
-def elsewhere(obj: Mapping[str, Any], home: str | None) -> str | None:
-    """The namespace a namespaced object names when it is not `home` (else None)."""
+def served_row(
+    api: client.ApiClient, obj: Mapping[str, Any], objects: Sequence[Mapping[str, Any]] = ()
+) -> Kind:
+    """The kind of `obj` as the judge reads it: the table's row, or any kind the API server
+    serves (discovery). A custom resource whose CRD is on the cluster waits (bounded) until
+    it is Established and served; one no API serves is a one-line error naming it (`objects`:
+    the desired set, which may hold its CRD, named then)."""
+    kind_name, api_version = str(obj.get("kind")), str(obj.get("apiVersion") or "")
+    if in_table(kind_name, api_version):
+        return KINDS[kind_name]
+    name = qualified(kind_name, api_version)
+    what = f"desired {kind_name} {(obj.get('metadata') or {}).get('name')}"
+    try:
+        return resolve(api, name)
+    except ValueError:
+        pass
+    except CompareError as exc:
+        raise CompareError(f"{what}: {exc.message}") from None
+    group = api_version.rpartition("/")[0]
+    crds = _crds_of(api, group, kind_name)
+    if not crds:
+        given = [
+            str((doc.get("metadata") or {}).get("name"))
+            for doc in objects
+            if doc.get("kind") == "CustomResourceDefinition" and _defines(doc, group, kind_name)
+        ]
+        hint = (
+            f"its CustomResourceDefinition {given[0]} is not on the cluster yet"
+            if given
+            else "no CustomResourceDefinition of it is on the cluster"
+        )
+        raise CompareError(f"{what}: no API serves {api_version} {kind_name} ({hint})")
+    # CRDs first: the chart's CRD is there, its kind served once Established (bounded).
+    wait_established(api, crds, timeout=CRD_WAIT_S)
+
+    def unserved() -> list[str]:
+        try:
+            resolve(api, name)
+        except ValueError:
+            return [name]
+        return []
+
+    wait_until_gone(
+        unserved,
+        deadline=CRD_WAIT_S,
+        timed_out=lambda _left: CompareError(
+            f"{what}: {api_version} {kind_name} not served {CRD_WAIT_S:.0f}s after its"
+            f" CustomResourceDefinition {', '.join(crds)} was Established"
+        ),
+    )
+    return resolve(api, name)
+
+
+def _defines(crd: Mapping[str, Any], group: str, kind_name: str) -> bool:
+    spec = crd.get("spec") or {}
+    return spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind_name
+
+
+def _crds_of(api: client.ApiClient, group: str, kind_name: str) -> list[str]:
+    """The cluster's CRDs that define `kind_name` in `group`."""
+    if not group:
+        return []
+    try:
+        listing = request(api, "GET", _CRDS, timeout=REQUEST_TIMEOUT)
+    except client.ApiException as exc:
+        raise CompareError(
+            f"listing CustomResourceDefinitions: {exc.status} {status_message(exc) or exc.reason}"
+        ) from None
+    return [
+        str((crd.get("metadata") or {}).get("name"))
+        for crd in listing.get("items") or []
+        if _defines(crd, group, kind_name)
+    ]
+
+
+def elsewhere(obj: Mapping[str, Any], home: str | None, row: Kind | None = None) -> str | None:
+    """The namespace a namespaced object names when it is not `home` (else None); `row`: its
+    kind when known (a kind outside the table, found by discovery)."""
     given = (obj.get("metadata") or {}).get("namespace")
     if home is None or not given or given == home:
         return None
     try:
-        return str(given) if kind(str(obj.get("kind"))).namespaced else None
+        return str(given) if (row or kind(str(obj.get("kind")))).namespaced else None
     except ValueError:
         return None
 
 
 def from_pairs(
-    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], *, home: str | None = None
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    *,
+    home: str | None = None,
+    rows: Sequence[Kind] | None = None,
 ) -> DesiredObjects:
     """Desired objects from (raw, defaulted) pairs, e.g. made comparable elsewhere: a snapshot
-    of live objects (an operator's baseline), whose raw form leaves allocated fields unset."""
+    of live objects (an operator's baseline), whose raw form leaves allocated fields unset.
+    `rows`: each pair's kind, when the caller resolved it (kinds outside the table)."""
+    kinds: list[Kind | None] = list(rows) if rows is not None else [None] * len(pairs)
     counts: dict[str, int] = {}
-    for raw, _ in pairs:
-        if elsewhere(raw, home) is None:
+    for (raw, _), row in zip(pairs, kinds, strict=True):
+        if elsewhere(raw, home, row) is None:
             counts[str(raw.get("kind"))] = counts.get(str(raw.get("kind")), 0) + 1
     items = []
-    for raw, defaulted in pairs:
+    for (raw, defaulted), row in zip(pairs, kinds, strict=True):
         name = str((raw.get("metadata") or {}).get("name"))
         kind_name = str(raw.get("kind"))
-        other = elsewhere(raw, home)
+        other = elsewhere(raw, home, row)
         if other is not None:
             root = f"{kind_name.lower()}/{other}/{name}"
         elif counts[kind_name] == 1:
@@ -237,41 +351,58 @@ def from_pairs(
                 hashed_secret(defaulted),
                 own_uid=carries_own_uid(defaulted),
                 namespace=other,
+                qualified=(
+                    qualified(kind_name, str(raw.get("apiVersion") or ""))
+                    if row is not None and row.served
+                    else None
+                ),
             )
         )
     return DesiredObjects(tuple(items))
 
 
 def _dry_run(
-    api: client.ApiClient, namespace: str, obj: Mapping[str, Any], api_errors: bool = False
+    api: client.ApiClient,
+    namespace: str,
+    obj: Mapping[str, Any],
+    api_errors: bool = False,
+    row: Kind | None = None,
 ) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     body = {key: copy.deepcopy(value) for key, value in obj.items() if key not in ("status",)}
     # A fresh name: a dry-run create of an existing name is refused (409), and the name is
     # identity, not desired state. Only labels and annotations of metadata are judged.
     what = f"{obj.get('kind')} {meta.get('name')}"
-    try:
-        judged = kind(str(obj.get("kind")))
-    except ValueError as exc:
-        raise CompareError(f"desired {what}: {exc}") from None
+    if row is None:
+        try:
+            row = kind(str(obj.get("kind")))
+        except ValueError as exc:
+            raise CompareError(f"desired {what}: {exc}") from None
+    judged = row
     # An object that names another namespace is defaulted there (its own LimitRanges, ...).
     namespace = str(meta.get("namespace") or namespace)
-    body["metadata"] = {
-        "generateName": DRY_RUN_PREFIX,
-        **({"namespace": namespace} if judged.namespaced else {}),
-        **{key: meta[key] for key in ("labels", "annotations") if meta.get(key)},
-    }
+    kept_meta = {key: meta[key] for key in ("labels", "annotations") if meta.get(key)}
+    scope = {"namespace": namespace} if judged.namespaced else {}
+    body["metadata"] = {"generateName": DRY_RUN_PREFIX, **scope, **kept_meta}
     try:
-        # By path, not through the typed class: the operator defaults its children here, and
-        # the typed classes' models would cost it 24 MiB (`compare.judge.rest`).
-        stored = request(
-            api,
-            "POST",
-            judged.path(namespace),
-            query={"dryRun": "All"},
-            body=body,
-            timeout=REQUEST_TIMEOUT,
-        )
+        try:
+            # By path, not through the typed class: the operator defaults its children here,
+            # and the typed classes' models would cost it 24 MiB (`compare.judge.rest`).
+            stored = _create(api, judged, namespace, body)
+        except client.ApiException as exc:
+            if not _name_refused(exc):
+                raise
+            # A kind that fixes its objects' names (an APIService is `version.group`, a CRD
+            # `plural.group`): dry-run under the object's own name.
+            body["metadata"] = {"name": meta.get("name"), **scope, **kept_meta}
+            try:
+                stored = _create(api, judged, namespace, body)
+            except client.ApiException as again:
+                if again.status != 409:
+                    raise
+                # It exists (deployed): the API server's server-side apply dry-run onto it,
+                # less what other field managers own alone (not the deployer's).
+                stored = without_foreign(_apply(api, judged, namespace, body), DRY_RUN_MANAGER)
     except client.ApiException as exc:
         if api_errors:
             raise
@@ -296,3 +427,36 @@ def _dry_run(
     if generated and generated != meta.get("name"):
         stored = replaced_value(stored, str(generated), str(meta.get("name")))
     return stored
+
+
+def _create(
+    api: client.ApiClient, judged: Kind, namespace: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    return request(
+        api,
+        "POST",
+        judged.path(namespace),
+        query={"dryRun": "All"},
+        body=body,
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def _apply(
+    api: client.ApiClient, judged: Kind, namespace: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    name = str(body["metadata"]["name"])
+    return request(
+        api,
+        "PATCH",
+        judged.path(namespace, name),
+        query={"dryRun": "All", "fieldManager": DRY_RUN_MANAGER, "force": "true"},
+        body=body,
+        content_type="application/apply-patch+yaml",
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def _name_refused(exc: client.ApiException) -> bool:
+    """Whether the API server refused the object's (generated) name as invalid."""
+    return exc.status == 422 and "metadata.name" in str(exc.body or "")

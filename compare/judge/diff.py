@@ -6,6 +6,9 @@ but identity and status is compared whole (`spec`, and `data`, `rules`, ... for 
 and the object's labels too; a changed value, a removed field and an added one are all drift,
 except what `compare.judge.allow` allows. Lists of named items (containers, env, volumes,
 ports) are matched by their key, so a message names the item (`containers[webapp].image`).
+A field the desired object leaves unset that only Kubernetes' own components wrote (the API
+server, its controllers: `metadata.managedFields`, `compare.kube.managed`) is theirs, not
+drift - for every kind alike.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from compare.judge.allow import (
     rule_at,
 )
 from compare.judge.secrets import hashed_secret
+from compare.kube.managed import kubernetes_only
 
 Change = Literal["changed", "added", "removed", "missing", "deleting", "not-allowed"]
 # Keys that identify an item of a list, in order of preference (the API's merge keys).
@@ -147,12 +151,27 @@ class _Walk:
         elif _is_list(want) and _is_list(got):
             self._list(path, want, got)
         elif is_empty(want):
-            if rule != OPEN_MAP:
+            # Added: drift, unless only Kubernetes' own components wrote it (who wrote each
+            # field is in the live object's managedFields, whatever its kind).
+            if rule != OPEN_MAP and not self._kubernetes(path, got):
                 self._add(path, "added", None, got)
         elif is_empty(got):
             self._add(path, "removed", want, None)
         elif want != got:
             self._add(path, "changed", want, got)
+
+    def _kubernetes(self, path: tuple[str, ...], got: Any) -> bool:
+        """Whether only Kubernetes' own components wrote `got` at `path`, every part of it (a
+        map or list added whole may hold someone else's key)."""
+        if isinstance(got, Mapping) and got:
+            return all(self._kubernetes((*path, _key(str(k))), v) for k, v in got.items())
+        if _is_list(got) and got:
+            key = list_key((), got)
+            return all(
+                self._kubernetes((*path, f"[{item[key] if key else index}]"), item)
+                for index, item in enumerate(got)
+            )
+        return kubernetes_only(self.live, path)
 
     def _map(
         self, path: tuple[str, ...], want: Mapping[str, Any], got: Mapping[str, Any], open_map: bool

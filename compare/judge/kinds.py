@@ -8,12 +8,17 @@ in `compare` is derived from this table (`WORKLOAD_KINDS`, `template_path`, `pod
 ...): adding a kind is one row here (and its tests). Every caller goes through the scope-aware
 calls (`list_call`, `create_call`, `read_call`), which take a namespace and drop it for a
 cluster-scoped kind, so the judge reads, watches and dry-runs a ClusterRole exactly as it does a
-Deployment. A kind missing here is a one-line error naming the known ones, never a silently
-skipped object.
+Deployment. Any other kind the API server serves is judged by the same rule (a chart's custom
+resources, an `APIService`): `resolve` finds it by discovery (its group/version, REST plural,
+scope), under a qualified name (`Widget.v1.example.com`) that says which API serves it, and the
+judge reads, watches and dry-runs it by path. A kind no API serves is a one-line error, never a
+silently skipped object.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +27,7 @@ from kubernetes import client
 
 from compare.judge.rest import resource_path
 from compare.kube.served import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
+from compare.kube.served import served as served_kind
 
 # How a workload's running pods are told to be of its current pod template
 # (`compare.judge.rollout`): through the ReplicaSet of each template (a Deployment's), or by the
@@ -62,6 +68,9 @@ class Kind:
     checks: tuple[str, ...] = ()
     # It wants one pod per node it is scheduled to (a DaemonSet), not `spec.replicas`.
     per_node: bool = False
+    # A kind outside the table, found by discovery (`resolve`): the group/version that serves
+    # it; `plural` is then its REST resource and it has no typed calls (read by path).
+    served: str | None = None
 
     @property
     def workload(self) -> bool:
@@ -85,11 +94,13 @@ class Kind:
     @property
     def group_version(self) -> str:
         """`apps/v1`, `v1` (the core group), ...: what the typed API class serves."""
-        return _GROUP_VERSIONS[self.api]
+        return self.served or _GROUP_VERSIONS[self.api]
 
     @property
     def resource(self) -> str:
         """The REST resource name: `deployments`, `ingresses`, `networkpolicies`."""
+        if self.served:
+            return self.plural
         word = self.plural.replace("_", "")
         if word.endswith("y"):
             return word[:-1] + "ies"
@@ -104,6 +115,8 @@ class Kind:
     def call(self, api: client.ApiClient, verb: str) -> Callable[..., Any]:
         """The typed client's `<verb>_namespaced_<plural>` (or `<verb>_<plural>` for a
         cluster-scoped kind), with the typed client's own arguments."""
+        if self.served:
+            raise ValueError(f"kind {self.kind} ({self.served}) has no typed calls: read by path")
         scope = "namespaced_" if self.namespaced else ""
         typed = getattr(client, self.api)(api)
         return getattr(typed, f"{verb}_{scope}{self.plural}")  # type: ignore[no-any-return]
@@ -293,6 +306,70 @@ def kind(name: str) -> Kind:
     except KeyError:
         known = ", ".join(sorted(KINDS))
         raise ValueError(f"kind {name!r} is not judged yet (known: {known})") from None
+
+
+# -- any kind the API server serves --------------------------------------------------------------
+
+
+def qualified(kind_name: str, api_version: str) -> str:
+    """The name a reading holds a kind by: the table's kind name, or for any other kind its
+    name, version and group (`Widget.v1.example.com`, `Binding.v1` in the core group), so two
+    kinds of one name in two groups never mix (a Knative `Service` is no core Service)."""
+    group, _, version = api_version.rpartition("/")
+    if in_table(kind_name, api_version):
+        return kind_name
+    return ".".join(part for part in (kind_name, version, group) if part)
+
+
+def in_table(kind_name: str, api_version: str) -> bool:
+    """Whether an object of this kind and apiVersion is the table's kind (the same group; any
+    version the API server converts)."""
+    row = KINDS.get(kind_name)
+    group = api_version.rpartition("/")[0]
+    return row is not None and row.group_version.rpartition("/")[0] == group
+
+
+def api_version_of(name: str) -> tuple[str, str] | None:
+    """(kind, apiVersion) of a qualified name (None: a table kind, or no qualified name)."""
+    base = unscoped(name)[0]
+    kind_name, _, rest = base.partition(".")
+    if not rest:
+        return None
+    version, _, group = rest.partition(".")
+    return kind_name, f"{group}/{version}" if group else version
+
+
+# Discovered kinds, per API server and qualified name: a kind's plural and scope are fixed
+# while its CRD lives (both are immutable). Bounded: a run sees few kinds.
+_RESOLVED: OrderedDict[tuple[str, str], Kind] = OrderedDict()
+_resolved_lock = threading.Lock()
+RESOLVED_SIZE = 256
+
+
+def resolve(api: client.ApiClient, name: str) -> Kind:
+    """The row of a reading's kind name (scoped or not): the table's, or for a qualified name
+    the kind as the API server serves it (discovery). ValueError (one line) when neither knows
+    it."""
+    base = unscoped(name)[0]
+    if base in KINDS:
+        return KINDS[base]
+    found = api_version_of(base)
+    if found is None:
+        return kind(base)  # the table's one-line error
+    key = (str(api.configuration.host), base)
+    with _resolved_lock:
+        row = _RESOLVED.get(key)
+    if row is not None:
+        return row
+    what = served_kind(api, found[1], found[0])
+    if what is None:
+        raise ValueError(f"no API serves {found[0]} ({found[1]})")
+    row = Kind(found[0], "", what.plural, namespaced=what.namespaced, served=found[1])
+    with _resolved_lock:
+        _RESOLVED[key] = row
+        while len(_RESOLVED) > RESOLVED_SIZE:
+            _RESOLVED.popitem(last=False)
+    return row
 
 
 def watched_with(kinds: Iterable[str]) -> tuple[str, ...]:

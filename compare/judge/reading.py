@@ -15,7 +15,8 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind, unscoped
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, resolve, unscoped
+from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 
 Obj = dict[str, Any]
@@ -54,11 +55,22 @@ def read(api: client.ApiClient, namespace: str, kinds: Sequence[str] = WATCHED) 
 
 def list_raw(api: client.ApiClient, namespace: str, kind_name: str, **params: Any) -> Obj:
     """One list of `kind_name` in `namespace` (a scoped kind name, `Kind@ns`: in its own)."""
-    kind_name, elsewhere = unscoped(kind_name)
-    response = kind(kind_name).list_call(api)(
-        elsewhere or namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **params
-    )
-    result: Obj = json.loads(response.data)
+    row = resolve(api, kind_name)
+    kind_name, elsewhere = row.kind, unscoped(kind_name)[1]
+    result: Obj
+    if row.served:
+        # Any other kind the API server serves (a custom resource): by path, no typed class.
+        if params:
+            raise ValueError(f"listing {kind_name} by path takes no parameters: {sorted(params)}")
+        result = request(api, "GET", row.path(elsewhere or namespace), timeout=REQUEST_TIMEOUT)
+    else:
+        response = row.list_call(api)(
+            elsewhere or namespace,
+            _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT,
+            **params,
+        )
+        result = json.loads(response.data)
     # A list's items carry no kind (a watch event's object does): set it, so that every
     # object of a reading says what it is, however it was read (a rule by kind - a
     # DaemonSet's pod count - must not depend on whether a list or an event brought it).

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 import urllib3
 from kubernetes import client
 
-__all__ = ["Timeout", "request", "resource_path"]
+__all__ = ["Timeout", "request", "resource_path", "stream"]
 
 # Seconds: a total, or (connect, read) like the typed client's `_request_timeout`.
 Timeout = float | tuple[float, float]
@@ -65,6 +65,48 @@ def _headers(api: client.ApiClient, content_type: str | None) -> dict[str, str]:
     return headers
 
 
+def _send(
+    api: client.ApiClient,
+    method: str,
+    path: str,
+    *,
+    query: dict[str, Any] | None,
+    body: Any,
+    content_type: str | None,
+    timeout: Timeout,
+    preload: bool,
+) -> Any:
+    url = api.configuration.host + path
+    params = {key: value for key, value in (query or {}).items() if value is not None}
+    if params:
+        url += "?" + urlencode(params)
+    data = None if body is None else json.dumps(body).encode()
+    response = api.rest_client.pool_manager.request(
+        method,
+        url,
+        body=data,
+        headers=_headers(api, content_type or (_JSON if data is not None else None)),
+        timeout=_timeout(timeout),
+        preload_content=preload,
+    )
+    if not 200 <= response.status <= 299:
+        text = (response.data if preload else response.read()).decode("utf-8", "replace")
+        exc = client.ApiException(status=response.status, reason=response.reason)
+        exc.body, exc.headers = text, response.headers
+        raise exc
+    return response
+
+
+def stream(
+    api: client.ApiClient, path: str, *, query: dict[str, Any] | None = None, timeout: Timeout
+) -> Any:
+    """A GET whose answer is read as it comes (a watch): the raw urllib3 response, for
+    `kubernetes.watch.watch.iter_resp_lines`; an error status raises `ApiException`."""
+    return _send(
+        api, "GET", path, query=query, body=None, content_type=None, timeout=timeout, preload=False
+    )
+
+
 def request(
     api: client.ApiClient,
     method: str,
@@ -78,23 +120,16 @@ def request(
     """Send one request; the decoded JSON answer. An error status raises `ApiException`
     (with `status`, `reason`, `body` as the typed calls set them); a transport failure raises
     urllib3's error, as the typed calls do."""
-    url = api.configuration.host + path
-    params = {key: value for key, value in (query or {}).items() if value is not None}
-    if params:
-        url += "?" + urlencode(params)
-    data = None if body is None else json.dumps(body).encode()
-    response = api.rest_client.pool_manager.request(
+    response = _send(
+        api,
         method,
-        url,
-        body=data,
-        headers=_headers(api, content_type or (_JSON if data is not None else None)),
-        timeout=_timeout(timeout),
-        preload_content=True,
+        path,
+        query=query,
+        body=body,
+        content_type=content_type,
+        timeout=timeout,
+        preload=True,
     )
     text = response.data.decode("utf-8", "replace")
-    if not 200 <= response.status <= 299:
-        exc = client.ApiException(status=response.status, reason=response.reason)
-        exc.body, exc.headers = text, response.headers
-        raise exc
     answer: dict[str, Any] = json.loads(text) if text else {}
     return answer

@@ -22,8 +22,9 @@ from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
 from compare.errors import first_line
-from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, kind, unscoped
+from compare.judge.kinds import REQUEST_TIMEOUT, WATCHED, resolve, unscoped
 from compare.judge.reading import Obj, Reading, list_raw
+from compare.judge.rest import stream
 from compare.judge.secrets import hashed_secret
 from compare.kube.events import close_response
 
@@ -150,15 +151,31 @@ class NamespaceWatch:
         with self._lock:
             version = self._versions.get(name, "")
         elsewhere = unscoped(name)[1]
-        response = kind(name).list_call(self.api)(
-            elsewhere or self.namespace,
-            watch=True,
-            resource_version=version,
-            allow_watch_bookmarks=True,
-            timeout_seconds=SERVER_TIMEOUT_S,
-            _preload_content=False,
-            _request_timeout=(REQUEST_TIMEOUT[0], SERVER_TIMEOUT_S + 5),
-        )
+        row = resolve(self.api, name)
+        timeout = (REQUEST_TIMEOUT[0], SERVER_TIMEOUT_S + 5)
+        if row.served:
+            # Any other kind the API server serves: the same watch, by path.
+            response = stream(
+                self.api,
+                row.path(elsewhere or self.namespace),
+                query={
+                    "watch": "true",
+                    "resourceVersion": version or None,
+                    "allowWatchBookmarks": "true",
+                    "timeoutSeconds": SERVER_TIMEOUT_S,
+                },
+                timeout=timeout,
+            )
+        else:
+            response = row.list_call(self.api)(
+                elsewhere or self.namespace,
+                watch=True,
+                resource_version=version,
+                allow_watch_bookmarks=True,
+                timeout_seconds=SERVER_TIMEOUT_S,
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
         with self._lock:
             self._responses[name] = response
             self._failing.pop(name, None)

@@ -7,6 +7,7 @@ wait, namespaces (in the spirit of fluxcd/pkg's `ssa` ResourceManager).
   namespace  the DNS-label rule for names; ensure_namespace
   events     a watch of one object's Events, each stamped with its arrival (EventWatch)
   deadline   default timeouts and a total deadline for every request of an ApiClient (bound)
+  managed    who owns a field (managedFields), Kubernetes' own field managers (pure)
 
 Nothing here knows about WebApps, charts, approaches or clusters' processes: it imports only
 `compare.errors`, `compare.lazy` and the kubernetes client, so every other package may use it.

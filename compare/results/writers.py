@@ -19,6 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+# Kubernetes' own writers (defined once, for the judge too): its controllers re-create a
+# deleted pod or ReplicaSet whatever deploys the app, so a heal they wrote is not the approach's.
+from compare.kube.managed import KUBERNETES_MANAGERS
+
 __all__ = [
     "INJECTION_MANAGER",
     "KUBERNETES_MANAGERS",
@@ -30,11 +34,6 @@ __all__ = [
     "written_by",
 ]
 
-# Kubernetes' own writers: its controllers re-create a deleted pod or ReplicaSet whatever
-# deploys the app, so a heal they wrote is not the approach's.
-KUBERNETES_MANAGERS = frozenset(
-    {"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver"}
-)
 # The field manager of the toolkit's own fault injections (its chaos actions' user agent).
 INJECTION_MANAGER = "compare-chaos"
 

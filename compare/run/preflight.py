@@ -44,10 +44,11 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
         first, second = (
             render_target(target, probe, ns) for probe, ns in zip(probes, SHARE_PROBES, strict=True)
         )
+        crds = chart_crds(target_chart(target, install))
         # Named as the user knows them: the release name, not a probe's suffixed one.
         reasons.extend(
             reason.replace(probes[0].release, install.release)
-            for reason in cannot_share(first, second)
+            for reason in cannot_share(first, second, crds)
         )
     return list(dict.fromkeys(reasons))
 

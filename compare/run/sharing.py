@@ -51,13 +51,32 @@ def node_claims(objects: Iterable[Mapping[str, Any]]) -> list[str]:
     return found
 
 
-def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
+def _scopes(crds: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], bool]:
+    """(group, kind) -> namespaced, of the custom resources these CRDs define."""
+    found = {}
+    for crd in crds:
+        if crd.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        found[(str(spec.get("group")), str(names.get("kind")))] = spec.get("scope") != "Cluster"
+    return found
+
+
+def _identity(
+    obj: Mapping[str, Any], scopes: Mapping[tuple[str, str], bool]
+) -> tuple[str, str, str] | None:
     """Where the object lives cluster-wide, if that does not follow the trial's namespace:
     (kind, namespace or '', name) for a cluster-scoped kind or an explicit namespace."""
     meta = obj.get("metadata") or {}
     kind = str(obj.get("kind"))
     known = KINDS.get(kind)
-    if known is not None and not known.namespaced:
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    # The table's kinds, the chart's own custom resources (their CRDs say their scope); a kind
+    # neither knows (an APIService) is taken as cluster-wide: two trials never compete for one
+    # object then, at worst they run one at a time.
+    namespaced = known.namespaced if known is not None else scopes.get((group, kind), False)
+    if not namespaced:
         return (kind, "", str(meta.get("name")))
     if meta.get("namespace"):
         return (kind, str(meta.get("namespace")), str(meta.get("name")))
@@ -65,14 +84,18 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
 
 
 def fixed_names(
-    first: Iterable[Mapping[str, Any]], second: Iterable[Mapping[str, Any]]
+    first: Iterable[Mapping[str, Any]],
+    second: Iterable[Mapping[str, Any]],
+    scopes: Mapping[tuple[str, str], bool] | None = None,
 ) -> list[str]:
     """Objects that two renderings for two trial namespaces give the same cluster-wide
-    identity (a cluster-scoped object, or one in a fixed namespace, with a fixed name)."""
-    seen = {ident for obj in first if (ident := _identity(obj)) is not None}
+    identity (a cluster-scoped object, or one in a fixed namespace, with a fixed name);
+    `scopes`: the scope of custom resources' kinds (`_scopes`)."""
+    scopes = scopes or {}
+    seen = {ident for obj in first if (ident := _identity(obj, scopes)) is not None}
     found = []
     for obj in second:
-        ident = _identity(obj)
+        ident = _identity(obj, scopes)
         if ident is not None and ident in seen:
             where = f" in namespace {ident[1]}" if ident[1] else ""
             found.append(f"{ident[0]} {ident[2]}{where}: a fixed name")
@@ -80,8 +103,12 @@ def fixed_names(
 
 
 def cannot_share(
-    first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]
+    first: Sequence[Mapping[str, Any]],
+    second: Sequence[Mapping[str, Any]],
+    crds: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """Why two trials of the app cannot run side by side (empty: they can), from its manifest
-    rendered for two trial namespaces."""
-    return list(dict.fromkeys([*node_claims(first), *fixed_names(first, second)]))
+    rendered for two trial namespaces; `crds`: the chart's crds/ (with those it renders, they
+    say whether its custom resources are namespaced)."""
+    scopes = _scopes([*crds, *first])
+    return list(dict.fromkeys([*node_claims(first), *fixed_names(first, second, scopes)]))

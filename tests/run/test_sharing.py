@@ -72,3 +72,37 @@ def test_an_app_of_its_own_namespace_shares_the_cluster() -> None:
         ]
 
     assert cannot_share(render("a"), render("b")) == []
+
+
+def _crd(kind: str, scope: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{kind.lower()}s.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": kind}, "scope": scope},
+    }
+
+
+def test_custom_resources_are_placed_by_their_crds_and_other_kinds_taken_as_cluster_wide() -> None:
+    def render(ns: str) -> list[dict[str, Any]]:
+        return [
+            _crd("Layout", "Cluster"),  # rendered by the chart: says its kind's scope too
+            {"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": "one"}},
+            {"apiVersion": "example.com/v1", "kind": "Layout", "metadata": {"name": "fixed"}},
+            {"apiVersion": "example.com/v1", "kind": "Layout", "metadata": {"name": ns}},
+            # Neither the table nor the chart's CRDs know it: taken as cluster-wide.
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": "v1.x"},
+            },
+        ]
+
+    # The Gizmo's CRD is in the chart's crds/: namespaced, so one per trial namespace.
+    assert cannot_share(render("a"), render("b"), [_crd("Gizmo", "Namespaced")]) == [
+        "CustomResourceDefinition layouts.example.com: a fixed name",
+        "Layout fixed: a fixed name",
+        "APIService v1.x: a fixed name",
+    ]
+    # Without its CRD, the Gizmo's scope is not known: it may be cluster-wide.
+    assert "Gizmo one: a fixed name" in cannot_share(render("a"), render("b"))

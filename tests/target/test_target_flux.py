@@ -177,6 +177,21 @@ def test_helm_controller_is_granted_the_charts_kinds_and_roles(tmp_path: Path) -
             assert all(rule in rules for rule in obj["rules"])
 
 
+def test_helm_controller_is_granted_a_custom_resource_by_its_crds_plural() -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "oxen.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": "Ox", "plural": "oxen"}},
+    }
+    ox = {"apiVersion": "example.com/v1", "kind": "Ox", "metadata": {"name": "one"}}
+    service = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {}}
+    rules = chart_rules([ox, service, crd])
+    granted = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
+    assert {("example.com", "oxen"), ("apiregistration.k8s.io", "apiservices")} <= granted
+    assert ("example.com", "oxes") not in granted
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -1,12 +1,13 @@
 """Charts written without this toolkit in mind, through the helm and flux arms, on the real cluster.
 
 tests/fixtures/charts/wild-app has the shapes real charts have (an unlabelled ConfigMap, hooks
-and a `helm test` pod, a CRD in crds/, a library chart and a subchart, a random password kept
-with `lookup`, `helm.sh/resource-policy: keep`, release-named cluster-scoped RBAC, an HPA that
-owns the Deployment's replicas, a PDB, a NetworkPolicy, an Ingress, a Job whose finished pods
-carry the app's labels, a CronJob); tests/fixtures/charts/host-daemon is a node agent (a
-DaemonSet on the host network with a host port, RBAC with fixed names). Each deploys and holds;
-what each deployer writes on every object is exactly what `compare.deploy.ownership` says;
+and a `helm test` pod, a CRD in crds/ and a custom resource of it, a library chart and a
+subchart, a random password kept with `lookup`, `helm.sh/resource-policy: keep`, release-named
+cluster-scoped RBAC, an HPA that owns the Deployment's replicas, a PDB, a NetworkPolicy, an
+Ingress, a Job whose finished pods carry the app's labels, a CronJob);
+tests/fixtures/charts/host-daemon is a node agent (a DaemonSet on the host network with a host
+port, RBAC with fixed names). Each deploys and holds; what each deployer writes on every object
+is exactly what `compare.deploy.ownership` says;
 a foreign label is still drift; a DaemonSet wants one pod per node it may run on.
 """
 
@@ -29,7 +30,8 @@ from compare.deploy.chart_target import deploy_target, render_target, uninstall_
 from compare.deploy.charts import release_objects
 from compare.deploy.ownership import flux_writes, helm_writes
 from compare.judge import judged_objects, problems, read
-from compare.judge.kinds import kind
+from compare.judge.kinds import qualified, resolve
+from compare.judge.rest import request
 from compare.results import latest_run, load_results
 from compare.run.preflight import chart_sharing
 from compare.target import Target
@@ -57,7 +59,10 @@ def _target(folder: Path, chart: Path, *, values: dict[str, Any] | None = None) 
 
 def _live(api: client.ApiClient, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj["metadata"]
-    got = kind(obj["kind"]).read_call(api)(meta["name"], meta.get("namespace") or namespace)
+    row = resolve(api, qualified(obj["kind"], obj["apiVersion"]))
+    if row.served:  # a custom resource (the chart's Widget): by path
+        return request(api, "GET", row.path(namespace, meta["name"]), timeout=10.0)
+    got = row.read_call(api)(meta["name"], meta.get("namespace") or namespace)
     return dict(api.sanitize_for_serialization(got))
 
 
@@ -92,6 +97,7 @@ def test_helm_writes_exactly_its_ownership_metadata_and_nothing_else_is_allowed(
         kinds = {item.kind for item in desired.items}
         assert {"HorizontalPodAutoscaler", "Job", "CronJob", "Ingress"} <= kinds
         assert {"NetworkPolicy", "PodDisruptionBudget", "ClusterRole", "StatefulSet"} <= kinds
+        assert "Widget" in kinds  # a custom resource of the chart's own CRD (crds/)
         assert "Pod" not in kinds  # the `helm test` pod is a hook, not desired state
         reading = read(api, namespace, desired.kinds)
         assert problems(desired, reading) == []

@@ -178,10 +178,20 @@ def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     of each Role and ClusterRole among them (to create a role one must hold its rules)."""
     kinds: dict[str, set[str]] = {}
     granted: list[dict[str, Any]] = []
+    # A custom resource's plural is its CRD's (crds/ or rendered), not a guess from its kind.
+    plurals = {
+        (str(spec.get("group")), str((spec.get("names") or {}).get("kind"))): str(
+            (spec.get("names") or {}).get("plural")
+        )
+        for obj in objects
+        if obj.get("kind") == "CustomResourceDefinition"
+        and (spec := obj.get("spec") or {}).get("names")
+    }
     for obj in objects:
         api_version = str(obj.get("apiVersion"))
         group = api_version.split("/")[0] if "/" in api_version else ""
-        kinds.setdefault(group, set()).add(resource_of(str(obj.get("kind"))))
+        kind = str(obj.get("kind"))
+        kinds.setdefault(group, set()).add(plurals.get((group, kind)) or resource_of(kind))
         if obj.get("kind") in ("Role", "ClusterRole"):
             granted += [rule for rule in obj.get("rules") or [] if rule not in granted]
     verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
