@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
@@ -320,6 +320,15 @@ class Approach(ABC):
         `release` in `namespace` (what it writes on every object added); as they are by
         default."""
         return rendered
+
+    def render_finding(self, fields: Sequence[str]) -> str | None:
+        """What a chart arm whose rendering differs between two renders with the same values
+        (`fields`: the judged fields that differ, `compare.deploy.chart_target.render_changes`)
+        means for this approach: None when it holds the rendering it installed (Helm keeps
+        it as the release's manifest, and an approach that corrects drift from that manifest
+        - helm-controller - holds it too), else the one line that leaves the arm out of a run
+        (its controller renders the chart anew and applies each new value)."""
+        return None
 
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:

@@ -38,7 +38,13 @@ from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import parse_yaml, read_text
-from compare.judge import DesiredObjects, judged_objects, with_api_defaults
+from compare.judge import (
+    DesiredObjects,
+    as_given,
+    diff_object,
+    judged_objects,
+    with_api_defaults,
+)
 from compare.judge.kinds import kind
 from compare.kube import check_namespace_name
 from compare.target import API_VERSION, KIND, HelmInstall, Target
@@ -251,3 +257,42 @@ def deploy_target(
     finally:
         api.close()
     return deployed, desired
+
+
+def render_changes(target: Target, install: HelmInstall, namespace: str) -> list[str]:
+    """The fields of the chart's objects (hooks dropped) that differ between two renders with
+    the same values, release and namespace (`helm template` twice, no cluster): what the chart
+    renders at random or from the clock (`randAlphaNum`, `genCA`, `now`, a `lookup` that finds
+    nothing without a cluster). Named as the judge names them (`secret.data.password`); an
+    object only one rendering has is named whole. Empty: the chart renders the same each time.
+    """
+    first = render_target(target, install, namespace)  # the one the run holds (cached)
+    chart = target_chart(target, install)
+    try:
+        # Never the cache: a new `helm template` is a new rendering.
+        second = render(
+            dict(install.values), release=install.release, namespace=namespace, chart=chart
+        )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    return rendering_changes(first, judged_objects(second))
+
+
+def rendering_changes(
+    first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The judged fields that differ between two renderings of one chart (see
+    `render_changes`), in the first one's order."""
+
+    def identity(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+        meta = obj.get("metadata") or {}
+        return (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+
+    named = as_given(first)  # the judge's names for the objects (`secret`, `secret/<name>`)
+    others = {identity(obj): obj for obj in second}
+    found: list[str] = []
+    for obj, item in zip(judged_objects(first), named.items, strict=True):
+        again = others.pop(identity(obj), None)
+        found += [m.path for m in diff_object(item.root, obj, again)]
+    found += [f"{kind_name.lower()} {name}" for kind_name, _, name in others]
+    return list(dict.fromkeys(found))
