@@ -88,21 +88,7 @@ def target_namespace(target: Target, namespace: str | None) -> str:
 def render_target(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
     """`helm template` of the target's chart with its values: the objects a release would keep
     (hooks dropped). A chart that does not render is a one-line CompareError (exit 2)."""
-    chart = target_chart(target, install)
-    try:
-        if install.chart.form == "path":
-            values = json.dumps(dict(install.values), sort_keys=True)
-            # The toolkit's own chart renders the same in every namespace: rendered once.
-            where = DEFAULT_NAMESPACE if target.own_chart else namespace
-            text = _render_path(str(install.chart.path), values, install.release, where)
-            objects = json.loads(text)
-        else:
-            objects = render(
-                dict(install.values), release=install.release, namespace=namespace, chart=chart
-            )
-    except CompareError as exc:
-        raise _fail(target, install, exc, usage=True) from None
-    kept = judged_objects(objects)
+    kept = judged_objects(rendering(target, install, namespace))
     if not kept:
         # Helm would install an empty release that pyhelm3 cannot read back (no manifest):
         # nothing to deploy or judge, and nothing any command could then remove.
@@ -112,6 +98,27 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
         )
     _check_judged(target, install, kept)
     return kept
+
+
+def rendering(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
+    """`helm template` of the target's chart with its values, every object (hooks included),
+    as the arm installs it (`dropUnservedWebhooks`: without those webhook configurations).
+    A chart that does not render is a one-line CompareError (exit 2)."""
+    chart = target_chart(target, install)
+    try:
+        if install.chart.form == "path":
+            values = json.dumps(dict(install.values), sort_keys=True)
+            # The toolkit's own chart renders the same in every namespace: rendered once.
+            where = DEFAULT_NAMESPACE if target.own_chart else namespace
+            text = _render_path(str(install.chart.path), values, install.release, where)
+            objects: list[dict[str, Any]] = json.loads(text)
+        else:
+            objects = render(
+                dict(install.values), release=install.release, namespace=namespace, chart=chart
+            )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    return objects
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compare import outputfile
+from compare.chaos.cluster import recognised
 from compare.cluster import ClusterTarget
 from compare.errors import EXIT_USAGE, CompareError, first_line
 from compare.run.app import TRIAL_NAMESPACE, App
@@ -25,7 +26,7 @@ from compare.run.engine import (
     record_preflight_error,
 )
 from compare.run.experiments import load_experiments
-from compare.run.preflight import chart_sharing, render_findings
+from compare.run.preflight import chart_sharing, code_findings, render_findings
 
 
 def checked_request(
@@ -107,6 +108,11 @@ def prepared(
             _stopped(cluster, request, error, say=say, warn=warn)
             raise CompareError(error, exit_code=EXIT_USAGE)
         request = replace(request, approaches=kept, left_out=renders.left_out)
+    # What only a cluster whose pods run code can serve (a webhook of the chart's own pods):
+    # said before anything is installed, one line each.
+    if recognised(cluster).embedded:
+        for line in code_findings(request.app.target, request.approaches, TRIAL_NAMESPACE):
+            warn(line)
     # Two releases of a chart that would compete for something of the node or the cluster:
     # its trials run one at a time (never an `error` the toolkit caused).
     shared = chart_sharing(request.app.target, request.approaches)

@@ -21,8 +21,9 @@ from kubernetes import client
 
 from compare import approaches as registry
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_target import render_changes, render_target, target_chart
+from compare.deploy.chart_target import render_changes, render_target, rendering, target_chart
 from compare.deploy.charts import chart_crds
+from compare.deploy.code_pods import needing_code
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
@@ -103,6 +104,23 @@ def render_findings(
         for fields, names in holding.items()
     ]
     return RenderFindings(left_out, notes)
+
+
+def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> list[str]:
+    """What of the chart arms' renderings (hooks included) needs the chart's pods to run code
+    (`compare.deploy.code_pods`): on the embedded cluster it is never served. One line each,
+    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) says so."""
+    if not target.from_file or target.own_chart:
+        return []
+    lines: list[str] = []
+    for name in approaches:
+        approach = registry.get(name)
+        if not approach.charted:
+            continue
+        install = approach.chart_arm(target)
+        for need in needing_code(rendering(target, install, namespace), namespace):
+            lines.append(f"preflight: {need.line()}")
+    return list(dict.fromkeys(lines))
 
 
 def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:
