@@ -34,6 +34,7 @@ from compare.deploy.charts import (
     render,
     undeploy_helm,
 )
+from compare.deploy.code_pods import needing_code
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
@@ -100,10 +101,38 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
     return kept
 
 
-def rendering(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
+def rendering(
+    target: Target, install: HelmInstall, namespace: str, *, as_installed: bool = True
+) -> list[dict[str, Any]]:
     """`helm template` of the target's chart with its values, every object (hooks included),
-    as the arm installs it (`dropUnservedWebhooks`: without those webhook configurations).
-    A chart that does not render is a one-line CompareError (exit 2)."""
+    as the arm installs it (`dropUnservedWebhooks`: without the webhook configurations it
+    drops; `as_installed=False`: the chart's own rendering). A chart that does not render is
+    a one-line CompareError (exit 2)."""
+    objects = _rendered(target, install, namespace)
+    if not as_installed or not install.drop_unserved_webhooks:
+        return objects
+    drop = set(dropped_webhooks(install, objects, namespace))
+    return [obj for obj in objects if _ref(obj) not in drop]
+
+
+def dropped_webhooks(
+    install: HelmInstall, objects: Sequence[Mapping[str, Any]], namespace: str
+) -> list[str]:
+    """`Kind/name` of what the arm leaves out of the chart's rendering (`objects`): with
+    `dropUnservedWebhooks`, its fail-closed webhook configurations served by its own pods
+    (`compare.deploy.code_pods`); nothing otherwise."""
+    if not install.drop_unserved_webhooks:
+        return []
+    return [
+        f"{need.kind}/{need.name}" for need in needing_code(objects, namespace) if need.removable
+    ]
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+
+
+def _rendered(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
     chart = target_chart(target, install)
     try:
         if install.chart.form == "path":
@@ -160,6 +189,7 @@ def install_target(
     upgrade --install`."""
     if not target.own_chart:
         render_target(target, install, namespace)
+    drop = dropped_webhooks(install, _rendered(target, install, namespace), namespace)
     try:
         return install_or_upgrade(
             cluster,
@@ -168,6 +198,7 @@ def install_target(
             release=install.release,
             timeout=timeout,
             chart=target_chart(target, install),
+            drop=tuple(drop),
         )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=False) from None

@@ -113,13 +113,27 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
     if not target.from_file or target.own_chart:
         return []
     lines: list[str] = []
+    # The arms that can leave such a webhook configuration out (a post-render filter).
+    takers = [name for name in approaches if registry.get(name).post_renders]
     for name in approaches:
         approach = registry.get(name)
         if not approach.charted:
             continue
         install = approach.chart_arm(target)
-        for need in needing_code(rendering(target, install, namespace), namespace):
-            lines.append(f"preflight: {need.line()}")
+        rendered = rendering(target, install, namespace, as_installed=False)
+        for need in needing_code(rendered, namespace):
+            if need.removable and install.drop_unserved_webhooks:
+                lines.append(
+                    f"preflight: {need.ref}: left out of the {name} arm's install and desired"
+                    " state (dropUnservedWebhooks: its webhooks are never called)"
+                )
+            elif need.removable and takers:
+                lines.append(
+                    f"preflight: {need.line()}, or dropUnservedWebhooks: true in the"
+                    f" {' or '.join(takers)} arm"
+                )
+            else:
+                lines.append(f"preflight: {need.line()}")
     return list(dict.fromkeys(lines))
 
 

@@ -63,7 +63,7 @@ from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
 from compare.deploy.processes import ProcessSet
 from compare.deploy.rows import DeployedApp, judged_row, unjudged
-from compare.errors import EXIT_FAILED, CompareError
+from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.judge import REQUEST_TIMEOUT, DesiredObjects
 from compare.kube import Deadline, ensure_namespace, wait_for, wait_until_gone
 from compare.kube.apierror import delete_if_found
@@ -84,8 +84,18 @@ RBAC_WAIT_S = 15.0
 
 
 def flux_arm(target: Target) -> HelmInstall:
-    """The target's `flux` key (a one-line error naming the file when it has none)."""
-    return target.chart_arm("flux")
+    """The target's `flux` key (a one-line error naming the file when it has none, or the
+    field it cannot take)."""
+    install = target.chart_arm("flux")
+    if install.drop_unserved_webhooks:
+        # helm-controller renders the chart itself; its own post-renderers (kustomize patches
+        # on the HelmRelease) could leave an object out, but the arm does not write them yet.
+        raise CompareError(
+            f"{target.source}: {install.where}.dropUnservedWebhooks: not supported by the flux"
+            " arm (helm-controller renders the chart; the arm writes no post-renderer)",
+            exit_code=EXIT_USAGE,
+        )
+    return install
 
 
 def source_name(install: HelmInstall) -> str:

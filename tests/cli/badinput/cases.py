@@ -621,6 +621,27 @@ def build() -> list[Case]:
         Case("results/report-format", ["report", results, "-f", "pdf"], {}, "'pdf' is not one of"),
     ]
 
+    # `dropUnservedWebhooks` is the helm arm's (a post-render filter): the arms whose
+    # controller renders the chart refuse it, naming the field, before the cluster.
+    chart = {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n"}
+    for arm, fragment in (
+        ("flux", "not supported by the flux arm"),
+        ("argocd", "not possible with the argocd arm"),
+    ):
+        target = {
+            "apiVersion": "compare.example.com/v1alpha1",
+            "kind": "Target",
+            "name": "shop",
+            arm: {"chart": {"path": "chart"}, "dropUnservedWebhooks": True},
+        }
+        cases.append(
+            Case(
+                f"target/drop-webhooks-{arm}",
+                ["deploy", arm, "--target", "{tmp}/t.yaml", *NO_CLUSTER],
+                {"t.yaml": target, **chart},
+                f"t.yaml: {arm}.dropUnservedWebhooks: {fragment}",
+            )
+        )
     cases += _flag_cases(valid_app)
     cases += _escape_cases(results)
     cases += sweep_cases()
