@@ -7,7 +7,11 @@ the chart is rendered (`helm template`, no cluster): a chart that does not rende
 target's values is one line naming the target file and helm's error. Once installed, the
 release's own manifest is the desired state: a chart that generates values at render time (a
 certificate, a random password) renders differently each time, so only what was applied is
-what must hold.
+what must hold; `render_changes` (two renders, before anything is installed) names the fields
+that differ, for the approaches whose controller renders the chart anew (Argo CD). With
+`dropUnservedWebhooks` the helm arm leaves the chart's fail-closed webhook configurations
+served by its own pods out of the rendering, the install (a post-render filter) and so the
+release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`).
 """
 
 from __future__ import annotations
@@ -189,7 +193,11 @@ def install_target(
     upgrade --install`."""
     if not target.own_chart:
         render_target(target, install, namespace)
-    drop = dropped_webhooks(install, _rendered(target, install, namespace), namespace)
+    drop = (
+        dropped_webhooks(install, _rendered(target, install, namespace), namespace)
+        if install.drop_unserved_webhooks
+        else []
+    )
     try:
         return install_or_upgrade(
             cluster,
