@@ -98,9 +98,9 @@ def render_findings(
         else:
             holding.setdefault(", ".join(fields), []).append(name)
     notes = [
-        f"preflight: the chart renders {fields} anew each time; the"
-        f" {' and '.join(names)} arm{'s hold' if len(names) > 1 else ' holds'} the rendering"
-        " it installed (the release's manifest), never a new one"
+        f"preflight: the chart renders {fields} anew each time; the {' and '.join(names)}"
+        f" {'arms hold what they' if len(names) > 1 else 'arm holds what it'} installed"
+        " (the release's manifest), never a new rendering"
         for fields, names in holding.items()
     ]
     return RenderFindings(left_out, notes)

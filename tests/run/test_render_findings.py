@@ -96,7 +96,7 @@ def test_two_renders_of_a_random_password_leave_argocd_out_and_keep_helm_and_flu
     assert found.left_out == {"argocd": FINDING}
     assert found.notes == [
         "preflight: the chart renders secret.data.admin-password anew each time; the helm and"
-        " flux arms hold the rendering it installed (the release's manifest), never a new one"
+        " flux arms hold what they installed (the release's manifest), never a new rendering"
     ]
 
 
