@@ -96,7 +96,10 @@ def render_findings(
         if finding is not None:
             left_out[name] = finding
         else:
-            holding.setdefault(", ".join(fields), []).append(name)
+            shown = ", ".join(fields[:3]) + (
+                f" and {len(fields) - 3} more" if len(fields) > 3 else ""
+            )
+            holding.setdefault(shown, []).append(name)
     notes = [
         f"preflight: the chart renders {fields} anew each time; the {' and '.join(names)}"
         f" {'arms hold what they' if len(names) > 1 else 'arm holds what it'} installed"
