@@ -16,7 +16,8 @@ rendering (hooks included), generically:
 
 Each is one line naming the object; the toolkit never guesses the chart's values that would
 disable it. Only a fail-closed webhook configuration can be stood in for safely - removed from
-the install and the desired state (`Need.removable`; the helm arm's `dropUnservedWebhooks`).
+the install and the desired state (`Need.removable`; a helm or flux arm's
+`dropUnservedWebhooks`).
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ class ChartArm(HelmSpec):
         description="Leave out of the install and the desired state the chart's admission"
         " webhook configurations that fail closed and are served by the chart's own pods"
         " (on the embedded cluster no pod runs code: they would refuse every request they"
-        " match). The helm arm only (a post-render filter); other arms refuse it.",
+        " match). The helm and flux arms (a post-render filter); the argocd arm refuses it.",
     )
 
 

@@ -11,6 +11,7 @@ import yaml
 from kubernetes import client
 
 from compare.approaches import load_target
+from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import deploy_target, install_target, uninstall_target
 from compare.deploy.code_pods import REMEDY
@@ -66,3 +67,22 @@ def test_the_switch_leaves_the_fail_closed_webhook_out_of_install_and_desired_st
         assert "configmaps.guard.example.com" in str(refused.value.body)
     finally:
         uninstall_target(cluster, plain.chart_arm("helm"), namespace, timeout=60)
+
+
+def test_flux_leaves_it_out_through_helm_controllers_post_renderer(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    path = _target(tmp_path, drop=True)
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "flux": data.pop("helm")}))
+    target = load_target(path)
+    install = target.chart_arm("flux")
+    try:
+        desired = deploy_target_flux(cluster, target, install, namespace, timeout=90)
+        assert sorted(item.kind for item in desired.items) == ["Deployment", "Service"]
+        admission = client.AdmissionregistrationV1Api(api)
+        names = [w.metadata.name for w in admission.list_validating_webhook_configuration().items]
+        assert f"guard-{namespace}" not in names
+        _config_map(client.CoreV1Api(api), namespace, "admitted")
+    finally:
+        undeploy_target_flux(cluster, install, namespace, timeout=60)
