@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
@@ -22,7 +22,7 @@ from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_target import render_target
 from compare.deploy.charts import DEFAULT_NAMESPACE, check_release_name
-from compare.errors import CompareError
+from compare.errors import EXIT_USAGE, CompareError
 from compare.inputfile import check_plain, load_yaml
 from compare.judge import DesiredObjects
 from compare.kube import terminating
@@ -238,6 +238,10 @@ class Approach(ABC):
         """Its key in a target file, as the target package takes it (`compare.target`)."""
         return ArmKey(cls.name, cls.arm_kind, cls.arm_description)
 
+    # Whether it can leave objects out of a chart's install and desired state (a post-render
+    # filter): what a chart arm's `dropUnservedWebhooks` needs.
+    post_renders: ClassVar[bool] = False
+
     @property
     def charted(self) -> bool:
         """Whether a target file's arm of this approach is a chart."""
@@ -321,6 +325,15 @@ class Approach(ABC):
         default."""
         return rendered
 
+    def render_finding(self, fields: Sequence[str]) -> str | None:
+        """What a chart arm whose rendering differs between two renders with the same values
+        (`fields`: the judged fields that differ, `compare.deploy.chart_target.render_changes`)
+        means for this approach: None when it holds the rendering it installed (Helm keeps
+        it as the release's manifest, and an approach that corrects drift from that manifest
+        - helm-controller - holds it too), else the one line that leaves the arm out of a run
+        (its controller renders the chart anew and applies each new value)."""
+        return None
+
     # --- detection and applicability ------------------------------------------------------
     def detector(self, app_target: Target | None = None) -> Detector | None:
         """The Events that announce a correction (None: detection is not observable)."""
@@ -338,8 +351,16 @@ class Approach(ABC):
         return target.arms.get(self.name)
 
     def chart_arm(self, target: Target) -> HelmInstall:
-        """The arm, a chart; a one-line error naming the key when the target has none."""
-        return target.chart_arm(self.name)
+        """The arm, a chart; a one-line error naming the key when the target has none, or
+        the field when it asks for what this approach cannot do (`post_renders`)."""
+        install = target.chart_arm(self.name)
+        if install.drop_unserved_webhooks and not self.post_renders:
+            raise CompareError(
+                f"{target.source}: {install.where}.dropUnservedWebhooks: the {self.name} arm"
+                " cannot leave objects out of its chart (no post-render step)",
+                exit_code=EXIT_USAGE,
+            )
+        return install
 
     @abstractmethod
     def deploy_target(

@@ -65,6 +65,13 @@ def _contradiction(results: RunResults) -> str | None:
     for field, value, maximum in ranges:
         if value > maximum:
             return f"{field}: {value:g} is more than compare run accepts ({maximum:g})"
+    for index, found in enumerate(results.preflight_findings or []):
+        # An arm its preflight left out has no trial: it cannot be one the run ran.
+        if found.approach in settings.approaches:
+            return (
+                f"preflightFindings[{index}].approach: {found.approach!r} was left out of the"
+                " run, yet is one of settings.approaches"
+            )
     windows = settings.heal_windows or {}
     for approach, window in windows.items():
         at = f"settings.healWindows.{approach}"

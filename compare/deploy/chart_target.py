@@ -8,7 +8,11 @@ the chart is rendered (`helm template`, no cluster): a chart that does not rende
 target's values is one line naming the target file and helm's error. Once installed, the
 release's own manifest is the desired state: a chart that generates values at render time (a
 certificate, a random password) renders differently each time, so only what was applied is
-what must hold.
+what must hold; `render_changes` (two renders, before anything is installed) names the fields
+that differ, for the approaches whose controller renders the chart anew (Argo CD). With
+`dropUnservedWebhooks` the helm arm leaves the chart's fail-closed webhook configurations
+served by its own pods out of the rendering, the install (a post-render filter) and so the
+release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`).
 """
 
 from __future__ import annotations
@@ -35,11 +39,18 @@ from compare.deploy.charts import (
     render,
     undeploy_helm,
 )
+from compare.deploy.code_pods import needing_code
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
 from compare.inputfile import parse_yaml, read_text
-from compare.judge import DesiredObjects, judged_objects, with_api_defaults
+from compare.judge import (
+    DesiredObjects,
+    as_given,
+    diff_object,
+    judged_objects,
+    with_api_defaults,
+)
 from compare.kube import check_namespace_name
 from compare.target import API_VERSION, KIND, HelmInstall, Target
 
@@ -82,21 +93,7 @@ def target_namespace(target: Target, namespace: str | None) -> str:
 def render_target(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
     """`helm template` of the target's chart with its values: the objects a release would keep
     (hooks dropped). A chart that does not render is a one-line CompareError (exit 2)."""
-    chart = target_chart(target, install)
-    try:
-        if install.chart.form == "path":
-            values = json.dumps(dict(install.values), sort_keys=True)
-            # The toolkit's own chart renders the same in every namespace: rendered once.
-            where = DEFAULT_NAMESPACE if target.own_chart else namespace
-            text = _render_path(str(install.chart.path), values, install.release, where)
-            objects = json.loads(text)
-        else:
-            objects = render(
-                dict(install.values), release=install.release, namespace=namespace, chart=chart
-            )
-    except CompareError as exc:
-        raise _fail(target, install, exc, usage=True) from None
-    kept = judged_objects(objects)
+    kept = judged_objects(rendering(target, install, namespace))
     if not kept:
         # Helm would install an empty release that pyhelm3 cannot read back (no manifest):
         # nothing to deploy or judge, and nothing any command could then remove.
@@ -105,6 +102,55 @@ def render_target(target: Target, install: HelmInstall, namespace: str) -> list[
             " (nothing to deploy or judge; check its values and templates)"
         )
     return kept
+
+
+def rendering(
+    target: Target, install: HelmInstall, namespace: str, *, as_installed: bool = True
+) -> list[dict[str, Any]]:
+    """`helm template` of the target's chart with its values, every object (hooks included),
+    as the arm installs it (`dropUnservedWebhooks`: without the webhook configurations it
+    drops; `as_installed=False`: the chart's own rendering). A chart that does not render is
+    a one-line CompareError (exit 2)."""
+    objects = _rendered(target, install, namespace)
+    if not as_installed or not install.drop_unserved_webhooks:
+        return objects
+    drop = set(dropped_webhooks(install, objects, namespace))
+    return [obj for obj in objects if _ref(obj) not in drop]
+
+
+def dropped_webhooks(
+    install: HelmInstall, objects: Sequence[Mapping[str, Any]], namespace: str
+) -> list[str]:
+    """`Kind/name` of what the arm leaves out of the chart's rendering (`objects`): with
+    `dropUnservedWebhooks`, its fail-closed webhook configurations served by its own pods
+    (`compare.deploy.code_pods`); nothing otherwise."""
+    if not install.drop_unserved_webhooks:
+        return []
+    return [
+        f"{need.kind}/{need.name}" for need in needing_code(objects, namespace) if need.removable
+    ]
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+
+
+def _rendered(target: Target, install: HelmInstall, namespace: str) -> list[dict[str, Any]]:
+    chart = target_chart(target, install)
+    try:
+        if install.chart.form == "path":
+            values = json.dumps(dict(install.values), sort_keys=True)
+            # The toolkit's own chart renders the same in every namespace: rendered once.
+            where = DEFAULT_NAMESPACE if target.own_chart else namespace
+            text = _render_path(str(install.chart.path), values, install.release, where)
+            objects: list[dict[str, Any]] = json.loads(text)
+        else:
+            objects = render(
+                dict(install.values), release=install.release, namespace=namespace, chart=chart
+            )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    return objects
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,6 +180,11 @@ def install_target(
     upgrade --install`."""
     if not target.own_chart:
         render_target(target, install, namespace)
+    drop = (
+        dropped_webhooks(install, _rendered(target, install, namespace), namespace)
+        if install.drop_unserved_webhooks
+        else []
+    )
     try:
         return install_or_upgrade(
             cluster,
@@ -142,6 +193,7 @@ def install_target(
             release=install.release,
             timeout=timeout,
             chart=target_chart(target, install),
+            drop=tuple(drop),
         )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=False) from None
@@ -237,3 +289,42 @@ def deploy_target(
     finally:
         api.close()
     return deployed, desired
+
+
+def render_changes(target: Target, install: HelmInstall, namespace: str) -> list[str]:
+    """The fields of the chart's objects (hooks dropped) that differ between two renders with
+    the same values, release and namespace (`helm template` twice, no cluster): what the chart
+    renders at random or from the clock (`randAlphaNum`, `genCA`, `now`, a `lookup` that finds
+    nothing without a cluster). Named as the judge names them (`secret.data.password`); an
+    object only one rendering has is named whole. Empty: the chart renders the same each time.
+    """
+    first = render_target(target, install, namespace)  # the one the run holds (cached)
+    chart = target_chart(target, install)
+    try:
+        # Never the cache: a new `helm template` is a new rendering.
+        second = render(
+            dict(install.values), release=install.release, namespace=namespace, chart=chart
+        )
+    except CompareError as exc:
+        raise _fail(target, install, exc, usage=True) from None
+    return rendering_changes(first, judged_objects(second))
+
+
+def rendering_changes(
+    first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The judged fields that differ between two renderings of one chart (see
+    `render_changes`), in the first one's order."""
+
+    def identity(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+        meta = obj.get("metadata") or {}
+        return (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+
+    named = as_given(first)  # the judge's names for the objects (`secret`, `secret/<name>`)
+    others = {identity(obj): obj for obj in second}
+    found: list[str] = []
+    for obj, item in zip(judged_objects(first), named.items, strict=True):
+        again = others.pop(identity(obj), None)
+        found += [m.path for m in diff_object(item.root, obj, again)]
+    found += [f"{kind_name.lower()} {name}" for kind_name, _, name in others]
+    return list(dict.fromkeys(found))

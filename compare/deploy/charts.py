@@ -27,6 +27,7 @@ from pyhelm3 import errors as helm_errors
 from compare.cluster import ClusterTarget, tool_path
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_errors import helm_failure
+from compare.deploy.post_render import dropping_helm
 from compare.errors import EXIT_FAILED, CompareError
 from compare.judge import judged_objects
 from compare.judge.kinds import KINDS, WATCHED
@@ -103,8 +104,17 @@ def _helm(kubeconfig: Path | None, context: str | None) -> pyhelm3.Client:
     return pyhelm3.Client(executable=tool_path("helm"), kubeconfig=kubeconfig, kubecontext=context)
 
 
-def _client(target: ClusterTarget) -> pyhelm3.Client:
+def _client(target: ClusterTarget, drop: tuple[str, ...] = ()) -> pyhelm3.Client:
+    if drop:
+        # Its `helm upgrade` leaves these objects out (`compare.deploy.post_render`).
+        wrapper = dropping_helm(tool_path("helm"), drop)
+        return _dropping(str(wrapper), target.kubeconfig, target.context)
     return _helm(target.kubeconfig, target.context)
+
+
+@functools.cache
+def _dropping(executable: str, kubeconfig: Path | None, context: str | None) -> pyhelm3.Client:
+    return pyhelm3.Client(executable=executable, kubeconfig=kubeconfig, kubecontext=context)
 
 
 @functools.cache
@@ -155,8 +165,10 @@ def install_or_upgrade(
     release: str,
     timeout: float = DEPLOY_TIMEOUT_S,
     chart: pyhelm3.Chart | None = None,
+    drop: tuple[str, ...] = (),
 ) -> HelmRelease:
-    """`helm upgrade --install --force-conflicts` with these values (no waiting for pods).
+    """`helm upgrade --install --force-conflicts` with these values (no waiting for pods);
+    the objects `drop` names (`Kind/name`) left out of the release (a post-render filter).
 
     A release left pending by an interrupted helm call is rolled back or removed first
     (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
@@ -167,7 +179,7 @@ def install_or_upgrade(
     check_namespace_name(namespace)
 
     async def go(chart: pyhelm3.Chart) -> HelmRelease:
-        helm = _client(target)
+        helm = _client(target, drop)
         await helm.get_proceedable_revision(release, namespace=namespace, timeout=_seconds(timeout))
         revision = await helm.install_or_upgrade_release(
             release,

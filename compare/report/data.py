@@ -162,8 +162,10 @@ class ReportData:
         )
 
     def skipped_lines(self) -> list[str]:
-        """One line per experiment left out of the run: what the app or cluster lacks."""
-        return [f"{s.name}: {s.reason}" for s in self.results.skipped or []]
+        """One line per experiment left out of the run (what the app or cluster lacks) and
+        per arm its preflight left out (its finding)."""
+        arms = [f"{f.approach} arm: {f.finding}" for f in self.results.preflight_findings or []]
+        return [f"{s.name}: {s.reason}" for s in self.results.skipped or []] + arms
 
     def error_lines(self) -> list[str]:
         """One line per cell with error trials: the first message says what went wrong."""

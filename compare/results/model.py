@@ -107,6 +107,14 @@ class SkippedExperiment(_Model):
     reason: Name
 
 
+class PreflightFinding(_Model):
+    """An arm left out of the run by its preflight, before anything was installed: why, in
+    one line (`Argo CD rewrites secret.data.password on every sync ...`)."""
+
+    approach: Name
+    finding: Name
+
+
 class ApproachWindow(_Model):
     """One approach's heal window in a run: the user's plus the approach's own cadence (the
     longest its schedule may leave a fault alone: Flux's interval), unless the run asked for
@@ -356,11 +364,14 @@ class RunResults(_Model):
     # Only in a run that stopped in its preflight, before any trial (absent otherwise): why,
     # the one line the run ended with. Such a run has no trial and is not complete.
     preflight_error: str | None = Field(default=None, min_length=1)
+    # Only when the preflight left arms out of the run (absent otherwise): each arm's finding.
+    # The run went on with the others (`settings.approaches` holds those).
+    preflight_findings: list[PreflightFinding] | None = None
 
     @model_serializer(mode="wrap")
     def _target_only_with_target(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("target", "skipped", "preflightError"):
+        for key in ("target", "skipped", "preflightError", "preflightFindings"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -53,6 +53,7 @@ from compare.results import (
     RESULTS_FILE,
     ApproachWindow,
     ClusterInfo,
+    PreflightFinding,
     RunResults,
     RunSettings,
     SkippedExperiment,
@@ -110,6 +111,9 @@ class RunRequest:
     deploy_timeout: float = DEPLOY_TIMEOUT_S
     # Cluster-wide faults on a sibling embedded cluster (`--shared-cluster` turns it off).
     fault_cluster: bool = True
+    # Arms the preflight left out of the run before anything was installed, each with its
+    # one-line finding (`compare.run.preflight.render_findings`); not in `approaches`.
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 class RunInterrupted(Exception):
@@ -625,6 +629,10 @@ def initial_results(
         trials=[],
     )
     results.target = request.app.target_info()
+    if request.left_out:
+        results.preflight_findings = [
+            PreflightFinding(approach=name, finding=line) for name, line in request.left_out.items()
+        ]
     return results
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from compare import outputfile
+from compare.chaos.cluster import recognised
 from compare.cluster import ClusterTarget
-from compare.errors import CompareError, first_line
-from compare.run.app import App
+from compare.errors import EXIT_USAGE, CompareError, first_line
+from compare.run.app import TRIAL_NAMESPACE, App
 from compare.run.engine import (
     Run,
     RunRequest,
@@ -25,7 +26,7 @@ from compare.run.engine import (
     record_preflight_error,
 )
 from compare.run.experiments import load_experiments
-from compare.run.preflight import chart_sharing
+from compare.run.preflight import chart_sharing, code_findings, render_findings
 
 
 def checked_request(
@@ -90,6 +91,28 @@ def prepared(
         raise CompareError(
             f"--output {request.output_dir}: cannot create ({exc.strerror or exc})"
         ) from None
+    # A chart arm whose controller renders the chart anew, for a chart that renders a new
+    # value each time, can hold no desired state: a finding in seconds (two renders, nothing
+    # installed), that arm left out, the run going on with the others.
+    renders = render_findings(request.app.target, request.approaches, TRIAL_NAMESPACE, doing=doing)
+    for line in renders.notes:
+        say(line)
+    for name, line in renders.left_out.items():
+        say(f"preflight of the {name} arm: {line} (left out of this run)")
+    if renders.left_out:
+        kept = tuple(a for a in request.approaches if a not in renders.left_out)
+        if not kept:
+            error = "; ".join(
+                f"preflight of the {name} arm: {line}" for name, line in renders.left_out.items()
+            )
+            _stopped(cluster, request, error, say=say, warn=warn)
+            raise CompareError(error, exit_code=EXIT_USAGE)
+        request = replace(request, approaches=kept, left_out=renders.left_out)
+    # What only a cluster whose pods run code can serve (a webhook of the chart's own pods):
+    # said before anything is installed, one line each.
+    if recognised(cluster).embedded:
+        for line in code_findings(request.app.target, request.approaches, TRIAL_NAMESPACE):
+            warn(line)
     # Two releases of a chart that would compete for something of the node or the cluster:
     # its trials run one at a time (never an `error` the toolkit caused).
     shared = chart_sharing(request.app.target, request.approaches)
@@ -105,15 +128,26 @@ def prepared(
                     found = step.run()
                 say(found)
         except CompareError as exc:
-            # A run that stops here still leaves its results.json, saying so (no trial).
-            try:
-                path = record_preflight_error(cluster, request, exc.message)
-            except Exception as unsaved:  # the cluster may be why the preflight stopped
-                warn(f"warning: results.json not written: {first_line(unsaved)}")
-            else:
-                say(f"results: {path} (the run stopped in its preflight)")
+            _stopped(cluster, request, exc.message, say=say, warn=warn)
             raise
         yield Prepared(Run(cluster, request), shared)
     finally:
         for line in request.app.finish(cluster, keep=request.keep):
             warn(f"warning: could not remove {line}")
+
+
+def _stopped(
+    cluster: ClusterTarget,
+    request: RunRequest,
+    error: str,
+    *,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> None:
+    """A run that stops in its preflight still leaves its results.json, saying so (no trial)."""
+    try:
+        path = record_preflight_error(cluster, request, error)
+    except Exception as unsaved:  # the cluster may be why the preflight stopped
+        warn(f"warning: results.json not written: {first_line(unsaved)}")
+    else:
+        say(f"results: {path} (the run stopped in its preflight)")

@@ -1,6 +1,7 @@
 """Before a run's target trials: what its arms' manifests say - whether two trials can run
-side by side (`chart_sharing`, `compare.run.sharing`), and which CRDs of the charts' crds/ the
-run installs (and removes at its end).
+side by side (`chart_sharing`, `compare.run.sharing`), which CRDs of the charts' crds/ the
+run installs (and removes at its end), and which arms a chart that renders a new value each
+time leaves out (`render_findings`: rendered twice, in seconds, before anything is installed).
 
 Each arm's one deploy before the trials is the approaches' (`compare.approaches.arms
 .preflight_arm`): a chart whose desired state cannot be reached, an operator that never gets
@@ -11,14 +12,18 @@ the trials are planned.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
 
 from kubernetes import client
 
 from compare import approaches as registry
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_target import render_target, target_chart
+from compare.deploy.chart_target import render_changes, render_target, rendering, target_chart
 from compare.deploy.charts import chart_crds
+from compare.deploy.code_pods import needing_code
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
@@ -51,6 +56,89 @@ def chart_sharing(target: Target, approaches: Sequence[str]) -> list[str]:
             for reason in cannot_share(first, second, crds)
         )
     return list(dict.fromkeys(reasons))
+
+
+@dataclass(frozen=True)
+class RenderFindings:
+    """What two renders of each chart arm found: the arms left out, each with its one line
+    (`Approach.render_finding`), and what is said of the arms that hold their installed
+    rendering."""
+
+    left_out: dict[str, str]
+    notes: list[str]
+
+
+def render_findings(
+    target: Target,
+    approaches: Sequence[str],
+    namespace: str,
+    *,
+    doing: Callable[[str], AbstractContextManager[Any]] = lambda _: nullcontext(),
+) -> RenderFindings:
+    """Each chart arm of a target file rendered twice with the same values into `namespace`
+    (`render_changes`): where the renderings differ, each approach says what that means for
+    it (`Approach.render_finding`) - an arm whose controller renders the chart anew would
+    rewrite those fields on every sync, so it cannot hold a desired state and is left out;
+    one that holds what it installed (Helm's release manifest) runs, and a note says so.
+    The toolkit's own chart renders the same each time: not rendered again."""
+    left_out: dict[str, str] = {}
+    holding: dict[str, list[str]] = {}
+    if not target.from_file or target.own_chart:
+        return RenderFindings(left_out, [])
+    for name in approaches:
+        approach = registry.get(name)
+        if not approach.charted:
+            continue
+        with doing(f"preflight: rendering the {name} arm's chart twice"):
+            fields = render_changes(target, approach.chart_arm(target), namespace)
+        if not fields:
+            continue
+        finding = approach.render_finding(fields)
+        if finding is not None:
+            left_out[name] = finding
+        else:
+            shown = ", ".join(fields[:3]) + (
+                f" and {len(fields) - 3} more" if len(fields) > 3 else ""
+            )
+            holding.setdefault(shown, []).append(name)
+    notes = [
+        f"preflight: the chart renders {fields} anew each time; the {' and '.join(names)}"
+        f" {'arms hold what they' if len(names) > 1 else 'arm holds what it'} installed"
+        " (the release's manifest), never a new rendering"
+        for fields, names in holding.items()
+    ]
+    return RenderFindings(left_out, notes)
+
+
+def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> list[str]:
+    """What of the chart arms' renderings (hooks included) needs the chart's pods to run code
+    (`compare.deploy.code_pods`): on the embedded cluster it is never served. One line each,
+    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) says so."""
+    if not target.from_file or target.own_chart:
+        return []
+    lines: list[str] = []
+    # The arms that can leave such a webhook configuration out (a post-render filter).
+    takers = [name for name in approaches if registry.get(name).post_renders]
+    for name in approaches:
+        approach = registry.get(name)
+        if not approach.charted:
+            continue
+        install = approach.chart_arm(target)
+        rendered = rendering(target, install, namespace, as_installed=False)
+        for need in needing_code(rendered, namespace):
+            if need.removable and install.drop_unserved_webhooks:
+                lines.append(
+                    f"preflight: {need.ref}: left out of the {name} arm's install and desired"
+                    " state (dropUnservedWebhooks: its webhooks are never called)"
+                )
+            elif need.removable and takers:
+                lines.append(
+                    f"preflight: {need.line()}, or dropUnservedWebhooks: true in the"
+                    f" {' or '.join(takers)} arm"
+                )
+            else:
+                lines.append(f"preflight: {need.line()}")
+    return list(dict.fromkeys(lines))
 
 
 def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:

@@ -24,6 +24,7 @@ from compare.inputfile import check_plain, load_yaml, parse_yaml_all, read_text
 from compare.target.model import (
     RELEASE_MAX,
     ArmKey,
+    ChartArm,
     ChartSource,
     HelmSpec,
     OperatorChart,
@@ -70,6 +71,9 @@ class HelmInstall:
     release: str
     values: Mapping[str, Any]
     namespace: str | None = None
+    # `dropUnservedWebhooks`: the chart's fail-closed webhook configurations served by its
+    # own pods left out of the install and the desired state (`compare.deploy.code_pods`).
+    drop_unserved_webhooks: bool = False
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,7 @@ def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str
         release=spec.release or name,
         values=values,
         namespace=spec.namespace if isinstance(spec, OperatorChart) else None,
+        drop_unserved_webhooks=isinstance(spec, ChartArm) and spec.drop_unserved_webhooks,
     )
 
 

@@ -127,6 +127,19 @@ class HelmSpec(_Strict):
     )
 
 
+class ChartArm(HelmSpec):
+    """A chart arm of an approach: the chart, and what the toolkit may leave out of it."""
+
+    drop_unserved_webhooks: bool = Field(
+        default=False,
+        alias="dropUnservedWebhooks",
+        description="Leave out of the install and the desired state the chart's admission"
+        " webhook configurations that fail closed and are served by the chart's own pods"
+        " (on the embedded cluster no pod runs code: they would refuse every request they"
+        " match). The helm and flux arms (a post-render filter); the argocd arm refuses it.",
+    )
+
+
 class OperatorChart(HelmSpec):
     """The operator's own chart, installed as a release."""
 
@@ -308,10 +321,10 @@ class OperatorSpec(_Strict):
         return value
 
 
-# The kinds of arm a target file's key holds: a chart (`HelmSpec`) or an operator
+# The kinds of arm a target file's key holds: a chart (`ChartArm`) or an operator
 # (`OperatorSpec`).
 ArmKind = Literal["chart", "operator"]
-ARM_SPECS: dict[str, type[_Strict]] = {"chart": HelmSpec, "operator": OperatorSpec}
+ARM_SPECS: dict[str, type[_Strict]] = {"chart": ChartArm, "operator": OperatorSpec}
 
 
 @dataclass(frozen=True)

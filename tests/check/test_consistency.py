@@ -56,3 +56,13 @@ def test_a_contradiction_is_exit_2_and_a_violation_exit_1(tmp_path: Path) -> Non
     refused = runner.invoke(app, ["check", str(run), "--policy", str(policy)])
     assert refused.exit_code == 2, refused.output
     assert refused.stdout == "" and "timeToHealSeconds: 99 s is after" in refused.stderr
+
+
+def test_an_arm_left_out_by_the_preflight_is_not_one_the_run_ran() -> None:
+    data = fixture_json("single-trial")
+    ran = data["settings"]["approaches"][0]
+    data["preflightFindings"] = [{"approach": "argocd", "finding": "Argo CD rewrites x"}]
+    check_results(parse_results(data), "run")
+    data["preflightFindings"] = [{"approach": ran, "finding": "Argo CD rewrites x"}]
+    with pytest.raises(CompareError, match=rf"run: preflightFindings\[0\]\.approach: '{ran}'"):
+        check_results(parse_results(data), "run")

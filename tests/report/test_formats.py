@@ -250,3 +250,24 @@ def test_a_run_stopped_in_its_preflight_says_why_in_every_format(tmp_path: Path)
     assert line in render(ReportFormat.md, data)
     # A run that did not stop there has no such key.
     assert "preflightError" not in load_results(fixture("interrupted")).to_json()
+
+
+def test_an_arm_its_preflight_left_out_is_listed_with_its_finding(tmp_path: Path) -> None:
+    # The run went on with its other arms: results.json keeps the finding, every format says it.
+    doc = fixture_json("full-run")
+    finding = (
+        "Argo CD rewrites secret.data.admin-password on every sync"
+        " (the chart renders a new value each time)"
+    )
+    doc["preflightFindings"] = [{"approach": "argocd", "finding": finding}]
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    results = load_results(tmp_path)
+    assert results.to_json()["preflightFindings"] == doc["preflightFindings"]
+    data = ReportData(summary=summarize(results), source=tmp_path)
+    line = f"argocd arm: {finding}"
+    assert f"Skipped (not run against this app or cluster)\n  {line}" in render(
+        ReportFormat.table, data
+    )
+    assert line in render(ReportFormat.html, data)
+    # A run that left no arm out has no such key.
+    assert "preflightFindings" not in load_results(fixture("full-run")).to_json()

@@ -21,7 +21,7 @@ its own); the built-in WebApp is deployed the same way, as the target it is (`Ap
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -122,6 +122,16 @@ class Argocd(Approach):
         # The repo-server renders the same chart and values; the application controller
         # writes its tracking annotation on every object.
         return chart_applied(rendered, namespace, release)
+
+    def render_finding(self, fields: Sequence[str]) -> str | None:
+        # The repo-server renders the chart itself (`helm template`, no cluster: a `lookup`
+        # finds nothing) whenever it generates the Application's manifests again, and the
+        # application controller applies what it rendered: a value the chart makes anew
+        # each time is never the one the toolkit rendered, nor a stable one.
+        if not fields:
+            return None
+        shown = ", ".join(fields[:3]) + (f" and {len(fields) - 3} more" if len(fields) > 3 else "")
+        return f"Argo CD rewrites {shown} on every sync (the chart renders a new value each time)"
 
     def discover(
         self, cluster: ClusterTarget, api: client.ApiClient, namespace: str | None

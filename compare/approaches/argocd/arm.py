@@ -55,6 +55,13 @@ def argocd_arm(target: Target) -> HelmInstall:
 
 
 def _supported(target: Target, install: HelmInstall) -> HelmInstall:
+    if install.drop_unserved_webhooks:
+        # The repo-server renders a Helm source with `helm template` and nothing after it.
+        raise CompareError(
+            f"{target.source}: {install.where}.dropUnservedWebhooks: not possible with the"
+            " argocd arm (Argo CD renders a Helm chart with no post-render step)",
+            exit_code=EXIT_USAGE,
+        )
     if install.chart.form == "oci":
         raise CompareError(
             f"{target.source}: {install.where}.chart.oci: an OCI chart is not supported by the"

@@ -88,6 +88,9 @@ class Flux(Approach):
     label = "Flux HelmReleases"
     arm_kind = "chart"
     arm_description = "The Flux approach: a chart helm-controller installs."
+    # helm-controller's post-renderers (a kustomize patch on the HelmRelease):
+    # `dropUnservedWebhooks`.
+    post_renders = True
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
     run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)

@@ -19,6 +19,10 @@ ClusterRole named by a digest of its rules, read-write on exactly the kinds the 
 plus every rule of the Roles and ClusterRoles it renders (Kubernetes lets a subject create a
 role only with permissions it holds itself).
 
+With `dropUnservedWebhooks` the HelmRelease carries a post-renderer of helm-controller's own (a
+kustomize patch `$patch: delete` per object) that leaves the chart's fail-closed webhook
+configurations served by its own pods out of the release (`compare.deploy.code_pods`).
+
 The desired state is the helm arm's: every object of the release's manifest (read from Helm's
 release record, which helm-controller writes in the namespace; for the toolkit's own chart, the
 built-in WebApp's, its rendering, which is what it installs), hooks dropped, with the origin
@@ -31,6 +35,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubernetes import client
@@ -56,7 +61,14 @@ from compare.approaches.flux.status import flux_detail
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
-from compare.deploy.chart_target import desired_of, release_desired, render_target, target_chart
+from compare.deploy.chart_target import (
+    desired_of,
+    dropped_webhooks,
+    release_desired,
+    render_target,
+    rendering,
+    target_chart,
+)
 from compare.deploy.charts import chart_crds, release_objects
 from compare.deploy.install import apply_documents, bound_cluster_role
 from compare.deploy.live import wait_for_desired_state
@@ -143,9 +155,16 @@ def chart_source(
 
 
 def helm_release_object(
-    install: HelmInstall, namespace: str, chart: dict[str, Any], *, interval: float
+    install: HelmInstall,
+    namespace: str,
+    chart: dict[str, Any],
+    *,
+    interval: float,
+    drop: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The HelmRelease: the target's values, drift detection enabled, failures not retried."""
+    """The HelmRelease: the target's values, drift detection enabled, failures not retried;
+    the rendered objects `drop` left out of the release by helm-controller's own post-renderer
+    (a kustomize patch deleting each: `$patch: delete`)."""
     spec: dict[str, Any] = {
         "interval": format_interval(interval),
         "releaseName": install.release,
@@ -157,6 +176,16 @@ def helm_release_object(
     }
     if install.values:
         spec["values"] = json.loads(json.dumps(dict(install.values)))
+    if drop:
+        patches = []
+        for obj in drop:
+            name = str((obj.get("metadata") or {}).get("name"))
+            head = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+            patch = {"$patch": "delete", **head, "metadata": {"name": name}}
+            patches.append(
+                {"patch": json.dumps(patch), "target": {"kind": head["kind"], "name": name}}
+            )
+        spec["postRenderers"] = [{"kustomize": {"patches": patches}}]
     return {
         "apiVersion": "helm.toolkit.fluxcd.io/v2",
         "kind": "HelmRelease",
@@ -278,8 +307,16 @@ def deploy_target_flux(
     Ready and every object of its release's manifest holds. Returns that desired state."""
     started = time.monotonic()
     rendered = render_target(target, install, namespace)
+    # `dropUnservedWebhooks`: what the arm leaves out, deleted by helm-controller's post-render.
+    whole = rendering(target, install, namespace, as_installed=False)
+    dropped = set(dropped_webhooks(install, whole, namespace))
+    drop = [
+        obj
+        for obj in whole
+        if f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}" in dropped
+    ]
     source, chart = chart_source(target, install, namespace, start_flux(cluster))
-    docs = [source, helm_release_object(install, namespace, chart, interval=interval)]
+    docs = [source, helm_release_object(install, namespace, chart, interval=interval, drop=drop)]
     # helm-controller installs the chart's crds/ too (its default `install.crds: Create`).
     role, binding = chart_role([*rendered, *chart_crds(target_chart(target, install))])
     api = cluster.api_client()

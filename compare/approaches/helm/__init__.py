@@ -38,7 +38,7 @@ from compare.deploy.charts import get_release, list_releases
 from compare.deploy.ownership import helm_applied
 from compare.deploy.rows import DeployedApp
 from compare.judge import DesiredObjects
-from compare.target import HelmInstall, Target
+from compare.target import Target
 from compare.target.builtin import builtin_release
 
 
@@ -49,6 +49,8 @@ class Helm(Approach):
     label = "helm releases"
     arm_kind = "chart"
     arm_description = "The Helm approach."
+    # `helm upgrade --post-renderer`: `dropUnservedWebhooks` (`compare.deploy.post_render`).
+    post_renders = True
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
     deploy_help: ClassVar[str] = (
@@ -59,9 +61,6 @@ class Helm(Approach):
         "Uninstall the Helm release (or a --target file's) and wait until its objects and pods"
         " are gone."
     )
-
-    def chart_arm(self, target: Target) -> HelmInstall:
-        return target.chart_arm(self.name)
 
     def applied(
         self, rendered: list[dict[str, Any]], release: str, namespace: str

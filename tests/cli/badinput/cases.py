@@ -621,6 +621,24 @@ def build() -> list[Case]:
         Case("results/report-format", ["report", results, "-f", "pdf"], {}, "'pdf' is not one of"),
     ]
 
+    # `dropUnservedWebhooks` needs a post-render step (helm's, helm-controller's): the argocd
+    # arm, whose repo-server has none, refuses it, naming the field, before the cluster.
+    chart = {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n"}
+    for arm, fragment in (("argocd", "not possible with the argocd arm"),):
+        target = {
+            "apiVersion": "compare.example.com/v1alpha1",
+            "kind": "Target",
+            "name": "shop",
+            arm: {"chart": {"path": "chart"}, "dropUnservedWebhooks": True},
+        }
+        cases.append(
+            Case(
+                f"target/drop-webhooks-{arm}",
+                ["deploy", arm, "--target", "{tmp}/t.yaml", *NO_CLUSTER],
+                {"t.yaml": target, **chart},
+                f"t.yaml: {arm}.dropUnservedWebhooks: {fragment}",
+            )
+        )
     cases += _flag_cases(valid_app)
     cases += _escape_cases(results)
     cases += sweep_cases()
