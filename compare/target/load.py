@@ -141,6 +141,9 @@ class Target:
     # hold credentials).
     from_file: bool = True
     app_spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The parts the faults act on, as the file names them (`parts`: `workload`, `service`);
+    # absent, the rule of `compare.judge.parts` decides.
+    parts: Mapping[str, str] = field(default_factory=dict)
 
     def arm(self, name: str) -> HelmInstall | Operator:
         """The arm of approach `name`; a one-line error naming the key when it has none."""
@@ -191,6 +194,34 @@ class Target:
         }
         return replace(self, arms=arms)
 
+    def part_names(
+        self, arm: str | None = None, namespace: str | None = None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The spellings of the workload and the Service the file names (`parts`; empty: not
+        named), for `compare.judge.parts.main_parts`: as the file's release renders them, and,
+        for chart arm `arm` as a trial in `namespace` deploys it (`for_trial`), first with the
+        trial's release name in place of the file's (a name that does not hold it stays)."""
+        given = self.arms.get(arm) if arm is not None else None
+        trial = self.for_trial(namespace).arms.get(arm) if arm and namespace else None
+        renamed = None
+        if (
+            isinstance(given, HelmInstall)
+            and isinstance(trial, HelmInstall)
+            and given.release != trial.release
+        ):
+            renamed = (given.release, trial.release)
+
+        def spellings(key: str) -> tuple[str, ...]:
+            name = self.parts.get(key)
+            if name is None:
+                return ()
+            kind, slash, bare = name.rpartition("/")
+            if renamed is None or renamed[0] not in bare:
+                return (name,)
+            return (f"{kind}{slash}{bare.replace(*renamed)}", name)
+
+        return spellings("workload"), spellings("service")
+
 
 def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
     """The install under a release name of its own for `namespace` (the same every time).
@@ -226,7 +257,10 @@ def parse_target(data: Any, path: Path, *, arms: Sequence[ArmKey]) -> Target:
             loaded[key.name] = _operator(path, base, key.name, given, spec.name)
         elif isinstance(given, HelmSpec):
             loaded[key.name] = _chart_install(path, base, key.name, given, spec.name)
-    return Target(source=path, name=spec.name, namespace=spec.namespace, arms=loaded, spec=spec)
+    parts = {} if spec.parts is None else spec.parts.model_dump(exclude_none=True)
+    return Target(
+        source=path, name=spec.name, namespace=spec.namespace, arms=loaded, spec=spec, parts=parts
+    )
 
 
 def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str) -> HelmInstall:
