@@ -136,11 +136,11 @@ class App:
                     f"{self.target.source}: {name}: not given (this target has no {name} key)",
                     exit_code=EXIT_USAGE,
                 )
-        rendered = [self._rendered(a) for a in approaches if registry.get(a).charted]
+        charted = [a for a in approaches if registry.get(a).charted]
         # The parts the file names are in every chart arm's rendering (one line naming the
         # key when not); the first one's decide which faults apply.
-        for objects in rendered:
-            parts = self._own_parts(objects)
+        for name in charted:
+            parts = self._own_parts(self._rendered(name), name)
             if self.chart_workload is None:
                 self.chart_workload = parts
         for name in approaches:
@@ -235,7 +235,7 @@ class App:
         found = []
         charted = [a for a in approaches if registry.get(a).charted]
         if charted and self.chart_workload is None:
-            self.chart_workload = self._own_parts(self._rendered(charted[0]))
+            self.chart_workload = self._own_parts(self._rendered(charted[0]), charted[0])
         if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
         others = [registry.get(a) for a in approaches if not registry.get(a).charted]
@@ -316,11 +316,11 @@ class App:
         except PartNotFound as exc:
             raise CompareError(f"{self.target.source}: {exc}", exit_code=EXIT_USAGE) from None
 
-    def _own_parts(self, rendered: list[dict[str, Any]]) -> Workload:
-        """The parts of a chart's rendering the faults act on: its own (an object it renders
-        into another namespace is judged, never acted on by a fault)."""
+    def _own_parts(self, rendered: list[dict[str, Any]], arm: str) -> Workload:
+        """The parts of chart arm `arm`'s rendering the faults act on: its own (an object it
+        renders into another namespace is judged, never acted on by a fault)."""
         own = [o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None]
-        return self._named(own)
+        return self._named(own, arm=arm)
 
     def _parts(
         self, done: ArmDeployed, arm: str | None = None, namespace: str | None = None

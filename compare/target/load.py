@@ -198,27 +198,30 @@ class Target:
         self, arm: str | None = None, namespace: str | None = None
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The spellings of the workload and the Service the file names (`parts`; empty: not
-        named), for `compare.judge.parts.main_parts`: as the file's release renders them, and,
-        for chart arm `arm` as a trial in `namespace` deploys it (`for_trial`), first with the
-        trial's release name in place of the file's (a name that does not hold it stays)."""
-        given = self.arms.get(arm) if arm is not None else None
-        trial = self.for_trial(namespace).arms.get(arm) if arm and namespace else None
-        renamed = None
-        if (
-            isinstance(given, HelmInstall)
-            and isinstance(trial, HelmInstall)
-            and given.release != trial.release
-        ):
-            renamed = (given.release, trial.release)
+        named), for `compare.judge.parts.main_parts`, tried in order: for chart arm `arm`
+        (as a trial in `namespace` deploys it: `for_trial`), first with that arm's release
+        name in place of the chart arm release the name holds (the longest: each arm, and
+        each trial, has a release of its own), then as written."""
+        if arm is None:
+            own = None
+        else:
+            own = (self.for_trial(namespace) if namespace else self).arms.get(arm)
+        releases = sorted(
+            {a.release for a in self.arms.values() if isinstance(a, HelmInstall)},
+            key=len,
+            reverse=True,
+        )
 
         def spellings(key: str) -> tuple[str, ...]:
             name = self.parts.get(key)
             if name is None:
                 return ()
             kind, slash, bare = name.rpartition("/")
-            if renamed is None or renamed[0] not in bare:
+            held = next((r for r in releases if r in bare), None)
+            if not isinstance(own, HelmInstall) or held is None:
                 return (name,)
-            return (f"{kind}{slash}{bare.replace(*renamed)}", name)
+            renamed = f"{kind}{slash}{bare.replace(held, own.release, 1)}"
+            return tuple(dict.fromkeys((renamed, name)))
 
         return spellings("workload"), spellings("service")
 

@@ -339,8 +339,8 @@ class PartsSpec(_Strict):
         json_schema_extra={"pattern": WORKLOAD_REF},
         max_length=300,
         description="The workload the faults act on: `Kind/name` (Deployment, StatefulSet,"
-        " DaemonSet) or `name`, as the chart renders it under the file's release name (a"
-        " run's trials rename it with their release).",
+        " DaemonSet) or `name`, as the chart renders it under one of the file's release"
+        " names (each chart arm, and each trial of a run, renames it with its own release).",
     )
     service: str | None = Field(
         default=None,

@@ -17,6 +17,7 @@ from compare.approaches import load_target
 from compare.deploy.chart_target import render_target
 from compare.judge import DesiredObject, DesiredObjects
 from compare.judge.parts import PartNotFound, main_parts
+from compare.run.app import App
 from compare.run.experiments import load_spec
 from compare.run.workload import workload_of
 from compare.target import release_in
@@ -129,6 +130,36 @@ def test_a_trials_release_renames_the_named_parts(tmp_path: Path) -> None:
         ("other",),  # a name without the release stays as it is
     )
     assert target.part_names() == (("StatefulSet/rel-server",), ("other",))
+
+
+def test_each_chart_arm_renames_the_named_parts_with_its_own_release(tmp_path: Path) -> None:
+    # Written with the flux arm's release; the helm arm's is longer and starts with it.
+    data = {
+        "apiVersion": "compare.example.com/v1alpha1",
+        "kind": "Target",
+        "name": "parts",
+        "parts": {"workload": "StatefulSet/rel-server"},
+        "flux": {"chart": {"path": str(CHART)}, "release": "rel"},
+        "helm": {"chart": {"path": str(CHART)}, "release": "relh"},
+    }
+    path = tmp_path / "compare.yaml"
+    path.write_text(yaml.safe_dump(data))
+    target = load_target(path)
+    assert target.part_names("helm")[0] == ("StatefulSet/relh-server", "StatefulSet/rel-server")
+    assert target.part_names("flux")[0] == ("StatefulSet/rel-server",)
+    helm = render_target(target, target.chart_arm("helm"), "ns")
+    assert workload_of(helm, workload_names=target.part_names("helm")[0]).name == "relh-server"
+    # A run checks the name in each chart arm's rendering; the first arm's parts are taken.
+    app = App(target)
+    app.check(("helm", "flux"))
+    assert app.chart_workload is not None and app.chart_workload.name == "relh-server"
+    # Written with the helm arm's release, the longer one is the one replaced.
+    data["parts"] = {"workload": "StatefulSet/relh-server"}
+    path.write_text(yaml.safe_dump(data))
+    assert load_target(path).part_names("flux")[0] == (
+        "StatefulSet/rel-server",
+        "StatefulSet/relh-server",
+    )
 
 
 @pytest.mark.parametrize(
