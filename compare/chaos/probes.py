@@ -54,7 +54,9 @@ def _desired(
         if app_file and is_target_file(Path(app_file)):
             # `compare run --target`: what the trial's arm deployed in `ns`.
             target = approaches.load_target(Path(app_file))
-            return arm.target_desired(cluster_target(secrets), api, target.for_trial(ns), ns)
+            desired = arm.target_desired(cluster_target(secrets), api, target.for_trial(ns), ns)
+            # The main parts the file names, as the trial's release names them: the trial's.
+            return desired.with_parts(*target.part_names(arm.name, ns))
         webapp = load_webapp(Path(app_file) if app_file else None)
         if name and name != webapp.name:
             # The same spec deployed under another name (a user's `--var webapp_name=...`).

@@ -16,6 +16,7 @@ an operator built), not a model of the app, so it judges any app:
   reading    one reading of a namespace (full re-read or a watch cache)
   endpoints  EndpointSlices someone else added for a desired Service (drift)
   verdict    `problems`: diff of every desired object + rollout + foreign pods and slices
+  parts      the app's main workload and Service (what the faults act on), one rule
   watch      a list+watch of a namespace that turns changes into readings as they happen
   wait       waiting until a desired state holds, by watching
 """

@@ -22,7 +22,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubernetes import client
@@ -33,7 +33,6 @@ from compare.judge.kinds import (
     NODES,
     REQUEST_TIMEOUT,
     REVISIONS,
-    WORKLOAD_KINDS,
     Kind,
     in_table,
     kind,
@@ -42,6 +41,7 @@ from compare.judge.kinds import (
     scoped,
     watched_with,
 )
+from compare.judge.parts import PartNotFound, main_parts
 from compare.judge.rest import request
 from compare.judge.secrets import hashed_secret
 from compare.judge.workloads import carries_own_uid, hpa_ranges, replaced_value
@@ -83,9 +83,30 @@ class DesiredObject:
 
 @dataclass(frozen=True)
 class DesiredObjects:
-    """Everything one deployment must keep, in the deployer's order."""
+    """Everything one deployment must keep, in the deployer's order. `parts`: the names given
+    for its main workload and Service (`compare.judge.parts.main_parts`: each a list of
+    spellings; empty, the rule decides)."""
 
     items: tuple[DesiredObject, ...]
+    parts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    def with_parts(self, workload: Sequence[str], service: Sequence[str]) -> DesiredObjects:
+        """The same objects, their main parts the named ones (`main_parts`)."""
+        return replace(self, parts=(tuple(workload), tuple(service)))
+
+    @functools.cached_property
+    def main(self) -> tuple[DesiredObject | None, DesiredObject | None]:
+        """Its main workload and Service among its own objects (`main_parts`); names it
+        does not hold (never the case once a run has checked them) leave the rule to decide."""
+        own = [item for item in self.items if item.namespace is None]
+        raws = [item.raw for item in own]
+        try:
+            found = main_parts(raws, workload=self.parts[0], service=self.parts[1])
+        except PartNotFound:
+            found = main_parts(raws)
+        by_id = {id(item.raw): item for item in own}
+        workload, service = (None if obj is None else by_id[id(obj)] for obj in found)
+        return workload, service
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -123,16 +144,14 @@ class DesiredObjects:
 
     @property
     def workload(self) -> DesiredObject | None:
-        """The app's workload: its first Deployment, else StatefulSet, else DaemonSet."""
-        for name in WORKLOAD_KINDS:
-            found = next(iter(self.of_kind(name)), None)
-            if found is not None:
-                return found
-        return None
+        """The app's main workload (`compare.judge.parts`): the one its main Service selects,
+        or the one named."""
+        return self.main[0]
 
     @property
     def service(self) -> DesiredObject | None:
-        return next(iter(self.of_kind("Service")), None)
+        """The app's main Service (`compare.judge.parts`), or the one named."""
+        return self.main[1]
 
     def first(self, kind_name: str) -> DesiredObject | None:
         return next(iter(self.of_kind(kind_name)), None)

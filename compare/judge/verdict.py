@@ -197,7 +197,7 @@ def problems(desired: DesiredObjects, reading: Reading) -> list[str]:
 
 
 def workload(desired: DesiredObjects, reading: Reading) -> tuple[Obj | None, Obj | None, list[Obj]]:
-    """The app's live workload (its first Deployment, else StatefulSet, else DaemonSet), a
+    """The app's live main workload (`DesiredObjects.workload`: `compare.judge.parts`), a
     Deployment's current ReplicaSet and the pods its selector matches."""
     item = desired.workload
     live = reading.get(item.kind, item.name) if item is not None else None

@@ -39,6 +39,7 @@ from compare.deploy.chart_target import render_target
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects
 from compare.judge.desired import elsewhere
+from compare.judge.parts import PartNotFound
 from compare.results import AppInfo, TargetInfo
 from compare.run.owners import owner_annotations, preflight_labels
 from compare.run.preflight import new_chart_crds, remove_crds
@@ -135,9 +136,13 @@ class App:
                     f"{self.target.source}: {name}: not given (this target has no {name} key)",
                     exit_code=EXIT_USAGE,
                 )
-        rendered = [self._rendered(a) for a in approaches if registry.get(a).charted]
-        if rendered and self.chart_workload is None:
-            self.chart_workload = _own_parts(rendered[0])
+        charted = [a for a in approaches if registry.get(a).charted]
+        # The parts the file names are in every chart arm's rendering (one line naming the
+        # key when not); the first one's decide which faults apply.
+        for name in charted:
+            parts = self._own_parts(self._rendered(name), name)
+            if self.chart_workload is None:
+                self.chart_workload = parts
         for name in approaches:
             approach = registry.get(name)
             if not approach.charted:
@@ -195,7 +200,7 @@ class App:
                 self._installed.append(done.undo_install)
             if approach.charted:
                 return f"preflight: the {approach.name} arm reached its desired state"
-            owned = _parts(done)
+            owned = self._parts(done)
             self.operator_workload = owned
             parts = [
                 f"{ref.kind} {ref.name}"
@@ -230,7 +235,7 @@ class App:
         found = []
         charted = [a for a in approaches if registry.get(a).charted]
         if charted and self.chart_workload is None:
-            self.chart_workload = _own_parts(self._rendered(charted[0]))
+            self.chart_workload = self._own_parts(self._rendered(charted[0]), charted[0])
         if self.chart_workload is not None and charted:
             found.append(self.chart_workload)
         others = [registry.get(a) for a in approaches if not registry.get(a).charted]
@@ -238,7 +243,7 @@ class App:
             if self.operator_workload is None:
                 known = others[0].known_desired(self.target, TRIAL_NAMESPACE)
                 if known is not None:
-                    self.operator_workload = workload_of(known)
+                    self.operator_workload = self._named(known)
             if self.operator_workload is not None:
                 found.append(self.operator_workload)
         return found
@@ -276,7 +281,11 @@ class App:
             install=False, rollback=False, check=False, cancel=cancel,
         )  # fmt: skip
         deployed = done.deployed
-        return Deployed(deployed.desired, _parts(done), deployed.events_on or self.target.name)
+        # The parts as the trial's release names them; the judge reads the same ones.
+        workload_names, service_names = self.target.part_names(approach.name, namespace)
+        desired = deployed.desired.with_parts(workload_names, service_names)
+        parts = self._parts(done, approach.name, namespace)
+        return Deployed(desired, parts, deployed.events_on or self.target.name)
 
     def info(self) -> AppInfo:
         """How results.json names the app."""
@@ -289,15 +298,35 @@ class App:
             return None
         return TargetInfo(name=self.target.name, file=str(self.target.source))
 
+    def _named(
+        self,
+        objects: Sequence[Mapping[str, Any]],
+        source: str = "the app's manifest",
+        arm: str | None = None,
+        namespace: str | None = None,
+    ) -> Workload:
+        """`workload_of` the objects, with the parts the target file names (as a trial in
+        `namespace` names them, for chart arm `arm`); a name they do not hold is one line
+        naming the file and the key."""
+        workload_names, service_names = self.target.part_names(arm, namespace)
+        try:
+            return workload_of(
+                objects, source=source, workload_names=workload_names, service_names=service_names
+            )
+        except PartNotFound as exc:
+            raise CompareError(f"{self.target.source}: {exc}", exit_code=EXIT_USAGE) from None
 
-def _own_parts(rendered: list[dict[str, Any]]) -> Workload:
-    """The parts of a chart's rendering the faults act on: its own (an object it renders into
-    another namespace is judged, never acted on by a fault)."""
-    return workload_of([o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None])
+    def _own_parts(self, rendered: list[dict[str, Any]], arm: str) -> Workload:
+        """The parts of chart arm `arm`'s rendering the faults act on: its own (an object it
+        renders into another namespace is judged, never acted on by a fault)."""
+        own = [o for o in rendered if elsewhere(o, TRIAL_NAMESPACE) is None]
+        return self._named(own, arm=arm)
 
-
-def _parts(done: ArmDeployed) -> Workload:
-    """The parts of a deployed arm the faults act on: of its desired objects (an operator's
-    baseline of owned objects is read as such)."""
-    objects = [item.raw for item in done.deployed.desired.items]
-    return workload_of(objects, source=OWNED) if done.deployed.owned else workload_of(objects)
+    def _parts(
+        self, done: ArmDeployed, arm: str | None = None, namespace: str | None = None
+    ) -> Workload:
+        """The parts of a deployed arm the faults act on: of its desired objects (an
+        operator's baseline of owned objects is read as such)."""
+        objects = [item.raw for item in done.deployed.desired.items]
+        source = OWNED if done.deployed.owned else "the app's manifest"
+        return self._named(objects, source, arm, namespace)

@@ -47,7 +47,8 @@ PRESENT, ABSENT, RECREATED = "present", "absent", "recreated"
 @dataclass(frozen=True)
 class View:
     """A reading seen through one app's desired objects: each of them live (by its root, and
-    the first of each kind by the kind's name), its workload's current ReplicaSet, its pods."""
+    by the kind's name the first of each kind, the main workload's and Service's their own:
+    `DesiredObjects.main`), its workload's current ReplicaSet, its pods."""
 
     objects: Mapping[str, dict[str, Any] | None]
     replicaset: dict[str, Any] | None
@@ -65,6 +66,10 @@ class View:
             objects[item.root] = obj
             if item.namespace is None:
                 objects[item.kind.lower()] = obj
+        # ... but the app's main workload and Service win theirs: the parts the faults act on.
+        for main in desired.main:
+            if main is not None:
+                objects[main.kind.lower()] = reading.get(main.key, main.name)
         revisions = reading.all("ControllerRevision")
         slices = sorted(
             str((s.get("metadata") or {}).get("name"))

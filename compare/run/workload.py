@@ -9,10 +9,12 @@ pods, a label selector), `webapp_container` (the container a pod-template fault 
 `webapp_configmap`, `webapp_secret`, `webapp_rbac_binding` and `webapp_rbac_binding_kind`.
 They are derived from the app's manifest (the built-in WebApp's: its chart rendered, which
 gives the names the experiments always used; a target file's: its chart's, or, operator arm,
-the objects its custom resources own: the baseline), in its order: the first Deployment
-(else the first StatefulSet, else the first DaemonSet), its `spec.selector.matchLabels` and
-first container, the first Service and its first port (by name, else by index), the first
-ConfigMap, Secret and RoleBinding (else ClusterRoleBinding).
+the objects its custom resources own: the baseline): the workload and the Service are the
+app's main ones, or the ones its target file names (`parts`), by one rule
+(`compare.judge.parts.main_parts`, which the judge reading the trial uses too); the
+workload's `spec.selector.matchLabels` and first container, the Service's first port (by
+name, else by index), and, in manifest order, the first ConfigMap, Secret and RoleBinding
+(else ClusterRoleBinding).
 
 An experiment needs the parts whose variables its activities use, and applies to the kinds its
 `compare` block lists (`kinds`; without it, a Deployment for the workload, as the WebApp's).
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare.judge.kinds import WORKLOAD_KINDS, pod_template
+from compare.judge.parts import main_parts
 
 WORKLOAD_KIND = "Deployment"  # the WebApp's, and what an experiment without `kinds` acts on
 # Where an operator target's parts come from (the reason an experiment is left out).
@@ -135,12 +138,18 @@ def _first(objects: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> Mappin
 
 
 def workload_of(
-    objects: Sequence[Mapping[str, Any]], *, source: str = "the app's manifest"
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "the app's manifest",
+    workload_names: Sequence[str] = (),
+    service_names: Sequence[str] = (),
 ) -> Workload:
     """An app's parts from its manifest, or from an operator's baseline of owned objects (see
-    the module docstring)."""
-    workload = _first(objects, WORKLOAD_KINDS)
-    service = _first(objects, ("Service",))
+    the module docstring); `workload_names` and `service_names`: the spellings of the parts
+    the target file names (a name not there: `compare.judge.parts.PartNotFound`)."""
+    workload, service = main_parts(
+        objects, workload=workload_names, service=service_names, source=source
+    )
     name = container = None
     selector: dict[str, str] = {}
     if workload is not None:
@@ -160,8 +169,11 @@ def workload_of(
             port = str(ports[0].get("name") or 0)
     others = {}
     rendered: dict[str, Mapping[str, Any]] = {}
-    for obj in reversed(objects):  # the first of each kind wins its root
+    for obj in reversed(objects):  # the first of each kind wins its root ...
         rendered[str(obj.get("kind")).lower()] = obj
+    for main in (workload, service):  # ... but the main parts win theirs
+        if main is not None:
+            rendered[str(main.get("kind")).lower()] = main
     for need in ("configmap", "secret", "rbac-binding"):
         found = _first(objects, PARTS[need].kinds)
         if found is not None:

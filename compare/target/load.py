@@ -145,6 +145,9 @@ class Target:
     # hold credentials).
     from_file: bool = True
     app_spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The parts the faults act on, as the file names them (`parts`: `workload`, `service`);
+    # absent, the rule of `compare.judge.parts` decides.
+    parts: Mapping[str, str] = field(default_factory=dict)
 
     def arm(self, name: str) -> HelmInstall | Operator:
         """The arm of approach `name`; a one-line error naming the key when it has none."""
@@ -195,6 +198,37 @@ class Target:
         }
         return replace(self, arms=arms)
 
+    def part_names(
+        self, arm: str | None = None, namespace: str | None = None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The spellings of the workload and the Service the file names (`parts`; empty: not
+        named), for `compare.judge.parts.main_parts`, tried in order: for chart arm `arm`
+        (as a trial in `namespace` deploys it: `for_trial`), first with that arm's release
+        name in place of the chart arm release the name holds (the longest: each arm, and
+        each trial, has a release of its own), then as written."""
+        if arm is None:
+            own = None
+        else:
+            own = (self.for_trial(namespace) if namespace else self).arms.get(arm)
+        releases = sorted(
+            {a.release for a in self.arms.values() if isinstance(a, HelmInstall)},
+            key=len,
+            reverse=True,
+        )
+
+        def spellings(key: str) -> tuple[str, ...]:
+            name = self.parts.get(key)
+            if name is None:
+                return ()
+            kind, slash, bare = name.rpartition("/")
+            held = next((r for r in releases if r in bare), None)
+            if not isinstance(own, HelmInstall) or held is None:
+                return (name,)
+            renamed = f"{kind}{slash}{bare.replace(held, own.release, 1)}"
+            return tuple(dict.fromkeys((renamed, name)))
+
+        return spellings("workload"), spellings("service")
+
 
 def release_in(install: HelmInstall, namespace: str) -> HelmInstall:
     """The install under a release name of its own for `namespace` (the same every time).
@@ -230,7 +264,10 @@ def parse_target(data: Any, path: Path, *, arms: Sequence[ArmKey]) -> Target:
             loaded[key.name] = _operator(path, base, key.name, given, spec.name)
         elif isinstance(given, HelmSpec):
             loaded[key.name] = _chart_install(path, base, key.name, given, spec.name)
-    return Target(source=path, name=spec.name, namespace=spec.namespace, arms=loaded, spec=spec)
+    parts = {} if spec.parts is None else spec.parts.model_dump(exclude_none=True)
+    return Target(
+        source=path, name=spec.name, namespace=spec.namespace, arms=loaded, spec=spec, parts=parts
+    )
 
 
 def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str) -> HelmInstall:

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from compare.judge.kinds import WORKLOAD_KINDS
 from compare.kube.namespace import DNS_LABEL
 
 API_VERSION = "compare.example.com/v1alpha1"
@@ -31,6 +32,10 @@ RELEASE_MAX = 53
 NAMESPACE_MAX = 63
 # A condition type as Kubernetes writes them (`Available`, `example.com/Ready`).
 CONDITION_TYPE = r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$"
+# An object's name as the API server takes it (a DNS subdomain), and a workload given as
+# `Kind/name` or `name`.
+OBJECT_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
+WORKLOAD_REF = rf"^(({'|'.join(WORKLOAD_KINDS)})/)?{OBJECT_NAME}$"
 OCI_REFERENCE = re.compile(r"^oci://[^\s/]+(/[^\s/]+)+$")
 
 
@@ -337,6 +342,34 @@ class ArmKey:
     description: str
 
 
+class PartsSpec(_Strict):
+    """Which of the app's objects the faults act on (default: the main Service and the
+    workload whose pods it selects; `compare.judge.parts`)."""
+
+    workload: str | None = Field(
+        default=None,
+        # Checked by `_workload_ref` (its message names the kinds); the schema says it too.
+        json_schema_extra={"pattern": WORKLOAD_REF},
+        max_length=300,
+        description="The workload the faults act on: `Kind/name` (Deployment, StatefulSet,"
+        " DaemonSet) or `name`, as the chart renders it under one of the file's release"
+        " names (each chart arm, and each trial of a run, renames it with its own release).",
+    )
+    service: str | None = Field(
+        default=None,
+        pattern=f"^{OBJECT_NAME}$",
+        max_length=253,
+        description="The Service the faults act on, by name (as for `workload`).",
+    )
+
+    @field_validator("workload")
+    @classmethod
+    def _workload_ref(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(WORKLOAD_REF, value):
+            raise ValueError(f"{value!r}: give Kind/name ({', '.join(WORKLOAD_KINDS)}) or a name")
+        return value
+
+
 class TargetFile(_Strict):
     """A target file: the app under test and how each approach deploys it."""
 
@@ -353,6 +386,11 @@ class TargetFile(_Strict):
         max_length=NAMESPACE_MAX,
         description="The namespace it is deployed to (default: the command's).",
     )
+    parts: PartsSpec | None = Field(
+        default=None,
+        description="Which workload and Service the faults act on (default: the main Service"
+        " and the workload whose pods it selects).",
+    )
 
     @model_validator(mode="after")
     def _some_approach(self) -> Self:
@@ -366,7 +404,7 @@ class TargetFile(_Strict):
 
 
 # The keys of every target file, never an arm's.
-RESERVED = frozenset({"apiVersion", "kind", "name", "namespace"})
+RESERVED = frozenset({"apiVersion", "kind", "name", "namespace", "parts"})
 
 
 def target_file_model(arms: Sequence[ArmKey]) -> type[TargetFile]:

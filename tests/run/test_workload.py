@@ -104,19 +104,21 @@ def test_the_builtin_webapp_keeps_the_names_the_experiments_used() -> None:
     assert [w.configuration() for w in parts] == [expected, expected]
 
 
-def test_a_target_chart_gives_its_first_deployment_selector_container_and_service(
+def test_a_target_chart_gives_its_main_services_workload_selector_container_and_service(
     tmp_path: Path,
 ) -> None:
     path = _target(tmp_path, CHARTS_DIR / "webapp-operator", manager={"replicas": 1})
     target = load_target(path)
     workload = workload_of(render_target(target, target.chart_arm("helm"), "shop"))
     configuration = workload.configuration()
+    # Its one Service routes to its webhook's pods: that Deployment is the main workload,
+    # not the manager Deployment first in manifest order.
     assert configuration == {
-        "webapp_workload": "shop-webapp-operator",
+        "webapp_workload": "shop-webapp-operator-webhook",
         "webapp_workload_kind": "deployment",
         "webapp_pod_selector": "app.kubernetes.io/name=webapp-operator,"
-        "app.kubernetes.io/instance=shop,app.kubernetes.io/component=manager",
-        "webapp_container": "manager",
+        "app.kubernetes.io/instance=shop,app.kubernetes.io/component=webhook",
+        "webapp_container": "webhook",
         "webapp_service": "shop-webapp-operator-webhook",
         "webapp_service_port": configuration["webapp_service_port"],
         "webapp_configmap": "",

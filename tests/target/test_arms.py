@@ -81,7 +81,15 @@ def test_an_approach_may_not_take_a_key_of_every_target_file() -> None:
 
 def test_the_schema_describes_the_keys_handed_in() -> None:
     properties = target_schema(ARMS)["properties"]
-    assert list(properties) == ["apiVersion", "kind", "name", "namespace", "plain", "kopfy"]
+    assert list(properties) == [
+        "apiVersion",
+        "kind",
+        "name",
+        "namespace",
+        "parts",
+        "plain",
+        "kopfy",
+    ]
     assert properties["plain"]["description"] == "A plain chart, applied once."
     assert "chart" in properties["plain"]["properties"]
     assert properties["kopfy"]["description"] == "Another operator."

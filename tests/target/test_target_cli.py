@@ -162,6 +162,7 @@ def _operator_chart_target(folder: Path, namespace: str, release: str) -> Path:
     helm = data["helm"]
     helm["chart"]["path"] = str(CHARTS_DIR / "webapp-operator")
     helm["release"] = release
+    data["parts"]["workload"] = f"Deployment/{release}-webapp-operator"
     helm["values"]["watchNamespaces"] = [namespace]
     helm["values"]["webhook"]["failurePolicy"] = "Ignore"
     path = folder / "compare.yaml"

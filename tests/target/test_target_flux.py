@@ -70,6 +70,8 @@ def _operator_chart(folder: Path, *, release: str, namespace: str | None = None)
     data: dict[str, Any] = {
         **HEAD,
         "name": "webapp-operator",
+        # Named: the manager (the chart's main Service routes to its webhook's pods).
+        "parts": {"workload": f"Deployment/{release}-webapp-operator"},
         "flux": {
             "chart": {"path": str(CHARTS_DIR / "webapp-operator")},
             "release": release,

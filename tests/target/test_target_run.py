@@ -78,6 +78,8 @@ def _operator_chart_target(folder: Path) -> Path:
         "apiVersion": "compare.example.com/v1alpha1",
         "kind": "Target",
         "name": "webapp-operator",
+        # Named: the manager (the chart's main Service routes to its webhook's pods).
+        "parts": {"workload": "Deployment/wop-webapp-operator"},
         "helm": {
             "chart": {"path": str(CHARTS_DIR / "webapp-operator")},
             "release": "wop",

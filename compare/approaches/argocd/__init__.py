@@ -31,6 +31,7 @@ from compare.approaches.argocd.application import THREE_WAY_DIFF
 from compare.approaches.argocd.arm import (
     argocd_arm,
     deploy_target_argocd,
+    left_by_argocd,
     target_argocd_app,
     target_argocd_desired,
 )
@@ -189,6 +190,21 @@ class Argocd(Approach):
         return undeploy_argocd(
             cluster, namespace, release=install.release, timeout=timeout or DEPLOY_TIMEOUT_S
         )
+
+    def after_undeploy(
+        self,
+        cluster: ClusterTarget,
+        target: Target,
+        namespace: str,
+        options: Mapping[str, Any],
+        *,
+        builtin: bool,
+    ) -> tuple[str, ...]:
+        # Said once: what Argo CD's own rule left (its CRDs above all), not waited for.
+        left = left_by_argocd(cluster, target, argocd_arm(target), namespace)
+        if not left:
+            return ()
+        return (f"left as Argo CD leaves them: {'; '.join(left)}",)
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str

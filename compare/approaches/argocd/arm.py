@@ -14,6 +14,11 @@ adds - where the repo-server fetches it:
 
 The application controller runs with Argo CD's own cluster-wide role: no per-chart grant.
 
+What Argo CD leaves when its Application is deleted (`left_by_argocd`: the chart's CRDs, of
+`crds/` or its templates, and objects annotated to be kept) is left as Argo CD leaves it and
+said once by `compare undeploy argocd`; a run deletes its trial namespaces itself (with the kept
+objects in them) and, at its end, the CRDs it installed (`compare.run.preflight`).
+
 The desired state is what the Application applies: the chart rendered with the target's
 values as the repo-server renders it (`helm template`, hooks dropped), with Argo CD's tracking
 annotation on every object (`compare.approaches.argocd.sync.chart_applied`) - the built-in's rule. A
@@ -35,14 +40,18 @@ from compare.approaches.argocd.sync import (
     ArgocdChart,
     chart_applied,
     deploy_chart_argocd,
+    kept_by_argocd,
 )
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import render_target, target_chart
+from compare.deploy.charts import chart_crds
 from compare.deploy.rows import DeployedApp, judged_row, unjudged
 from compare.errors import EXIT_USAGE, CompareError
 from compare.judge import DesiredObjects, with_api_defaults
+from compare.kube.served import read as served_read
+from compare.kube.served import served
 from compare.target import HelmInstall, Target
 
 APPROACH = "argocd"
@@ -160,5 +169,32 @@ def target_argocd_app(
             detail=detail,
             desired=with_api_defaults(api, namespace, applied),
         )
+    finally:
+        api.close()
+
+
+def left_by_argocd(
+    cluster: ClusterTarget, target: Target, install: HelmInstall, namespace: str
+) -> list[str]:
+    """What of the target's chart is still in the cluster although Argo CD deletes its
+    Application's objects: the ones its own rule keeps (`kept_by_argocd`), one entry each,
+    with why (empty: nothing)."""
+    try:
+        chart = target_chart(target, install)
+        objects = [*chart_crds(chart), *render_target(target, install, namespace)]
+    except CompareError:
+        return []  # a chart that no longer renders: nothing to tell from it
+    kept = [(obj, why) for obj in objects if (why := kept_by_argocd(obj)) is not None]
+    api = cluster.api_client()
+    try:
+        left = []
+        for obj, why in kept:
+            what = served(api, str(obj.get("apiVersion")), str(obj.get("kind")))
+            meta = obj.get("metadata") or {}
+            where = (meta.get("namespace") or namespace) if what and what.namespaced else None
+            if what is not None and served_read(api, what, where, str(meta.get("name"))):
+                named = f"{where}/{meta.get('name')}" if where else str(meta.get("name"))
+                left.append(f"{obj.get('kind')} {named} ({why})")
+        return left
     finally:
         api.close()

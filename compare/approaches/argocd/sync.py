@@ -8,7 +8,8 @@ by the real Argo CD application controller (rendered by its repo-server).
                          target's `argocd` arm (`compare.approaches.argocd.arm`), the built-in
                          WebApp's included (`compare.target.builtin_target`)
     undeploy_argocd      delete the Application (Argo CD's finalizer deletes what it deployed);
-                         wait until it and every object its status listed are gone
+                         wait until it and every object its status listed that Argo CD deletes
+                         are gone (`kept_by_argocd`: what it never deletes is not waited for)
     last_self_heal   Argo CD's own record of its newest automated sync of just what drifted
                      (a self-heal): when it started, what it synced
 
@@ -50,6 +51,11 @@ from compare.kube.served import Served, served
 from compare.kube.served import read as served_read
 
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
+# What Argo CD never deletes when its Application is deleted (its controller's
+# `shouldBeDeleted`): a CRD, an object whose sync options say `Delete=false`, and one Helm is
+# told to keep (`helm.sh/resource-policy: keep`, which Argo CD honours too).
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+RESOURCE_POLICY = "helm.sh/resource-policy"
 DIFF_STRATEGIES = (THREE_WAY_DIFF, SERVER_SIDE_DIFF)
 POLL_S = 0.2
 
@@ -89,6 +95,26 @@ def chart_applied(
     return argocd_applied(
         judged_objects(rendered), application=instance_name(namespace, release), namespace=namespace
     )
+
+
+def kept_by_argocd(obj: Mapping[str, Any]) -> str | None:
+    """Why Argo CD leaves this object when its Application is deleted (None: it deletes it),
+    by its controller's own rule: never a CRD (its custom resources would go with it, in every
+    namespace), never one annotated `Delete=false` in its sync options or Helm's `keep`."""
+    kind, api_version = obj.get("kind"), str(obj.get("apiVersion", ""))
+    if kind == "CustomResourceDefinition" and api_version.startswith("apiextensions.k8s.io/"):
+        return "Argo CD never deletes a CRD (every custom resource of it would go with it)"
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    # Comma-separated options, each trimmed, as Argo CD reads them.
+    if "Delete=false" in _options(annotations.get(SYNC_OPTIONS)):
+        return f"{SYNC_OPTIONS}: Delete=false"
+    if "keep" in _options(annotations.get(RESOURCE_POLICY)):
+        return f"{RESOURCE_POLICY}: keep"
+    return None
+
+
+def _options(value: Any) -> set[str]:
+    return {item.strip() for item in str(value or "").split(",")}
 
 
 def check_diff_strategy(strategy: str) -> None:
@@ -160,8 +186,10 @@ def undeploy_argocd(
     target: ClusterTarget, namespace: str, *, release: str, timeout: float = DEPLOY_TIMEOUT_S
 ) -> bool:
     """Delete the Application; Argo CD deletes what it deployed first (its finalizer). Waits
-    until the Application and every object its status listed are gone. False: there was no
-    Application. The one undeploy path: the built-in WebApp's and a target's."""
+    until the Application and every object its status listed that Argo CD deletes are gone;
+    what it keeps (`kept_by_argocd`: a chart's CRDs, objects it is told to keep) is left as
+    Argo CD leaves it, not waited for. False: there was no Application. The one undeploy path:
+    the built-in WebApp's and a target's."""
     check_release_name(release)
     check_namespace_name(namespace)
     api = target.api_client()
@@ -171,7 +199,11 @@ def undeploy_argocd(
             return False
         start_argocd(target)  # the finalizer is the controller's: it must run
         started = time.monotonic()
-        deployed = _deployed(api, app, namespace)
+        deployed = [
+            (what, where, name)
+            for what, where, name in _deployed(api, app, namespace)
+            if kept_by_argocd(served_read(api, what, where, name) or {}) is None
+        ]
         if not delete_application(target, api, namespace, release, timeout=timeout):
             return False
 

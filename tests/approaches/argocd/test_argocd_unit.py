@@ -17,7 +17,12 @@ from compare.approaches.argocd.application import (
 )
 from compare.approaches.argocd.controllers import redis_args
 from compare.approaches.argocd.install import ARGOCD_NAMESPACE, PART_OF, settings_documents
-from compare.approaches.argocd.sync import TRACKING_ID, argocd_applied, check_diff_strategy
+from compare.approaches.argocd.sync import (
+    TRACKING_ID,
+    argocd_applied,
+    check_diff_strategy,
+    kept_by_argocd,
+)
 from compare.errors import CompareError
 from tests.approaches.argocd.helpers import argocd_application
 from tests.helpers import make_webapp
@@ -162,3 +167,29 @@ def test_diff_strategy_is_an_application_annotation() -> None:
     check_diff_strategy(THREE_WAY_DIFF)
     with pytest.raises(CompareError, match=r"^--argocd-diff 'client': must be one of three-way"):
         check_diff_strategy("client")
+
+
+def _obj(kind: str, api_version: str = "v1", **annotations: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"annotations": annotations}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "kept"),
+    [
+        (_obj("CustomResourceDefinition", "apiextensions.k8s.io/v1"), "never deletes a CRD"),
+        # Another group's kind of that name is not a CRD to Argo CD.
+        (_obj("CustomResourceDefinition", "example.com/v1"), None),
+        (_obj("ConfigMap", **{"helm.sh/resource-policy": "keep"}), "helm.sh/resource-policy"),
+        (
+            _obj("Secret", **{"argocd.argoproj.io/sync-options": "Prune=false, Delete=false"}),
+            "Delete=false",
+        ),
+        (_obj("Secret", **{"argocd.argoproj.io/sync-options": "Prune=false"}), None),
+        (_obj("Deployment", "apps/v1"), None),
+    ],
+)
+def test_what_argocd_keeps_at_an_applications_deletion(
+    obj: dict[str, Any], kept: str | None
+) -> None:
+    why = kept_by_argocd(obj)
+    assert (why is None) if kept is None else (why is not None and kept in why), why

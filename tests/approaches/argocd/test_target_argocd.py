@@ -14,7 +14,9 @@ self-heal) and leaves an added env var (its three-way diff does not see it).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from compare.cluster import ClusterTarget
 from compare.cluster.embedded import LB_RANGE
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import render_target
+from compare.kube import delete_namespace
 from compare.paths import EXAMPLES_DIR
 from compare.results import latest_run, load_results
 from compare.webapp import load_webapp
@@ -231,3 +234,37 @@ def test_a_load_balancer_service_is_healthy_with_the_embedded_clusters_address(
     finally:
         removed = runner.invoke(app, ["undeploy", "argocd", *where])
         assert removed.exit_code == 0, removed.output
+
+
+@pytest.mark.cluster
+@pytest.mark.usefixtures("argocd_cleanup")
+def test_undeploy_leaves_what_argocd_keeps_without_waiting_for_it(
+    cluster: ClusterTarget, tmp_path: Path
+) -> None:
+    # A CRD in crds/ and a ConfigMap Helm is told to keep: Argo CD deletes neither with its
+    # Application; the undeploy does not wait for them, exits 0 and says so once.
+    chart = Path(__file__).parents[2] / "fixtures" / "charts" / "parts-app"
+    path = _target(tmp_path, argocd={"chart": {"path": str(chart)}, "release": "kept"})
+    namespace, crd = "argo-kept", "gadgets.parts.example.com"
+    where = ["--target", str(path), "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)]
+    api = cluster.api_client()
+    try:
+        deployed = runner.invoke(app, ["deploy", "argocd", *where])
+        assert deployed.exit_code == 0, deployed.output
+        started = time.monotonic()
+        removed = runner.invoke(app, ["undeploy", "argocd", *where])
+        took = time.monotonic() - started
+        assert removed.exit_code == 0, removed.output
+        assert took < 60, took  # the old wait for the CRD alone was the full 120 s timeout
+        (said,) = [line for line in removed.output.splitlines() if "left as Argo CD" in line]
+        assert f"CustomResourceDefinition {crd} (Argo CD never deletes a CRD" in said
+        assert f"ConfigMap {namespace}/kept-state (helm.sh/resource-policy: keep)" in said
+        assert read_application(api, namespace, "kept") is None
+        assert not client.AppsV1Api(api).list_namespaced_stateful_set(namespace).items
+        extensions = client.ApiextensionsV1Api(api)
+        assert extensions.read_custom_resource_definition(crd).metadata.name == crd
+    finally:
+        with contextlib.suppress(client.ApiException):
+            client.ApiextensionsV1Api(api).delete_custom_resource_definition(crd)
+        delete_namespace(api, namespace)
+        api.close()

@@ -8,6 +8,7 @@ a shared directory, a full disk, no home, LANG=C) are in test_shared_outputs.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from compare.paths import EXPERIMENTS_DIR
@@ -188,6 +189,50 @@ def _target_values() -> list[Case]:
     ]
 
 
+def _target_parts() -> list[Case]:
+    """`parts` names what the faults act on: a name the chart's rendering does not hold, or a
+    workload of a kind faults do not act on, is one line naming the key, before any cluster."""
+    chart = Path(__file__).parents[2] / "fixtures" / "charts" / "parts-app"
+    head = "apiVersion: compare.example.com/v1alpha1\nkind: Target\nname: shop\n"
+    arm = f"helm:\n  chart: {{path: {chart}}}\n  release: shop\n"
+    run = ["run", "--target", "{tmp}/t.yaml", "-a", "helm", "-e", "pod-delete-one", *NO_CLUSTER]
+    return [
+        Case(
+            "target-parts/workload-absent",
+            run,
+            {"t.yaml": head + "parts: {workload: StatefulSet/shop-nope}\n" + arm},
+            "t.yaml: parts.workload: StatefulSet/shop-nope is not in the app's manifest (its"
+            " workloads: Deployment/shop-toolbox, StatefulSet/shop-server)",
+        ),
+        Case(
+            "target-parts/workload-wrong-kind",
+            run,
+            {"t.yaml": head + "parts: {workload: Deployment/shop-server}\n" + arm},
+            "t.yaml: parts.workload: Deployment/shop-server is not in the app's manifest",
+        ),
+        Case(
+            "target-parts/service-absent",
+            run,
+            {"t.yaml": head + "parts: {service: shop}\n" + arm},
+            "t.yaml: parts.service: shop is not in the app's manifest (its Services:"
+            " shop-server-headless, shop-server)",
+        ),
+        Case(
+            "target-parts/workload-kind",
+            run,
+            {"t.yaml": head + "parts: {workload: Job/shop-migrate}\n" + arm},
+            "t.yaml: parts.workload: 'Job/shop-migrate': give Kind/name (Deployment,"
+            " StatefulSet, DaemonSet) or a name",
+        ),
+        Case(
+            "target-parts/unknown-key",
+            run,
+            {"t.yaml": head + "parts: {pod: shop-0}\n" + arm},
+            "t.yaml: parts.pod: unknown field",
+        ),
+    ]
+
+
 def _kubeconfigs() -> list[Case]:
     status = ["status", "--kubeconfig", "{tmp}/kc"]
     refused = "not a regular file (a device, FIFO or socket is not read)"
@@ -309,4 +354,11 @@ def _output_paths() -> list[Case]:
 
 
 def third_sweep_cases() -> list[Case]:
-    return [*_binary_inputs(), *_text(), *_target_values(), *_kubeconfigs(), *_output_paths()]
+    return [
+        *_binary_inputs(),
+        *_text(),
+        *_target_values(),
+        *_target_parts(),
+        *_kubeconfigs(),
+        *_output_paths(),
+    ]
