@@ -98,7 +98,9 @@ class DesiredObjects:
     def main(self) -> tuple[DesiredObject | None, DesiredObject | None]:
         """Its main workload and Service among its own objects (`main_parts`); names it
         does not hold (never the case once a run has checked them) leave the rule to decide."""
-        own = [item for item in self.items if item.namespace is None]
+        # A kind of another group that shares a table kind's name (a Knative `Service`) is
+        # none of the app's parts.
+        own = [item for item in self.items if item.namespace is None and item.qualified is None]
         raws = [item.raw for item in own]
         try:
             found = main_parts(raws, workload=self.parts[0], service=self.parts[1])
