@@ -16,6 +16,9 @@ each client from the kubernetes client's process-wide default configuration (loa
 copy): two trials' activities building clients in the same instant, one here and one there,
 could swap clusters, so during a run its factory builds one client at a time
 (`compare.chaos.cluster.pointed_at`).
+
+The same kind of sibling (`SiblingCluster`) also runs the trials of an app whose trials cannot
+share a cluster (`compare.run.spread`): a trial cluster, made, owned and deleted alike.
 """
 
 from __future__ import annotations
@@ -54,8 +57,12 @@ def _activities(document: Mapping[str, Any]) -> list[Any]:
 def movable(spec: ExperimentSpec) -> bool:
     """Whether the experiment's trials can run on the fault cluster: cluster-wide, and every
     activity a Python call (which takes its cluster from its secrets) or a reference to one."""
-    if not spec.cluster_wide:
-        return False
+    return spec.cluster_wide and pointable(spec)
+
+
+def pointable(spec: ExperimentSpec) -> bool:
+    """Whether every activity of the experiment is a Python call (which takes its cluster from
+    its secrets, `point`) or a reference to one: its trials can run on a sibling."""
     for activity in _activities(spec.document):
         if not isinstance(activity, Mapping):
             return False
@@ -83,12 +90,14 @@ def splittable(app: App, specs: list[ExperimentSpec]) -> bool:
     return app.per_cluster and bool(moved) and len(moved) < len(specs)
 
 
-class FaultCluster:
-    """The sibling of the run's embedded cluster (see the module's docstring)."""
+class SiblingCluster:
+    """A sibling of the run's embedded cluster, named after it and `suffix` (see the module's
+    docstring); `what` names it in the lines a failure is told in."""
 
-    def __init__(self, main: ClusterTarget, run_id: str) -> None:
+    def __init__(self, main: ClusterTarget, suffix: str, what: str) -> None:
         self.source = EmbeddedCluster(cluster_key(main))
-        self.cluster = self.source.sibling(run_id.lower())
+        self.cluster = self.source.sibling(suffix)
+        self.what = what
         self.target = ClusterTarget(self.cluster.kubeconfig, None, embedded=True)
         self.ready = threading.Event()
         self.failed: str | None = None
@@ -125,7 +134,7 @@ class FaultCluster:
             finally:
                 self._done.set()
 
-        self._thread = threading.Thread(target=create, name="fault-cluster", daemon=True)
+        self._thread = threading.Thread(target=create, name=self.name, daemon=True)
         self._thread.start()
 
     def settled(self) -> bool:
@@ -143,11 +152,18 @@ class FaultCluster:
         try:
             forget_cluster(self.target)
         except Exception as exc:
-            left.append(f"the fault cluster's processes: {first_line(exc)}")
+            left.append(f"{self.what}'s processes: {first_line(exc)}")
         try:
             self.cluster.down()
         except CompareError as exc:
-            left.append(f"the fault cluster {self.name!r}: {exc.message}")
+            left.append(f"{self.what} {self.name!r}: {exc.message}")
         else:
             forget_fault_cluster(self.name)
         return left
+
+
+class FaultCluster(SiblingCluster):
+    """The run's fault cluster: the sibling named after the run alone."""
+
+    def __init__(self, main: ClusterTarget, run_id: str) -> None:
+        super().__init__(main, run_id.lower(), "the fault cluster")

@@ -218,7 +218,7 @@ def test_a_killed_runs_fault_cluster_is_deleted(cluster: ClusterTarget) -> None:
         sibling.up_like(source)
         assert sibling.status().running
         lines = clean_dead_runs(cluster)
-        assert f"removed the fault clusters of killed runs: {sibling.name}" in lines, lines
+        assert f"removed the sibling clusters of killed runs: {sibling.name}" in lines, lines
         assert not sibling.status().exists
         assert not record.exists()
     finally:
