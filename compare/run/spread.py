@@ -15,10 +15,10 @@ plane, and are recovered there), every activity a Python call (pointed at the si
 its secrets, `compare.run.sibling.point`), an arm that `prepare` alone readies
 (`App.per_cluster_arm`).
 
-How many clusters by default (`default_clusters`): the run's and a sibling per two cores, and
-a sibling per GiB of available memory beyond a reserve (a sibling's control plane with Flux's
-and Argo CD's controllers takes 0.7 to 1 GiB), at most DEFAULT_CAP; a 2-core machine gets one
-sibling.
+How many clusters by default (`default_clusters`): the run's and one sibling per two cores,
+no more siblings than GiB of available memory beyond a reserve (a sibling's control plane with
+Flux's and Argo CD's controllers takes 0.7 to 1 GiB), at most DEFAULT_CAP in all; a 2-core
+machine gets one sibling, a 1-core machine none.
 """
 
 from __future__ import annotations
