@@ -33,6 +33,7 @@ from compare.approaches import Approach
 from compare.chaos.cluster import listable
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.errors import CompareError, first_line
+from compare.kube import poll
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
 from compare.run.owners import forget_fault_cluster, record_fault_cluster
@@ -43,6 +44,10 @@ SECRETS_SCOPE = "compare-fault-cluster"
 READY_TIMEOUT_S = 300.0
 # How long `close` waits for a creation still under way before deleting what there is.
 CLOSE_JOIN_S = 120.0
+# Made again when a component exited at its start (its port taken), at most this many times;
+# how long a new cluster's components are watched for that.
+MAKE_ATTEMPTS = 3
+DEAD_AT_START_S = 1.0
 _SECTIONS = ("method", "rollbacks")
 
 
@@ -123,7 +128,7 @@ class SiblingCluster:
             try:
                 # Its owner first: a run killed while it exists leaves it to the next run.
                 record_fault_cluster(self.name)
-                self.cluster.up_like(self.source)
+                self._make()
                 text = listable(self.cluster.kubeconfig.read_text())
                 outputfile.write_text(self.listed, text, mode=0o600)
                 for approach in approaches.values():
@@ -136,6 +141,23 @@ class SiblingCluster:
 
         self._thread = threading.Thread(target=create, name=self.name, daemon=True)
         self._thread.start()
+
+    def _make(self) -> None:
+        """Create it with every component running. kwokctl picks each component's port before
+        the component binds it: a cluster made at the same moment (another run's sibling) can
+        take one, and that component exits ("address already in use") while the API server
+        and kwok's nodes are ready, which is all `up` waits for - a controller manager that
+        never runs leaves every trial there waiting for pods. Made again with fresh ports."""
+        for attempt in range(1, MAKE_ATTEMPTS + 1):
+            self.cluster.up_like(self.source)
+            # A component that cannot bind its port exits at once: looked for a moment.
+            dead = poll(self.cluster.dead_components, deadline=DEAD_AT_START_S, interval=0.1)[1]
+            if not dead:
+                return
+            why = f"{dead[0]} exited at start: {self.cluster.log_tail(dead[0])}"
+            self.cluster.down()
+            if attempt == MAKE_ATTEMPTS:
+                raise CompareError(f"{self.what} {self.name!r}: {why}")
 
     def settled(self) -> bool:
         """Whether its creation is over (ready, or failed)."""
