@@ -51,8 +51,10 @@ from compare.run import (
     TrialPlan,
 )
 from compare.run.app import App
+from compare.run.engine import Run
 from compare.run.launch import checked_request, prepared
 from compare.run.owners import clean_dead_runs
+from compare.run.spread import MAX_CLUSTERS
 from compare.webapp import DEFAULT_APP, load_webapp
 
 EXIT_INTERRUPTED = 130
@@ -170,6 +172,18 @@ def run(
             " sibling embedded cluster made for the run and deleted after it.",
         ),
     ] = False,
+    clusters: Annotated[
+        int | None,
+        typer.Option(
+            "--clusters",
+            min=1,
+            max=MAX_CLUSTERS,
+            help="When the app's trials cannot share a cluster (fixed-name cluster-wide"
+            " objects, host ports), run them one at a time on each of up to N embedded"
+            " clusters: the run's and siblings made for the run, deleted after it (default"
+            " from the machine's cores and memory; 1: one at a time on the run's cluster).",
+        ),
+    ] = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     **approach_options: Any,
@@ -213,6 +227,7 @@ def run(
         keep=keep,
         deploy_timeout=deploy_timeout,
         fault_cluster=not shared_cluster,
+        clusters=clusters,
     )
     cluster = cluster_from(ctx, kubeconfig, context)
     # What killed runs left is removed first (one line says what; `compare.run.owners`).
@@ -230,9 +245,14 @@ def run(
             for name, reason in engine.skipped.items():
                 listener.note(f"skipped {name}: {reason}")
             if ready.one_at_a_time:
-                listener.note("trials run one at a time: " + "; ".join(ready.one_at_a_time))
+                listener.note(_one_at_a_time(engine, ready.one_at_a_time, clusters))
             listener.note(
                 f"run {engine.run_id}: {len(plans)} trials, {engine.request.parallel} at a time"
+                + (
+                    f" on each of up to {1 + len(engine.trial_clusters)} clusters"
+                    if engine.trial_clusters
+                    else ""
+                )
             )
             try:
                 results = engine.execute(listener)
@@ -245,6 +265,8 @@ def run(
                 )
                 raise typer.Exit(EXIT_INTERRUPTED) from None
         _summary(results, engine.run_dir)
+        if ready.one_at_a_time or (results.clusters_used or 1) > 1:
+            say(f"trials ran on {results.clusters_used} cluster(s)")
         for line in engine.cleanup_errors:
             print_warning(f"warning: could not remove namespace {line}")
         say(f"results: {engine.run_dir / RESULTS_FILE}")
@@ -252,6 +274,20 @@ def run(
         if any(t.status == "error" for t in results.trials):
             # The measurements stand; errors are listed in the summary above.
             raise typer.Exit(EXIT_FAILED)
+
+
+def _one_at_a_time(engine: Run, reasons: list[str], clusters: int | None) -> str:
+    """Why the trials run one at a time, and on how many clusters."""
+    why = "; ".join(reasons)
+    siblings = [s.name for s in engine.trial_clusters]
+    if siblings:
+        return (
+            f"trials run one at a time on each cluster, side by side on the run's and"
+            f" {len(siblings)} sibling(s) made for them ({', '.join(siblings)}): {why}"
+        )
+    if clusters is not None and clusters > 1 and not engine.cluster.embedded:
+        why += " (--clusters makes siblings of the embedded cluster only)"
+    return f"trials run one at a time: {why}"
 
 
 def _parameter(approach: Approach, option: CommandOption) -> str:

@@ -283,7 +283,8 @@ class TrialResult(_Model):
     error: str | None = None
     journal: str | None = None
     # The embedded cluster the trial ran on when not the run's (its fault cluster: the
-    # cluster-wide faults' trials); absent otherwise.
+    # cluster-wide faults' trials; a trial cluster: a trial of an app whose trials cannot
+    # share a cluster); absent otherwise.
     cluster: str | None = None
 
     @model_serializer(mode="wrap")
@@ -367,11 +368,15 @@ class RunResults(_Model):
     # Only when the preflight left arms out of the run (absent otherwise): each arm's finding.
     # The run went on with the others (`settings.approaches` holds those).
     preflight_findings: list[PreflightFinding] | None = None
+    # How many clusters the run's trials ran on: its own and each sibling one ran on (the
+    # fault cluster, the trial clusters); absent in a run that stopped before its trials and
+    # in files written before it (optional, added within schema 3).
+    clusters_used: int | None = Field(default=None, ge=1)
 
     @model_serializer(mode="wrap")
     def _target_only_with_target(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("target", "skipped", "preflightError", "preflightFindings"):
+        for key in ("target", "skipped", "preflightError", "preflightFindings", "clustersUsed"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

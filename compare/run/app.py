@@ -102,6 +102,13 @@ class App:
         installed once by a preflight."""
         return not self.target.from_file
 
+    def per_cluster_arm(self, approach: Approach) -> bool:
+        """Whether the approach's trials of it can run on another cluster readied by `prepare`
+        alone (a sibling, `compare.run.spread`): a chart arm needs nothing its preflight
+        installed (Helm, Flux and Argo CD install a chart's CRDs with it); an operator a
+        target installs itself is installed once, on the run's cluster."""
+        return self.per_cluster or approach.charted
+
     def default_approaches(self) -> tuple[str, ...]:
         """The approaches a run without `--approach` uses: the arms it has (of the default
         approaches only, for the built-in target: it has an arm for every approach)."""

@@ -20,6 +20,12 @@ every trial, so an interruption keeps every finished trial. On Ctrl-C/SIGTERM (a
 KeyboardInterrupt in the main thread) the run cancels the trials under way, saves with
 `complete: false`, removes the namespaces it made (operator CRs first, operator running) and
 raises RunInterrupted.
+
+An app whose trials cannot share a cluster (`cannot_share`, `compare.run.sharing`) runs one
+trial at a time on the run's cluster and, on the embedded cluster, one at a time on each of
+the siblings made for them (`compare.run.spread`: up to `clusters` in all); whatever happens,
+every sibling is stopped and deleted at the end (after a Ctrl-C too), and results.json says
+on how many clusters the trials ran (`clustersUsed`) and each moved trial where (`cluster`).
 """
 
 from __future__ import annotations
@@ -60,10 +66,11 @@ from compare.results import (
     TrialResult,
     save_results_json,
 )
-from compare.run import sibling
+from compare.run import sibling, spread
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
-from compare.run.sibling import READY_TIMEOUT_S, FaultCluster
+from compare.run.sibling import READY_TIMEOUT_S, FaultCluster, SiblingCluster
+from compare.run.spread import MAIN
 from compare.run.trial import (
     Cancelled,
     Ledger,
@@ -114,6 +121,12 @@ class RunRequest:
     # Arms the preflight left out of the run before anything was installed, each with its
     # one-line finding (`compare.run.preflight.render_findings`); not in `approaches`.
     left_out: Mapping[str, str] = field(default_factory=dict)
+    # The app's trials cannot share a cluster (`compare.run.sharing`): one at a time per
+    # cluster, spread over siblings on the embedded cluster (`compare.run.spread`).
+    cannot_share: bool = False
+    # How many clusters those trials may use, the run's included (`--clusters`; None: the
+    # machine's default, `compare.run.spread.default_clusters`).
+    clusters: int | None = None
 
 
 class RunInterrupted(Exception):
@@ -275,6 +288,7 @@ class Run:
         self.run_dir = self.request.output_dir / self.run_id
         self.cancel = threading.Event()
         self.results = initial_results(self.cluster, self.request, self.run_id, started)
+        self.results.clusters_used = 1  # the run's own, and each sibling a trial ran on
         if self.results.target is not None or self.skipped:
             # The report lists them with the reason (a fault on a ConfigMap the WebApp has not).
             self.results.skipped = [
@@ -295,7 +309,20 @@ class Run:
         self._moved_names: frozenset[str] = frozenset(
             s.name for s in self.request.experiments if self.sibling and sibling.movable(s)
         )
-        self._sibling_ctx: TrialContext | None = None
+        # Trials that cannot share a cluster: spread over siblings (`compare.run.spread`).
+        self.cluster_limit = 1
+        self.trial_clusters: list[SiblingCluster] = []
+        if self.request.cannot_share and self.cluster.embedded:
+            self.cluster_limit = self.request.clusters or spread.default_clusters()
+            movable = [p for p in self.plans if self._movable(p)]
+            count = spread.siblings_wanted(self.cluster_limit, len(movable), len(self.plans))
+            self.trial_clusters = [
+                SiblingCluster(self.cluster, f"{self.run_id.lower()}-{i}", "the trial cluster")
+                for i in range(2, count + 2)
+            ]
+        # Where each started trial runs (`MAIN` or a sibling's name), and each place's context.
+        self._placed: dict[str, str] = {}
+        self._contexts: dict[str, TrialContext] = {}
         self.ctx = TrialContext(
             run_id=self.run_id,
             run_dir=self.run_dir,
@@ -320,6 +347,10 @@ class Run:
             raise CompareError(
                 f"--output {self.request.output_dir}: cannot write ({exc.strerror or exc})"
             ) from exc
+        self._contexts[MAIN] = self.ctx
+
+    def _movable(self, plan: TrialPlan) -> bool:
+        return spread.may_move(self.request.app, self.approaches[plan.approach], plan)
 
     def execute(self, listener: Listener | None = None) -> RunResults:
         """Run every planned trial; raises RunInterrupted on KeyboardInterrupt."""
@@ -327,7 +358,8 @@ class Run:
             self.listener = self.ctx.listener = listener
         probes.cancelled.clear()
         fault = self.sibling
-        others = (fault.listed,) if fault is not None else ()
+        siblings = [*([fault] if fault is not None else []), *self.trial_clusters]
+        others = tuple(s.listed for s in siblings)
         with (
             pointed_at(self.cluster, *others),
             _chaostoolkit_log(self.run_dir / "chaostoolkit.log"),
@@ -337,10 +369,22 @@ class Run:
                     # Made while the run's own cluster is prepared and its trials start.
                     fault.start(self.request.app, self.approaches)
                     self._note(f"cluster-wide faults on the fault cluster {fault.name!r}")
+                # Each with the shared parts of the approaches whose trials may go there.
+                moving = {p.approach for p in self.plans if self._movable(p)}
+                for made in self.trial_clusters:
+                    made.start(
+                        self.request.app,
+                        {n: a for n, a in self.approaches.items() if n in moving},
+                    )
                 for approach in self.approaches.values():
                     self.request.app.prepare(approach, self.cluster)
                 # A group on the fault cluster does not take a place of the run's cluster.
-                width = self.request.parallel + (len(self.approaches) if fault else 0)
+                # A trial cluster runs one trial at a time.
+                width = (
+                    self.request.parallel
+                    + (len(self.approaches) if fault else 0)
+                    + len(self.trial_clusters)
+                )
                 with ThreadPoolExecutor(max_workers=width, thread_name_prefix="trial") as pool:
                     self._run_all(pool, schedule(self.plans), self.request.parallel)
             except KeyboardInterrupt:
@@ -352,6 +396,8 @@ class Run:
                 finally:
                     if fault is not None:
                         self.ctx.cleanup_errors.extend(fault.close())
+                    made_for, self.trial_clusters = self.trial_clusters, []
+                    self.ctx.cleanup_errors.extend(spread.close_all(made_for))
         with self._lock:
             self.results.complete = True
             self.results.finished_at = datetime.now(UTC)
@@ -385,18 +431,63 @@ class Run:
         here = [p for p in running if p.experiment.name not in apart]
         return len(here) < self.request.parallel and admissible(plan, queue, running, apart=apart)
 
-    def _ctx(self, plan: TrialPlan) -> TrialContext:
-        """The context of the plan's trial: the fault cluster's for a moved one."""
-        if self.sibling is None or plan.experiment.name not in self._moved_names:
-            return self.ctx
-        if self._sibling_ctx is None:
-            self._sibling_ctx = replace(
-                self.ctx,
-                cluster=self.sibling.target,
-                ledger=Ledger(),
-                secrets=trial_secrets(self.sibling.target),
+    def _ready_trial_clusters(self) -> list[str]:
+        """The trial clusters ready for trials, in order; one that could not be made is said
+        once, deleted, and its trials go to the other clusters."""
+        for failed in [s for s in self.trial_clusters if s.failed is not None]:
+            self._note(
+                f"could not make the trial cluster {failed.name!r} ({failed.failed}): its"
+                " trials run on the other clusters"
             )
-        return self._sibling_ctx
+            self.trial_clusters.remove(failed)
+            self.ctx.cleanup_errors.extend(failed.close())
+        return [s.name for s in self.trial_clusters if s.ready.is_set()]
+
+    def _next(
+        self, queue: Sequence[TrialPlan], running: Sequence[TrialPlan]
+    ) -> tuple[TrialPlan, str] | None:
+        """The next trial to start and where (`compare.run.spread.next_start`): the run's
+        cluster (or the fault cluster, for its experiments) by their own rules, else an idle
+        trial cluster."""
+        ready = self._ready_trial_clusters()
+        on = {name: [p for p in running if self._placed.get(p.slug) == name] for name in ready}
+        siblings = {s.name for s in self.trial_clusters}
+        here = [p for p in running if self._placed.get(p.slug) not in siblings]
+        found = spread.next_start(
+            queue,
+            on,
+            ready=ready,
+            room=lambda p: self._may_start(p, queue, here),
+            movable=self._movable,
+        )
+        if found is None:
+            return None
+        plan, where = found
+        if where == MAIN and self.sibling is not None and plan.experiment.name in self._moved_names:
+            where = self.sibling.name
+        return plan, where
+
+    def _context(self, where: str) -> TrialContext:
+        """The trials' context on `where` (`MAIN`, the fault cluster, a trial cluster)."""
+        if where not in self._contexts:
+            target = next(
+                s.target
+                for s in [*([self.sibling] if self.sibling else []), *self.trial_clusters]
+                if s.name == where
+            )
+            self._contexts[where] = replace(
+                self.ctx, cluster=target, ledger=Ledger(), secrets=trial_secrets(target)
+            )
+        return self._contexts[where]
+
+    def _ctx(self, plan: TrialPlan) -> TrialContext:
+        """The context of the plan's trial: of the cluster it started on, or starts on (the
+        fault cluster's for a moved one)."""
+        where = self._placed.get(plan.slug)
+        if where is None:
+            moved = self.sibling is not None and plan.experiment.name in self._moved_names
+            where = self.sibling.name if moved and self.sibling is not None else MAIN
+        return self._context(where)
 
     def _run_all(self, pool: ThreadPoolExecutor, plans: Sequence[TrialPlan], width: int) -> None:
         queue = list(plans)
@@ -404,12 +495,16 @@ class Run:
         try:
             while queue or running:
                 while True:
-                    active = list(running.values())
-                    plan = next((p for p in queue if self._may_start(p, queue, active)), None)
-                    if plan is None:
+                    found = self._next(queue, list(running.values()))
+                    if found is None:
                         break
+                    plan, where = found
                     moved = plan.experiment.name in self._moved_names
-                    group = self._group(plan, queue, len(self.approaches) if moved else width)
+                    group = (
+                        [plan]
+                        if where != MAIN and not moved
+                        else self._group(plan, queue, len(self.approaches) if moved else width)
+                    )
                     fault = (
                         SharedFault(
                             [p.slug for p in group],
@@ -419,9 +514,11 @@ class Run:
                         if len(group) > 1
                         else None
                     )
+                    # A group is one experiment's: all of it starts where its first does.
                     for member in group:
                         queue.remove(member)
-                        ctx = self._ctx(member)
+                        self._placed[member.slug] = where
+                        ctx = self._context(where)
                         running[pool.submit(run_trial, ctx, member, fault)] = member
                 if not running:
                     # Only the fault cluster's groups are left, and it is not ready yet.
@@ -432,11 +529,11 @@ class Run:
                 for future in done:
                     plan = running.pop(future)
                     self._record(plan, future)
-                    where = self._ctx(plan).cluster
+                    ran_on = self._ctx(plan).cluster
                     if plan.experiment.cluster_wide:
-                        wide_over = where
+                        wide_over = ran_on
                     if plan.experiment.exclusive:
-                        self._recover(plan.approach, cluster=where)
+                        self._recover(plan.approach, cluster=ran_on)
                 if wide_over and not any(p.experiment.cluster_wide for p in running.values()):
                     # Its rollbacks restart the control plane (and the operator); make sure,
                     # once the last trial of the group is over and before any other starts.
@@ -509,12 +606,15 @@ class Run:
                 heal_window_seconds=self.ctx.window(plan.approach),
                 error=f"{type(exc).__name__}: {exc}",
             )
-        if self._ctx(plan) is not self.ctx and self.sibling is not None:
-            result = result.model_copy(update={"cluster": self.sibling.name})
+        where = self._placed.get(plan.slug, MAIN)
+        if where != MAIN:
+            result = result.model_copy(update={"cluster": where})
         with self._lock:
             # Serialised once: rewriting results.json after each trial stays cheap.
             self._dumped[result.key] = result.model_dump(mode="json", by_alias=True)
             self.results.trials.append(result)
+            elsewhere = {t.cluster for t in self.results.trials if t.cluster is not None}
+            self.results.clusters_used = 1 + len(elsewhere)
             order = {(p.experiment.name, p.approach, p.trial): i for i, p in enumerate(self.plans)}
             self.results.trials.sort(key=lambda t: order.get(t.key, len(order)))
             self._save()

@@ -66,7 +66,8 @@ def checked_request(
 
 @dataclass(frozen=True)
 class Prepared:
-    """A run ready to execute, and why its trials run one at a time (empty: they do not)."""
+    """A run ready to execute, and why its trials run one at a time on each cluster (empty:
+    they do not)."""
 
     run: Run
     one_at_a_time: list[str]
@@ -114,10 +115,11 @@ def prepared(
         for line in code_findings(request.app.target, request.approaches, TRIAL_NAMESPACE):
             warn(line)
     # Two releases of a chart that would compete for something of the node or the cluster:
-    # its trials run one at a time (never an `error` the toolkit caused).
+    # its trials run one at a time per cluster (never an `error` the toolkit caused), on
+    # sibling clusters side by side (`compare.run.spread`).
     shared = chart_sharing(request.app.target, request.approaches)
-    if shared and request.parallel > 1:
-        request = replace(request, parallel=1)
+    if shared:
+        request = replace(request, parallel=1, cannot_share=True)
     try:
         try:
             steps = request.app.preflight(

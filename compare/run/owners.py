@@ -10,9 +10,10 @@ next `compare run` (or `compare cleanup`) finds the namespaces whose owner is go
 process with that id on this host, or one started at another time (the id was reused) -
 and removes them.
 
-A run on the embedded cluster may make a fault cluster (`compare.run.sibling`): a sibling
-embedded cluster, processes of this machine. Its owner is recorded in a file beside the
-clusters (`fault_cluster_record`); the next run deletes the fault clusters of dead runs.
+A run on the embedded cluster may make sibling clusters (`compare.run.sibling`: the fault
+cluster, the trial clusters of an app whose trials cannot share one), processes of this
+machine. Each one's owner is recorded in a file beside the clusters (`fault_cluster_record`);
+the next run, and `compare cleanup`, delete the siblings of dead runs.
 
 A namespace of another host's run cannot be judged from here: it is listed, never removed
 unless named (`compare cleanup --run ID`). A namespace already being deleted (phase
@@ -200,8 +201,8 @@ def forget_fault_cluster(name: str) -> None:
 
 
 def remove_dead_fault_clusters() -> tuple[list[str], list[str]]:
-    """Delete the fault clusters whose run's process is gone, with the controllers started
-    for them; (removed, failed: `name: why`)."""
+    """Delete the sibling clusters (fault and trial clusters) whose run's process is gone,
+    with the controllers started for them; (removed, failed: `name: why`)."""
     # Deferred: the approaches import the run's parts.
     from compare.approaches import forget_cluster
 
@@ -220,7 +221,7 @@ def remove_dead_fault_clusters() -> tuple[list[str], list[str]]:
             sibling.down()
         except Exception as exc:  # one line; the run goes on
             why = exc.message if isinstance(exc, CompareError) else first_line(exc)
-            failed.append(f"fault cluster {name}: {why}")
+            failed.append(f"sibling cluster {name}: {why}")
             continue
         forget_fault_cluster(name)
         removed.append(name)
@@ -246,7 +247,7 @@ def clean_dead_runs(cluster: ClusterTarget) -> list[str]:
     dead = [r for r in runs if r.state == DEAD]
     clusters, broken = remove_dead_fault_clusters()
     if clusters:
-        lines.append(f"removed the fault clusters of killed runs: {', '.join(clusters)}")
+        lines.append(f"removed the sibling clusters of killed runs: {', '.join(clusters)}")
     if broken:
         lines.append(
             f"could not remove {'; '.join(broken)}; `compare cluster down --name NAME` deletes one"

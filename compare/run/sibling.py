@@ -16,6 +16,9 @@ each client from the kubernetes client's process-wide default configuration (loa
 copy): two trials' activities building clients in the same instant, one here and one there,
 could swap clusters, so during a run its factory builds one client at a time
 (`compare.chaos.cluster.pointed_at`).
+
+The same kind of sibling (`SiblingCluster`) also runs the trials of an app whose trials cannot
+share a cluster (`compare.run.spread`): a trial cluster, made, owned and deleted alike.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from compare.approaches import Approach
 from compare.chaos.cluster import listable
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.errors import CompareError, first_line
+from compare.kube import poll
 from compare.run.app import App
 from compare.run.experiments import ExperimentSpec
 from compare.run.owners import forget_fault_cluster, record_fault_cluster
@@ -40,6 +44,10 @@ SECRETS_SCOPE = "compare-fault-cluster"
 READY_TIMEOUT_S = 300.0
 # How long `close` waits for a creation still under way before deleting what there is.
 CLOSE_JOIN_S = 120.0
+# Made again when a component exited at its start (its port taken), at most this many times;
+# how long a new cluster's components are watched for that.
+MAKE_ATTEMPTS = 3
+DEAD_AT_START_S = 1.0
 _SECTIONS = ("method", "rollbacks")
 
 
@@ -54,8 +62,12 @@ def _activities(document: Mapping[str, Any]) -> list[Any]:
 def movable(spec: ExperimentSpec) -> bool:
     """Whether the experiment's trials can run on the fault cluster: cluster-wide, and every
     activity a Python call (which takes its cluster from its secrets) or a reference to one."""
-    if not spec.cluster_wide:
-        return False
+    return spec.cluster_wide and pointable(spec)
+
+
+def pointable(spec: ExperimentSpec) -> bool:
+    """Whether every activity of the experiment is a Python call (which takes its cluster from
+    its secrets, `point`) or a reference to one: its trials can run on a sibling."""
     for activity in _activities(spec.document):
         if not isinstance(activity, Mapping):
             return False
@@ -83,12 +95,14 @@ def splittable(app: App, specs: list[ExperimentSpec]) -> bool:
     return app.per_cluster and bool(moved) and len(moved) < len(specs)
 
 
-class FaultCluster:
-    """The sibling of the run's embedded cluster (see the module's docstring)."""
+class SiblingCluster:
+    """A sibling of the run's embedded cluster, named after it and `suffix` (see the module's
+    docstring); `what` names it in the lines a failure is told in."""
 
-    def __init__(self, main: ClusterTarget, run_id: str) -> None:
+    def __init__(self, main: ClusterTarget, suffix: str, what: str) -> None:
         self.source = EmbeddedCluster(cluster_key(main))
-        self.cluster = self.source.sibling(run_id.lower())
+        self.cluster = self.source.sibling(suffix)
+        self.what = what
         self.target = ClusterTarget(self.cluster.kubeconfig, None, embedded=True)
         self.ready = threading.Event()
         self.failed: str | None = None
@@ -114,7 +128,7 @@ class FaultCluster:
             try:
                 # Its owner first: a run killed while it exists leaves it to the next run.
                 record_fault_cluster(self.name)
-                self.cluster.up_like(self.source)
+                self._make()
                 text = listable(self.cluster.kubeconfig.read_text())
                 outputfile.write_text(self.listed, text, mode=0o600)
                 for approach in approaches.values():
@@ -125,8 +139,25 @@ class FaultCluster:
             finally:
                 self._done.set()
 
-        self._thread = threading.Thread(target=create, name="fault-cluster", daemon=True)
+        self._thread = threading.Thread(target=create, name=self.name, daemon=True)
         self._thread.start()
+
+    def _make(self) -> None:
+        """Create it with every component running. kwokctl picks each component's port before
+        the component binds it: a cluster made at the same moment (another run's sibling) can
+        take one, and that component exits ("address already in use") while the API server
+        and kwok's nodes are ready, which is all `up` waits for - a controller manager that
+        never runs leaves every trial there waiting for pods. Made again with fresh ports."""
+        for attempt in range(1, MAKE_ATTEMPTS + 1):
+            self.cluster.up_like(self.source)
+            # A component that cannot bind its port exits at once: looked for a moment.
+            dead = poll(self.cluster.dead_components, deadline=DEAD_AT_START_S, interval=0.1)[1]
+            if not dead:
+                return
+            why = f"{dead[0]} exited at start: {self.cluster.log_tail(dead[0])}"
+            self.cluster.down()
+            if attempt == MAKE_ATTEMPTS:
+                raise CompareError(f"{self.what} {self.name!r}: {why}")
 
     def settled(self) -> bool:
         """Whether its creation is over (ready, or failed)."""
@@ -143,11 +174,18 @@ class FaultCluster:
         try:
             forget_cluster(self.target)
         except Exception as exc:
-            left.append(f"the fault cluster's processes: {first_line(exc)}")
+            left.append(f"{self.what}'s processes: {first_line(exc)}")
         try:
             self.cluster.down()
         except CompareError as exc:
-            left.append(f"the fault cluster {self.name!r}: {exc.message}")
+            left.append(f"{self.what} {self.name!r}: {exc.message}")
         else:
             forget_fault_cluster(self.name)
         return left
+
+
+class FaultCluster(SiblingCluster):
+    """The run's fault cluster: the sibling named after the run alone."""
+
+    def __init__(self, main: ClusterTarget, run_id: str) -> None:
+        super().__init__(main, run_id.lower(), "the fault cluster")

@@ -218,12 +218,31 @@ def test_a_killed_runs_fault_cluster_is_deleted(cluster: ClusterTarget) -> None:
         sibling.up_like(source)
         assert sibling.status().running
         lines = clean_dead_runs(cluster)
-        assert f"removed the fault clusters of killed runs: {sibling.name}" in lines, lines
+        assert f"removed the sibling clusters of killed runs: {sibling.name}" in lines, lines
         assert not sibling.status().exists
         assert not record.exists()
     finally:
         if sibling.status().exists:
             sibling.down()
+        record.unlink(missing_ok=True)
+
+
+def test_cleanup_removes_a_killed_runs_sibling_cluster_too(cluster: ClusterTarget) -> None:
+    # A run killed while it was making a trial cluster: its owner recorded, the cluster not
+    # (yet) there. `compare cleanup` deletes what there is and forgets the record.
+    source = EmbeddedCluster(cluster_key(cluster))
+    sibling = source.sibling(f"killed-{uuid.uuid4().hex[:4]}-2")
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    record = fault_cluster_record(sibling.name)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({**owner_annotations(), OWNER_PID: str(ended.pid)}))
+    try:
+        result = runner.invoke(app, ["cleanup", "--kubeconfig", str(cluster.kubeconfig)])
+        assert result.exit_code == 0, result.output
+        assert f"removed the sibling clusters of killed runs: {sibling.name}" in result.stderr
+        assert not record.exists()
+    finally:
         record.unlink(missing_ok=True)
 
 

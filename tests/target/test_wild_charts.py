@@ -24,8 +24,9 @@ from typer.testing import CliRunner
 
 from compare.approaches import load_target
 from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
+from compare.approaches.flux.controllers import FLUX
 from compare.cli import app
-from compare.cluster import ClusterTarget
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
 from compare.deploy.chart_target import deploy_target, render_target, uninstall_target
 from compare.deploy.charts import release_objects
 from compare.deploy.ownership import flux_writes, helm_writes
@@ -204,7 +205,7 @@ def test_a_node_agent_cannot_share_the_cluster_and_a_namespaced_app_can(tmp_path
 
 
 @pytest.mark.cluster
-def test_a_node_agent_runs_its_trials_one_at_a_time_without_errors(
+def test_a_node_agent_runs_its_trials_one_at_a_time_on_two_clusters_without_errors(
     cluster: ClusterTarget, tmp_path: Path
 ) -> None:
     out = tmp_path / "reports"
@@ -213,15 +214,22 @@ def test_a_node_agent_runs_its_trials_one_at_a_time_without_errors(
         [
             *("run", "--target", str(_target(tmp_path, DAEMON)), "-a", "helm", "-a", "flux"),
             *("-e", "pod-delete-one", "-e", "image-change", "--heal-window", "15"),
-            *("--kubeconfig", str(cluster.kubeconfig), "--output", str(out)),
+            *("--clusters", "2", "--kubeconfig", str(cluster.kubeconfig), "--output", str(out)),
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "trials run one at a time:" in result.output
+    assert "trials run one at a time on each cluster" in result.output
     assert "host port 9109" in result.output and "a fixed name" in result.output
     assert "preflight: the helm arm reached its desired state" in result.output
+    assert "trials ran on 2 cluster(s)" in result.output
     results = load_results(latest_run(out))
     assert results.settings.parallel == 1
+    # One sibling made for the run (Flux's controllers started on it too), used, and gone.
+    sibling = f"{cluster_key(cluster)}-{results.run_id.lower()}-2"
+    assert results.clusters_used == 2
+    assert {t.cluster for t in results.trials} == {None, sibling}, result.output
+    assert not EmbeddedCluster(sibling).status().exists
+    assert not FLUX.state_dir(ClusterTarget(EmbeddedCluster(sibling).kubeconfig, None)).exists()
     verdicts = {(t.experiment, t.approach): t.status for t in results.trials}
     assert verdicts == {
         ("pod-delete-one", "helm"): "healed",

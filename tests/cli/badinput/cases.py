@@ -713,6 +713,9 @@ def _flag_cases(valid_app: dict[str, Any]) -> list[Case]:
         ("trials-zero", ["--trials", "0"], "--trials"),
         ("parallel-zero", ["--parallel", "0"], "--parallel"),
         ("parallel-high", ["--parallel", "33"], "--parallel"),
+        ("clusters-zero", ["--clusters", "0"], "--clusters"),
+        ("clusters-high", ["--clusters", "17"], "--clusters"),
+        ("clusters-word", ["--clusters", "two"], "--clusters"),
         ("approach-unknown", ["--approach", "kustomize"], "'kustomize' is not one of"),
         (
             "deploy-timeout-zero",
