@@ -247,11 +247,14 @@ def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[s
         if meant and len(unmet) == len(meant):
             skipped[spec.name] = _one_reason(unmet)
             continue
-        why = {a: unmet.get(a) or spec.not_for(a) for a in request.approaches if a not in meant}
-        why.update(unmet)
+        # Every approach of the run without trials of it, in the run's order, with the reason.
+        why = {
+            a: unmet.get(a) or spec.not_for(a)
+            for a in request.approaches
+            if a in unmet or a not in meant
+        }
         running = tuple(a for a in spec.approaches if a not in unmet)
-        ordered = {a: why[a] for a in request.approaches if a in why}
-        kept.append(replace(spec, approaches=running, skipped_for=ordered))
+        kept.append(replace(spec, approaches=running, skipped_for=why))
     if not kept:
         reasons = "; ".join(f"{name} {reason}" for name, reason in skipped.items())
         raise CompareError(f"nothing to run on this cluster: {reasons}", exit_code=EXIT_USAGE)
