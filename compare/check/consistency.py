@@ -86,6 +86,13 @@ def _contradiction(results: RunResults) -> str | None:
                 f" settings.healWindowSeconds plus the cadence ({longest - _SLACK_S:g} s)"
             )
     experiments = {e.name: e for e in results.experiments}
+    for i, listed in enumerate(results.experiments):
+        both = [a for a in listed.skipped_for or {} if a in listed.approaches]
+        if both:
+            return (
+                f"experiments[{i}].skippedFor: {both[0]!r} is one of its approaches too (a"
+                " fault is run or skipped for an approach, not both)"
+            )
     for i, trial in enumerate(results.trials):
         at = f"trials[{i}]"
         if trial.approach not in settings.approaches:

@@ -244,6 +244,13 @@ def run(
         with _ProgressListener(len(plans)) as listener, sigterm_as_interrupt():
             for name, reason in engine.skipped.items():
                 listener.note(f"skipped {name}: {reason}")
+            for spec in engine.request.experiments:
+                # Run for some approaches only: the others, by reason.
+                by_reason: dict[str, list[str]] = {}
+                for approach_name, reason in spec.skipped_for.items():
+                    by_reason.setdefault(reason, []).append(approach_name)
+                for reason, names in by_reason.items():
+                    listener.note(f"skipped {spec.name} for {', '.join(names)}: {reason}")
             if ready.one_at_a_time:
                 listener.note(_one_at_a_time(engine, ready.one_at_a_time, clusters))
             listener.note(

@@ -207,7 +207,7 @@ def _bar(cell: Cell, y: float, x: Callable[[float], float], colour: str) -> list
     else:
         # error, no-fault (nothing to heal: the injection changed nothing), a mix of those and
         # not-healed trials, or nothing recorded: no bar, the cell's words.
-        text = {"missing": "not run", "n/a": "n/a"}.get(cell.outcome) or cell_text(cell)
+        text = {"missing": "not run", "n/a": "skipped"}.get(cell.outcome) or cell_text(cell)
         fill = {"error": UNHEALED, "mixed": UNHEALED, "no-fault": NO_FAULT}.get(cell.outcome, MUTED)
         out.append(
             f'<text x="{LABEL_W + 6}" y="{mid + 4:.1f}" fill="{fill}" font-style="italic">'

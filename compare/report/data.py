@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from compare import approaches
 from compare.check import CheckResult
-from compare.results import RunResults, RunSummary, TrialResult, seconds
+from compare.results import Cell, RunResults, RunSummary, TrialResult, cell_text, seconds
 from compare.results.writers import written_by
 
 
@@ -161,11 +162,38 @@ class ReportData:
             " were recorded (interrupted or partial); 'not run' cells have no data."
         )
 
+    @functools.cached_property
+    def skip_notes(self) -> dict[str, list[str]]:
+        """The reasons of the table's skipped cells (a fault with no trials for an approach),
+        in table order, each with its cells (`approach/fault`): numbered from 1 as listed."""
+        notes: dict[str, list[str]] = {}
+        s = self.summary
+        for fault in s.faults:
+            for approach in s.approaches:
+                cell = s.cell(fault.name, approach)
+                if cell is not None and cell.skip_reason is not None:
+                    notes.setdefault(cell.skip_reason, []).append(f"{approach}/{fault.name}")
+        return notes
+
+    def table_text(self, cell: Cell) -> str:
+        """A cell of the results table: its words, or for a skipped cell `skipped [n]`, `n`
+        the number of its reason under the table (`skipped_lines`)."""
+        reason = cell.skip_reason
+        if reason is None:
+            return cell_text(cell)
+        return f"skipped [{list(self.skip_notes).index(reason) + 1}]"
+
     def skipped_lines(self) -> list[str]:
-        """One line per experiment left out of the run (what the app or cluster lacks) and
-        per arm its preflight left out (its finding)."""
-        arms = [f"{f.approach} arm: {f.finding}" for f in self.results.preflight_findings or []]
-        return [f"{s.name}: {s.reason}" for s in self.results.skipped or []] + arms
+        """One line per experiment left out of the run (what the app or cluster lacks), per arm
+        its preflight left out (its finding), then one per reason of the table's skipped
+        cells, numbered as the cells say."""
+        lines = [f"{s.name}: {s.reason}" for s in self.results.skipped or []]
+        lines += [f"{f.approach} arm: {f.finding}" for f in self.results.preflight_findings or []]
+        lines += [
+            f"[{number}] {', '.join(cells)}: {reason}"
+            for number, (reason, cells) in enumerate(self.skip_notes.items(), start=1)
+        ]
+        return lines
 
     def error_lines(self) -> list[str]:
         """One line per cell with error trials: the first message says what went wrong."""

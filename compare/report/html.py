@@ -98,6 +98,12 @@ def _id(*parts: str) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_-]", "_", p) for p in parts)
 
 
+def _title(cell: Cell) -> str:
+    """A skipped cell's reason as its tooltip (it is listed under the table too)."""
+    reason = cell.skip_reason
+    return "" if reason is None else f' title="{escape(reason)}"'
+
+
 def _css_class(cell: Cell) -> str:
     return "na" if cell.outcome == "n/a" else cell.outcome
 
@@ -183,7 +189,7 @@ def _table(data: ReportData) -> list[str]:
         for approach in s.approaches:
             cell = s.cell(fault.name, approach)
             if cell is None:
-                out.append('<td class="na">n/a</td>')
+                out.append('<td class="missing">not run</td>')
                 continue
             mark = ""
             if data.check is not None and any(
@@ -192,7 +198,8 @@ def _table(data: ReportData) -> list[str]:
                 mark = ' <b class="problem" title="breaks the policy">&#x2717; policy</b>'
             out.append(
                 f'<td class="{_css_class(cell)}">'
-                f'<a href="#{_id("cell", fault.name, approach)}">{escape(cell_text(cell))}</a>'
+                f'<a href="#{_id("cell", fault.name, approach)}"{_title(cell)}>'
+                f"{escape(data.table_text(cell))}</a>"
                 f"{mark}</td>"
             )
         out.append("</tr>")

@@ -13,7 +13,7 @@ from compare.report.data import (
     secs,
     settled_text,
 )
-from compare.results import Cell, TrialResult, cell_text
+from compare.results import Cell, TrialResult
 
 
 def _rows(data: ReportData) -> list[list[str]]:
@@ -23,7 +23,7 @@ def _rows(data: ReportData) -> list[list[str]]:
         row = [inert.visible(fault.name)]
         for approach in s.approaches:
             cell = s.cell(fault.name, approach)
-            row.append(inert.visible(cell_text(cell)) if cell is not None else "n/a")
+            row.append(inert.visible(data.table_text(cell)) if cell is not None else "not run")
         rows.append(row)
     return rows
 
@@ -93,10 +93,10 @@ _md = inert.markdown
 _code = inert.markdown_code
 
 
-def _md_cell(cell: Cell | None) -> str:
+def _md_cell(data: ReportData, cell: Cell | None) -> str:
     if cell is None:
-        return "n/a"
-    text = _md(cell_text(cell))
+        return "not run"
+    text = _md(data.table_text(cell))
     if cell.outcome in ("not-healed", "no-fault", "error", "mixed"):
         return f"**{text}**"
     return text
@@ -137,7 +137,7 @@ def render_markdown(data: ReportData) -> str:
     for fault in s.faults:
         title = f"{_md(fault.title)} ({_code(fault.name)})" if fault.title != fault.name else ""
         row = [title or _code(fault.name)]
-        row += [_md_cell(s.cell(fault.name, a)) for a in s.approaches]
+        row += [_md_cell(data, s.cell(fault.name, a)) for a in s.approaches]
         rows.append(row)
     out += ["", "## Results", ""]
     out.append(

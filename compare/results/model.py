@@ -168,6 +168,17 @@ class ExperimentInfo(_Model):
     path: str | None = None
     approaches: list[Name]
     builtin: bool = True
+    # The run's approaches it has no trials for, each with the reason: it does not apply to
+    # that approach (the part of an approach it acts on), or that approach's app has not the
+    # object it acts on. Absent when none (and in older files).
+    skipped_for: dict[Name, Name] | None = None
+
+    @model_serializer(mode="wrap")
+    def _skipped_for_when_any(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("skippedFor"):
+            data.pop("skippedFor", None)
+        return data
 
 
 class ObjectUids(_Open):

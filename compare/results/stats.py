@@ -16,7 +16,8 @@ from compare.results.model import ExperimentInfo, RunResults, TrialResult
 from compare.results.writers import by_kubernetes
 
 # healed / not-healed / no-fault / error: every recorded trial agrees; mixed: they do not;
-# missing: planned but no trial recorded (interrupted run); n/a: fault not for this approach.
+# missing: planned but no trial recorded (interrupted run); n/a: fault not for this approach
+# (shown as skipped, with its reason: `Cell.skip_reason`).
 # no-fault is never a heal: the injection changed nothing, so the fault was not exercised.
 HealAuthor = Literal["approach", "kubernetes"]
 Outcome = Literal["healed", "not-healed", "no-fault", "error", "mixed", "missing", "n/a"]
@@ -160,6 +161,21 @@ class Cell:
     @property
     def error_messages(self) -> list[str]:
         return [f"trial {t.trial}: {t.error}" for t in self.trials if t.status == "error"]
+
+    @property
+    def skip_reason(self) -> str | None:
+        """Why a cell without trials is not planned (None: it is): the reason the run
+        recorded (`experiments[].skippedFor`), else, in a file written before it, what the
+        experiment's approaches say."""
+        if self.applicable:
+            return None
+        recorded = (self.experiment.skipped_for or {}).get(self.approach)
+        if recorded:
+            return recorded
+        return (
+            f"not planned for {self.approach} (the experiment applies to"
+            f" {', '.join(self.experiment.approaches) or 'no approach of this run'})"
+        )
 
     @property
     def outcome(self) -> Outcome:
@@ -343,7 +359,7 @@ def cell_text(cell: Cell) -> str:
     """The one-line cell of the table: `healed p50 0.42 s, p95 0.61 s`, `NOT healed ...`."""
     outcome = cell.outcome
     if outcome == "n/a":
-        return "n/a"
+        return f"skipped: {cell.skip_reason}"
     if outcome == "missing":
         return "not run"
     n = cell.recorded

@@ -8,8 +8,8 @@ time a correction, and how results.json names it. Every app is a target: a targe
 (`--target FILE`) or the built-in one (`--app FILE`, `compare.target.builtin_target`); what
 differs is data of the target, never a branch here.
 
-- Its arms are checked without a cluster (`check`: every chart renders, the first one's
-  parts deciding which faults apply). A target file (`Target.from_file`)
+- Its arms are checked without a cluster (`check`: every chart renders, each arm's parts
+  deciding which faults apply to that arm's approach). A target file (`Target.from_file`)
   has its arms deployed once before the trials: a chart that cannot reach its desired state,
   an operator that never gets ready, stop the run there, and what the operator's resources
   own is learned; the built-in target's are the toolkit's own and need none.
@@ -71,10 +71,10 @@ class Step:
 
 @dataclass
 class App:
-    """The app under test (see the module's docstring). `chart_workload` and
-    `operator_workload` are its parts as its chart arms render them and as its operator's
-    resources own them (set by `check` and `preflight`; given directly by tests that plan
-    without a cluster)."""
+    """The app under test (see the module's docstring). `chart_workload` stands for the parts
+    of every chart arm (given directly by tests that plan without a cluster; else each chart
+    arm's own rendering's, `parts`); `operator_workload` is what its operator's resources
+    own (set by `preflight`, or given by tests)."""
 
     target: Target
     chart_workload: Workload | None = None
@@ -83,6 +83,8 @@ class App:
     # operator's), the chart CRDs.
     _installed: list[Callable[[], None]] = field(default_factory=list)
     _crds: list[str] = field(default_factory=list)
+    # Each chart arm's parts, by approach (`parts`).
+    _arm_parts: dict[str, Workload] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -135,21 +137,17 @@ class App:
     def check(self, approaches: Sequence[str]) -> None:
         """Everything that can be checked without a cluster, for these approaches."""
         # Every arm asked for is there; every chart arm renders (`helm template`) into a
-        # namespace like a trial's, the first one's parts deciding which faults apply; every
-        # other arm passes its approach's own check (an operator's install builds).
+        # namespace like a trial's, its parts deciding which faults apply to its approach;
+        # every other arm passes its approach's own check (an operator's install builds).
         for name in approaches:
             if registry.get(name).arm(self.target) is None:
                 raise CompareError(
                     f"{self.target.source}: {name}: not given (this target has no {name} key)",
                     exit_code=EXIT_USAGE,
                 )
-        charted = [a for a in approaches if registry.get(a).charted]
-        # The parts the file names are in every chart arm's rendering (one line naming the
-        # key when not); the first one's decide which faults apply.
-        for name in charted:
-            parts = self._own_parts(self._rendered(name), name)
-            if self.chart_workload is None:
-                self.chart_workload = parts
+        for name in approaches:
+            if registry.get(name).charted:
+                self.parts(name)
         for name in approaches:
             approach = registry.get(name)
             if not approach.charted:
@@ -233,27 +231,29 @@ class App:
         crds, self._crds = self._crds, []
         return left + remove_crds(cluster, crds)
 
+    def parts(self, approach: str) -> Workload | None:
+        """The app's parts as `approach` deploys it: what decides which faults apply to that
+        approach (None: not known before its trials). A chart arm's are its own rendering's
+        (each arm its chart and values); an operator's what its custom resources own: known
+        once its preflight deployed them, or, when its approach knows them without a
+        cluster (the toolkit's operator: the built-in chart's rendering of its WebApp), from
+        that. `chart_workload`, when given, stands for every chart arm's."""
+        chosen = registry.get(approach)
+        if chosen.charted:
+            if self.chart_workload is not None:
+                return self.chart_workload
+            if approach not in self._arm_parts:
+                self._arm_parts[approach] = self._own_parts(self._rendered(approach), approach)
+            return self._arm_parts[approach]
+        if self.operator_workload is None:
+            known = chosen.known_desired(self.target, TRIAL_NAMESPACE)
+            if known is not None:
+                self.operator_workload = self._named(known)
+        return self.operator_workload
+
     def workloads(self, approaches: Sequence[str]) -> list[Workload]:
-        """The app's parts as the approaches deploy it: what decides which faults apply. A
-        chart's are its rendering's (the first chart arm's), an operator's what its custom
-        resources own: known once its preflight deployed them, or, when its approach knows
-        them without a cluster (the toolkit's operator: the built-in chart's rendering of its
-        WebApp), from that."""
-        found = []
-        charted = [a for a in approaches if registry.get(a).charted]
-        if charted and self.chart_workload is None:
-            self.chart_workload = self._own_parts(self._rendered(charted[0]), charted[0])
-        if self.chart_workload is not None and charted:
-            found.append(self.chart_workload)
-        others = [registry.get(a) for a in approaches if not registry.get(a).charted]
-        if others:
-            if self.operator_workload is None:
-                known = others[0].known_desired(self.target, TRIAL_NAMESPACE)
-                if known is not None:
-                    self.operator_workload = self._named(known)
-            if self.operator_workload is not None:
-                found.append(self.operator_workload)
-        return found
+        """The parts of each of the approaches (`parts`) that are known, in their order."""
+        return [w for a in approaches if (w := self.parts(a)) is not None]
 
     def own_operator(self, approaches: Sequence[str]) -> bool:
         """Whether every approach among them whose own parts faults act on

@@ -241,27 +241,50 @@ def admissible(
 
 def runnable(request: RunRequest, *, embedded: bool) -> tuple[RunRequest, dict[str, str]]:
     """The request without the experiments this cluster (or the app) cannot run, and why each
-    was left out (experiment -> reason). Raises a one-line usage error when nothing is left."""
-    # Each approach's app must have what the experiment acts on (a target's Helm manifest
-    # and its operator's owned objects may differ): else it is left out for the whole run.
-    # The built-in WebApp has a Deployment and a Service: faults on other parts (a ConfigMap,
-    # a StatefulSet's pods) are left out with their reason too.
+    was left out (experiment -> reason). Raises a one-line usage error when nothing is left.
+
+    Decided per approach: an experiment applies to an approach it is meant for
+    (`Approach.applies_to`) whose own arm deploys what it acts on (`App.parts`: that arm's
+    desired state, never another arm's); it is left out of the run only when that holds for
+    none of them. Each kept experiment records, for every approach of the run it has no
+    trials of, the reason (`ExperimentSpec.skipped_for`): reports say it, never a bare n/a."""
     app = request.app
     own_operator = app.own_operator(request.approaches)
     skipped: dict[str, str] = {}
+    kept: list[ExperimentSpec] = []
     for spec in request.experiments:
-        for workload in app.workloads(request.approaches):
-            reason = spec.unmet(embedded=embedded, workload=workload, own_operator=own_operator)
+        meant = [a for a in request.approaches if approaches.get(a).applies_to(spec)]
+        unmet: dict[str, str] = {}
+        for name in meant:
+            reason = spec.unmet(
+                embedded=embedded, workload=app.parts(name), own_operator=own_operator
+            )
             if reason is not None:
-                skipped[spec.name] = reason
-                break
-    if not skipped:
-        return request, {}
-    kept = tuple(s for s in request.experiments if s.name not in skipped)
+                unmet[name] = reason
+        if meant and len(unmet) == len(meant):
+            skipped[spec.name] = _one_reason(unmet)
+            continue
+        # Every approach of the run without trials of it, in the run's order, with the reason.
+        why = {
+            a: unmet.get(a) or spec.not_for(a)
+            for a in request.approaches
+            if a in unmet or a not in meant
+        }
+        running = tuple(a for a in spec.approaches if a not in unmet)
+        kept.append(replace(spec, approaches=running, skipped_for=why))
     if not kept:
         reasons = "; ".join(f"{name} {reason}" for name, reason in skipped.items())
         raise CompareError(f"nothing to run on this cluster: {reasons}", exit_code=EXIT_USAGE)
-    return replace(request, experiments=kept), skipped
+    return replace(request, experiments=tuple(kept)), skipped
+
+
+def _one_reason(reasons: Mapping[str, str]) -> str:
+    """One line for an experiment left out for every approach: their shared reason, else
+    each approach's."""
+    distinct = set(reasons.values())
+    if len(distinct) == 1:
+        return distinct.pop()
+    return "; ".join(f"{approach}: {reason}" for approach, reason in reasons.items())
 
 
 def new_run_id(now: datetime) -> str:

@@ -12,6 +12,7 @@ activity is the injection. Any problem is one CompareError line naming the file 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import re
@@ -133,6 +134,12 @@ class ExperimentSpec:
     requires_field: str | None = None
     # Object shapes the injection cannot act on (`skip-when`: `compare.run.shape`).
     skip_when: tuple[Mapping[str, Any], ...] = ()
+    # How `approaches` was chosen: derived (`""`), or the file's `approaches` or
+    # `except-approaches` key (the reason a left-out approach is given).
+    chosen_by: str = ""
+    # In a run: the approaches of the run it has no trials for, each with the reason
+    # (`compare.run.engine.runnable`: by design, or that approach's app lacks its part).
+    skipped_for: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def cluster_wide(self) -> bool:
@@ -190,6 +197,19 @@ class ExperimentSpec:
             )
         return unmet
 
+    def not_for(self, approach: str) -> str:
+        """Why this experiment does not apply to `approach` by design (it is not one of its
+        `approaches`): what its file says, or the part of an approach it acts on."""
+        if self.chosen_by == "approaches":
+            return f"its file names only {', '.join(self.approaches)} (approaches)"
+        if self.chosen_by == "except-approaches":
+            return f"its file leaves {approach} out (except-approaches)"
+        own = registry.fault_targets().get(str(self.target))
+        if own is not None:
+            having = " and ".join(registry.declaring(str(self.target)))
+            return f"acts on a part of the {having} approach itself: {own}"
+        return f"{approach} does not take this fault (its applies_to)"
+
     def evidence_for(self, configuration: Mapping[str, Any]) -> tuple[str | None, str | None]:
         """The evidence's target and field with this trial's configuration values in place of
         `${key}` (a path naming the configured container, the workload's kind)."""
@@ -203,6 +223,7 @@ class ExperimentSpec:
             path=_display(self.path),
             approaches=list(self.approaches),
             builtin=self.builtin,
+            skipped_for=dict(self.skipped_for) or None,
         )
 
     def fresh_document(self) -> dict[str, Any]:
@@ -323,6 +344,7 @@ def load_spec(ref: str) -> ExperimentSpec:
         kinds=tuple(kinds),
         requires_field=required,
         skip_when=tuple(skip_when),
+        chosen_by=next((k for k in ("approaches", "except-approaches") if k in ext), ""),
     )
 
 

@@ -39,7 +39,12 @@ def test_table_rows_cells_and_verdicts() -> None:
     assert cells[1] == "NOT healed within 10 s"
     assert re.fullmatch(r"healed p50 \d\.\d\d s, p95 \d\.\d\d s", cells[2])
     drift = next(line for line in lines if " operator-down-drift " in line)
-    assert "n/a" in drift
+    # A cell with no trials is never a bare n/a: skipped, numbered, its reason listed below.
+    assert "n/a" not in text and "skipped [1]" in drift
+    assert (
+        "  [1] helm/operator-down-drift: not planned for helm (the experiment applies to"
+        " operator)" in lines
+    )
     assert "  operator healed 13/13 faults, median 0.44 s" in lines
     assert "  helm healed 3/12 faults, median 0.67 s; 9 not healed" in lines
 
@@ -232,8 +237,14 @@ def test_the_experiments_left_out_are_listed_with_their_reason_in_every_text_for
     assert "configmap-delete: needs a ConfigMap (the app&#x27;s manifest has none)" in render(
         ReportFormat.html, report
     )
-    # Without skips nothing is said.
-    assert "Skipped" not in render(ReportFormat.table, _data("full-run"))
+    # Without skips nothing is said: the run without its operator-only fault.
+    doc = fixture_json("full-run")
+    only = "operator-down-drift"
+    doc["experiments"] = [e for e in doc["experiments"] if e["name"] != only]
+    doc["settings"]["experiments"] = [e for e in doc["settings"]["experiments"] if e != only]
+    doc["trials"] = [t for t in doc["trials"] if t["experiment"] != only]
+    every = ReportData(summarize(RunResults.from_json(doc)), fixture("full-run"))
+    assert "Skipped" not in render(ReportFormat.table, every)
 
 
 def test_a_run_stopped_in_its_preflight_says_why_in_every_format(tmp_path: Path) -> None:
@@ -271,3 +282,27 @@ def test_an_arm_its_preflight_left_out_is_listed_with_its_finding(tmp_path: Path
     assert line in render(ReportFormat.html, data)
     # A run that left no arm out has no such key.
     assert "preflightFindings" not in load_results(fixture("full-run")).to_json()
+
+
+def test_a_cell_skipped_for_an_approach_says_why_in_every_format(tmp_path: Path) -> None:
+    # The run's reason (`experiments[].skippedFor`): that approach's arm deploys no ConfigMap.
+    doc = fixture_json("full-run")
+    reason = "needs a ConfigMap (the app's manifest has none)"
+    drift = next(e for e in doc["experiments"] if e["name"] == "operator-down-drift")
+    drift["skippedFor"] = {"helm": reason}
+    results = RunResults.from_json(doc)
+    assert results.to_json()["experiments"][-1]["skippedFor"] == {"helm": reason}
+    data = ReportData(summarize(results), fixture("full-run"), None, None, tmp_path)
+    table = render(ReportFormat.table, data)
+    row = next(line for line in table.splitlines() if " operator-down-drift " in line)
+    assert "skipped [1]" in row
+    assert f"  [1] helm/operator-down-drift: {reason}" in table
+    md = render(ReportFormat.md, data).replace("\\", "")
+    assert "skipped [1]" in md and f"[1] helm/operator-down-drift: {reason}" in md
+    html = render(ReportFormat.html, data)
+    shown = reason.replace("'", "&#x27;")
+    assert f'title="{shown}">skipped [1]</a>' in html
+    summary = json.loads(render(ReportFormat.json, data))
+    cell = next(f for f in summary["faults"] if f["name"] == "operator-down-drift")["cells"]
+    assert cell["helm"]["text"] == f"skipped: {reason}"
+    assert "n/a" not in table and "n/a" not in md and ">n/a<" not in html

@@ -149,10 +149,12 @@ def test_each_chart_arm_renames_the_named_parts_with_its_own_release(tmp_path: P
     assert target.part_names("flux")[0] == ("StatefulSet/rel-server",)
     helm = render_target(target, target.chart_arm("helm"), "ns")
     assert workload_of(helm, workload_names=target.part_names("helm")[0]).name == "relh-server"
-    # A run checks the name in each chart arm's rendering; the first arm's parts are taken.
+    # A run checks the name in each chart arm's rendering; each arm's parts are its own.
     app = App(target)
     app.check(("helm", "flux"))
-    assert app.chart_workload is not None and app.chart_workload.name == "relh-server"
+    helm_parts, flux_parts = app.parts("helm"), app.parts("flux")
+    assert helm_parts is not None and helm_parts.name == "relh-server"
+    assert flux_parts is not None and flux_parts.name == "rel-server"
     # Written with the helm arm's release, the longer one is the one replaced.
     data["parts"] = {"workload": "StatefulSet/relh-server"}
     path.write_text(yaml.safe_dump(data))

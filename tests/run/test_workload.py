@@ -15,6 +15,7 @@ import yaml
 from chaoslib import substitute
 from chaoslib.configuration import load_configuration
 
+from compare import approaches
 from compare.approaches import builtin_target, load_target
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import render_target
@@ -24,7 +25,7 @@ from compare.paths import CHARTS_DIR, EXAMPLES_DIR, EXPERIMENTS_DIR
 from compare.results import TrialResult
 from compare.run import RunRequest, load_experiments
 from compare.run.app import App
-from compare.run.engine import runnable
+from compare.run.engine import plan_trials, runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
 from compare.run.workload import needs_of, workload_of
@@ -390,9 +391,21 @@ def test_an_operator_targets_parts_are_what_its_resources_own(tmp_path: Path) ->
         output_dir=tmp_path,
     )
     kept, skipped = runnable(request, embedded=True)
-    assert [s.name for s in kept.experiments] == ["pod-delete-one"]
+    # Decided per approach: the Service fault runs for the chart, whose arm deploys a
+    # Service, and is skipped for the operator, whose resources own none.
+    assert [(s.name, s.approaches) for s in kept.experiments] == [
+        ("pod-delete-one", approaches.names()),
+        ("service-delete", tuple(a for a in approaches.names() if a != "operator")),
+    ]
+    assert kept.experiments[1].skipped_for == {
+        "operator": "needs a Service (the operator's baseline of owned objects has none)"
+    }
+    assert [(p.experiment.name, p.approach) for p in plan_trials(kept)] == [
+        ("pod-delete-one", "helm"),
+        ("pod-delete-one", "operator"),
+        ("service-delete", "helm"),
+    ]
     assert skipped == {
-        "service-delete": "needs a Service (the operator's baseline of owned objects has none)",
         "operator-down-drift": "acts on an operator process the toolkit runs (its own, or a"
         " target's install.process), not an operator it does not run",
     }

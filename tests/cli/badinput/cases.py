@@ -424,6 +424,11 @@ CONTRADICTING_RESULTS: list[tuple[str, str, str]] = [
     ),
     ("trial-window-longer", _trial(healWindowSeconds=7200), "trials[0].healWindowSeconds: 7200"),
     (
+        "skipped-and-run",
+        _run_doc(lambda d: d["experiments"][0].update(skippedFor={"helm": "needs a Service"})),
+        "experiments[0].skippedFor: 'helm' is one of its approaches too",
+    ),
+    (
         "settings-window-huge",
         _run_doc(lambda d: d["settings"].update(healWindowSeconds=1.5e308)),
         "settings.healWindowSeconds: 1.5e+308 is more than compare run accepts (3600)",
