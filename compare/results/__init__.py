@@ -1,6 +1,6 @@
 """The results contract: the typed model of a run's results.json and how it is stored.
 
-`model` holds the types (schemaVersion 3), `migrate` the in-memory upgrade of older files,
+`model` holds the types (schemaVersion 4), `migrate` the in-memory upgrade of older files,
 `store` saving and loading (`compare run` saves with `save_results_json`,
 `compare report` and `compare check` read with `load_results` / `latest_run`), `stats` the
 per-(fault, approach) aggregates both of them judge by. Nothing here talks to a cluster or

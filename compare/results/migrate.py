@@ -1,8 +1,8 @@
-"""Reading older results files: a schemaVersion 1 or 2 document becomes a version 3 one, in
-memory, one version at a time (1 -> 2 -> 3).
+"""Reading older results files: a schemaVersion 1, 2 or 3 document becomes a version 4 one, in
+memory, one version at a time (1 -> 2 -> 3 -> 4).
 
-`compare report` and `compare check` keep working on runs recorded before version 3; the file
-itself is never rewritten (saving always writes version 3). What changes (docs/results-schema.md,
+`compare report` and `compare check` keep working on runs recorded before version 4; the file
+itself is never rewritten (saving always writes version 4). What changes (docs/results-schema.md,
 "Migration from schemaVersion 1" and "... 2"):
 
 From version 1 to 2:
@@ -21,6 +21,10 @@ From version 2 to 3: the two settings version 2 had for two approaches by name m
 `fluxIntervalSeconds` becomes `approachSettings.flux.intervalSeconds` and `argocdDiff`
 `approachSettings.argocd.diff` (those names are a fixed fact of version 2, spelled here once).
 A version 2 document with `approachSettings` is rejected.
+
+From version 3 to 4: `schemaVersion` becomes 4 and nothing else changes. Version 4 only adds
+optional keys (`preflightFindings`, `clustersUsed`, `experiments[].skippedFor`), absent from a
+version 3 file and read as absent; a version 3 document that has one is rejected.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ V1_STATUSES: Final = ("healed", "not-healed", "error")
 # Version 1 counted the first reading that saw the desired state: no settle period.
 V1_SETTLE_SECONDS: Final = 0.0
 # Version 2's settings of one approach each -> (the approach, its name for the setting now).
+# Keys new in schemaVersion 4: at the top level, and in each `experiments[]` entry.
+NEW_V4_KEYS: Final = ("preflightFindings", "clustersUsed")
+NEW_V4_EXPERIMENT_KEYS: Final = ("skippedFor",)
 V2_APPROACH_SETTINGS: Final = {
     "fluxIntervalSeconds": ("flux", "intervalSeconds"),
     "argocdDiff": ("argocd", "diff"),
@@ -51,16 +58,18 @@ class MigrationError(ValueError):
 
 
 def upgrade(data: Any) -> Any:
-    """The document as schemaVersion 3: a version 1 or 2 dict is upgraded (a copy), others as
-    given.
+    """The document as schemaVersion 4: a version 1, 2 or 3 dict is upgraded (a copy), others
+    as given.
 
-    Anything that is not a version 1 or 2 document is returned unchanged, so validation
+    Anything that is not a version 1, 2 or 3 document is returned unchanged, so validation
     reports what is wrong with it.
     """
     if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 1):
         data = upgrade_v1(data)
     if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 2):
-        return upgrade_v2(data)
+        data = upgrade_v2(data)
+    if isinstance(data, dict) and _is_version(data.get("schemaVersion"), 3):
+        return upgrade_v3(data)
     return data
 
 
@@ -124,6 +133,22 @@ def upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def upgrade_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """A schemaVersion 3 document as a version 4 one; the input is not modified."""
+    for key in NEW_V4_KEYS:
+        if key in data:
+            raise MigrationError(key, _new_in("field", 3))
+    experiments = data.get("experiments")
+    if isinstance(experiments, list):
+        for i, experiment in enumerate(experiments):
+            if not isinstance(experiment, dict):
+                continue
+            for key in NEW_V4_EXPERIMENT_KEYS:
+                if key in experiment:
+                    raise MigrationError(f"experiments[{i}].{key}", _new_in("field", 3))
+    return {**data, "schemaVersion": 4}
+
+
 def _check_v2_setting(key: str, value: Any) -> None:
     """What version 2's model checked of these settings (a number > 0, a non-empty string):
     a file it rejected is not read as version 3 either."""
@@ -140,4 +165,8 @@ def _is_version(value: Any, version: int) -> bool:
 
 
 def _new_in_v2(what: str) -> str:
-    return f"unknown {what} in schemaVersion 1 (it is new in schemaVersion 2)"
+    return _new_in(what, 1)
+
+
+def _new_in(what: str, version: int) -> str:
+    return f"unknown {what} in schemaVersion {version} (it is new in schemaVersion {version + 1})"

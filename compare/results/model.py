@@ -1,9 +1,9 @@
-"""The typed model of results.json (schemaVersion 3): camelCase in JSON, snake_case in Python.
+"""The typed model of results.json (schemaVersion 4): camelCase in JSON, snake_case in Python.
 
 Every model forbids unknown keys, so a typo in a hand-edited or foreign file is reported by
 name instead of silently dropped; only `Evidence` and `ObjectUids` stay open, because an
 approach may record more observations (another object kind, the CR's status) than listed.
-A schemaVersion 1 or 2 file is upgraded to this model on load (`compare.results.migrate`).
+A schemaVersion 1, 2 or 3 file is upgraded to this model on load (`compare.results.migrate`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pydantic.alias_generators import to_camel
 
 from compare.results.migrate import upgrade
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 # Versions `load_results` reads; older ones are upgraded in memory (see migrate.py).
-SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2, 3)
+SUPPORTED_SCHEMA_VERSIONS: Final = (1, 2, 3, 4)
 
 # healed: the desired state came back after the fault was seen and held for the settle
 # period; not-healed: it did not (it may have come back briefly: a flap); no-fault: the
@@ -358,7 +358,7 @@ class TrialResult(_Model):
 class RunResults(_Model):
     """A whole run: where, what, with which settings, and every trial's outcome."""
 
-    schema_version: Literal[3] = SCHEMA_VERSION
+    schema_version: Literal[4] = SCHEMA_VERSION
     run_id: Name
     started_at: AwareDatetime
     finished_at: AwareDatetime | None = None
@@ -381,7 +381,7 @@ class RunResults(_Model):
     preflight_findings: list[PreflightFinding] | None = None
     # How many clusters the run's trials ran on: its own and each sibling one ran on (the
     # fault cluster, the trial clusters); absent in a run that stopped before its trials and
-    # in files written before it (optional, added within schema 3).
+    # in files written before version 4.
     clusters_used: int | None = Field(default=None, ge=1)
 
     @model_serializer(mode="wrap")
@@ -414,12 +414,12 @@ class RunResults(_Model):
         return value.isoformat() if value is not None else None
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document (camelCase keys, schemaVersion 3), ready for json.dumps."""
+        """The JSON document (camelCase keys, schemaVersion 4), ready for json.dumps."""
         return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResults:
-        """Validate a parsed results.json, upgrading a schemaVersion 1 or 2 document first.
+        """Validate a parsed results.json, upgrading a schemaVersion 1, 2 or 3 document first.
 
         Raises pydantic.ValidationError, or migrate.MigrationError for an older document that
         uses what only a later version has (load_results turns both into one line).

@@ -46,7 +46,7 @@ def load_results(path: Path) -> RunResults:
 def parse_results(data: Any, *, source: str = RESULTS_FILE) -> RunResults:
     """Validate parsed JSON; the schemaVersion is checked first so a newer file says so.
 
-    An older document (schemaVersion 1 or 2) is upgraded in memory (compare.results.migrate):
+    An older document (schemaVersion 1, 2 or 3) is upgraded in memory (compare.results.migrate):
     the result is always the current model, and saving it writes the current version.
     """
     if not isinstance(data, dict):

@@ -15,6 +15,7 @@ from compare.cli import app
 from compare.errors import CompareError
 from compare.paths import REPO_ROOT
 from compare.results import load_results
+from compare.results.migrate import upgrade
 from compare.results.store import parse_results
 from tests.results.helpers import FIXTURES, fixture_json, write_run
 
@@ -59,7 +60,7 @@ def test_a_contradiction_is_exit_2_and_a_violation_exit_1(tmp_path: Path) -> Non
 
 
 def test_an_arm_left_out_by_the_preflight_is_not_one_the_run_ran() -> None:
-    data = fixture_json("single-trial")
+    data = upgrade(fixture_json("single-trial"))
     ran = data["settings"]["approaches"][0]
     data["preflightFindings"] = [{"approach": "argocd", "finding": "Argo CD rewrites x"}]
     check_results(parse_results(data), "run")

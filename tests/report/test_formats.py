@@ -13,6 +13,7 @@ import pytest
 from compare.check import evaluate, load_policy
 from compare.report import ReportData, ReportFormat, render
 from compare.results import RunResults, load_results, summarize
+from compare.results.migrate import upgrade
 from tests.results.helpers import NAMES, POLICY, fixture, fixture_json
 
 
@@ -265,7 +266,7 @@ def test_a_run_stopped_in_its_preflight_says_why_in_every_format(tmp_path: Path)
 
 def test_an_arm_its_preflight_left_out_is_listed_with_its_finding(tmp_path: Path) -> None:
     # The run went on with its other arms: results.json keeps the finding, every format says it.
-    doc = fixture_json("full-run")
+    doc = upgrade(fixture_json("full-run"))
     finding = (
         "Argo CD rewrites secret.data.admin-password on every sync"
         " (the chart renders a new value each time)"
@@ -286,7 +287,7 @@ def test_an_arm_its_preflight_left_out_is_listed_with_its_finding(tmp_path: Path
 
 def test_a_cell_skipped_for_an_approach_says_why_in_every_format(tmp_path: Path) -> None:
     # The run's reason (`experiments[].skippedFor`): that approach's arm deploys no ConfigMap.
-    doc = fixture_json("full-run")
+    doc = upgrade(fixture_json("full-run"))
     reason = "needs a ConfigMap (the app's manifest has none)"
     drift = next(e for e in doc["experiments"] if e["name"] == "operator-down-drift")
     drift["skippedFor"] = {"helm": reason}

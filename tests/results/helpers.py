@@ -65,3 +65,9 @@ def as_v3(data: dict[str, Any]) -> dict[str, Any]:
     settings["approachSettings"] = moved
     doc["schemaVersion"] = 3
     return doc
+
+
+def as_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 2 document as version 4 (the current one) reads it: as version 3, with only
+    its version changed (`compare.results.migrate.upgrade_v3`)."""
+    return {**as_v3(data), "schemaVersion": 4}

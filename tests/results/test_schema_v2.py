@@ -22,7 +22,7 @@ from compare.results import (
     save_results_json,
     upgrade,
 )
-from tests.results.helpers import V1_NAMES, V2_NAMES, as_v3, fixture, fixture_json, write_run
+from tests.results.helpers import V1_NAMES, V2_NAMES, as_v4, fixture, fixture_json, write_run
 
 
 def _trial(data: dict[str, Any], experiment: str, approach: str, n: int) -> dict[str, Any]:
@@ -117,8 +117,8 @@ def test_chaos_agreement_rule() -> None:
 def test_v2_round_trip_through_save(tmp_path: Path) -> None:
     results = load_results(fixture("no-fault-and-flaps"))
     path = save_results_json(results.to_json(), tmp_path / "run")
-    # Saved as version 3 (`tests/results/test_schema_v3.py`), the version 2 content unchanged.
-    assert json.loads(path.read_text()) == as_v3(fixture_json("no-fault-and-flaps"))
+    # Saved as the current version, the version 2 content unchanged.
+    assert json.loads(path.read_text()) == as_v4(fixture_json("no-fault-and-flaps"))
     assert load_results(path) == results
 
 
@@ -286,7 +286,7 @@ def test_v1_fixture_is_kept_as_version_1(name: str) -> None:
 def test_v1_file_loads_upgraded(name: str) -> None:
     original = json.loads(fixture(name).read_text())
     results = load_results(fixture(name))
-    assert results.schema_version == SCHEMA_VERSION == 3
+    assert results.schema_version == SCHEMA_VERSION == 4
     s = results.settings
     assert s.poll_interval_seconds == original["settings"]["pollIntervalSeconds"]  # kept
     assert s.settle_seconds == 0.0  # v1 counted the first reading that saw the desired state
@@ -306,7 +306,7 @@ def test_v1_file_loads_upgraded(name: str) -> None:
     expected["settings"].update(settleSeconds=0.0, recheckIntervalSeconds=None)
     for trial in expected["trials"]:
         trial["timeToFirstHealSeconds"] = None
-    assert results.to_json() == as_v3(expected)  # then on to version 3
+    assert results.to_json() == as_v4(expected)  # then on to versions 3 and 4
 
 
 def test_v1_chaos_verdict_becomes_the_typed_field() -> None:
@@ -320,7 +320,7 @@ def test_saving_an_upgraded_file_writes_the_current_version(tmp_path: Path) -> N
     results = load_results(fixture("single-trial"))
     path = save_results_json(results.to_json(), tmp_path)
     written = json.loads(path.read_text())
-    assert written["schemaVersion"] == SCHEMA_VERSION == 3
+    assert written["schemaVersion"] == SCHEMA_VERSION == 4
     assert written["settings"]["settleSeconds"] == 0.0
     assert load_results(path) == results
     # The v1 source is untouched.
@@ -332,8 +332,8 @@ def test_upgrade_does_not_modify_its_input() -> None:
     before = copy.deepcopy(data)
     upgraded = upgrade(data)
     assert data == before
-    assert upgraded["schemaVersion"] == 3
-    assert upgrade(upgraded) is upgraded  # a version 3 document is returned as it is
+    assert upgraded["schemaVersion"] == 4
+    assert upgrade(upgraded) is upgraded  # a current document is returned as it is
 
 
 V1_BAD: list[tuple[str, Any, str]] = [

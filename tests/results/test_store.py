@@ -23,15 +23,15 @@ from compare.results import (
     resolve_results,
     save_results_json,
 )
-from tests.results.helpers import V2_NAMES, as_v3, fixture, fixture_json, write_run
+from tests.results.helpers import V2_NAMES, as_v4, fixture, fixture_json, write_run
 
 
 @pytest.mark.parametrize("name", V2_NAMES)
-def test_fixture_loads_as_version_3_and_round_trips_unchanged(name: str) -> None:
+def test_fixture_loads_as_the_current_version_and_round_trips_unchanged(name: str) -> None:
     original = json.loads(fixture(name).read_text())
-    assert original["schemaVersion"] == 2 and SCHEMA_VERSION == 3
+    assert original["schemaVersion"] == 2 and SCHEMA_VERSION == 4
     upgraded = load_results(fixture(name)).to_json()
-    assert upgraded == as_v3(original)
+    assert upgraded == as_v4(original)
     assert RunResults.from_json(upgraded).to_json() == upgraded
 
 
@@ -107,8 +107,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("schema-missing", lambda d: d.pop("schemaVersion"), "schemaVersion: required field"),
     (
         "schema-newer",
-        lambda d: d.update(schemaVersion=4),
-        "schemaVersion 4 is not supported (this toolkit reads 1, 2 and 3; it writes 3)",
+        lambda d: d.update(schemaVersion=5),
+        "schemaVersion 5 is not supported (this toolkit reads 1, 2, 3 and 4; it writes 4)",
     ),
     ("schema-string", lambda d: d.update(schemaVersion="1"), 'schemaVersion "1" is not supported'),
     ("schema-bool", lambda d: d.update(schemaVersion=True), "schemaVersion true is not supported"),

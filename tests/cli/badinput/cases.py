@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from compare.paths import EXPERIMENTS_DIR
+from compare.results.migrate import upgrade
 
 # Re-exported: the tests import them from here.
 from tests.cli.badinput.common import DEV_ZERO as DEV_ZERO
@@ -395,6 +396,13 @@ def _run_doc(change: Callable[[dict[str, Any]], object]) -> str:
     return json.dumps(data)
 
 
+def _current_doc(change: Callable[[dict[str, Any]], object]) -> str:
+    """The fixture as the current schemaVersion reads it, changed: for what only it has."""
+    data: dict[str, Any] = upgrade(json.loads(fixture("single-trial").read_text()))
+    change(data)
+    return json.dumps(data)
+
+
 def _trial(**values: Any) -> str:
     return _run_doc(lambda d: d["trials"][0].update(values))
 
@@ -425,7 +433,7 @@ CONTRADICTING_RESULTS: list[tuple[str, str, str]] = [
     ("trial-window-longer", _trial(healWindowSeconds=7200), "trials[0].healWindowSeconds: 7200"),
     (
         "skipped-and-run",
-        _run_doc(lambda d: d["experiments"][0].update(skippedFor={"helm": "needs a Service"})),
+        _current_doc(lambda d: d["experiments"][0].update(skippedFor={"helm": "needs a Service"})),
         "experiments[0].skippedFor: 'helm' is one of its approaches too",
     ),
     (
