@@ -197,19 +197,21 @@ class Controller:
         self.reconciler.forget(key)
 
 
-def _packed(body: Mapping[str, Any]) -> PackedObject:
-    """A child for the index: the object as the watch delivered it, without `managedFields`,
-    packed (`compact`), so a thousand children stay small."""
-    return PackedObject(lean(body))
+def _packed(body: Mapping[str, Any], *, status: bool = True) -> PackedObject:
+    """A child for the index: the object as the watch delivered it, without `managedFields`
+    (and without its status when nothing reads it), as JSON text (`compact`): packed on the
+    event loop, where compressing would hand the GIL to the reconcile threads."""
+    return PackedObject(lean(body, status=status), compress=False)
 
 
 class PackedPod(PackedObject):
-    """A pod for the index, with the names of its controlling ReplicaSets readable unpacked."""
+    """A pod for the index (its status left out: the judge reads its spec and metadata), with
+    the names of its controlling ReplicaSets readable unpacked."""
 
     __slots__ = ("owners",)
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
-        super().__init__(obj)
+        super().__init__(lean(obj, status=False), compress=False)
         refs = (obj.get("metadata") or {}).get("ownerReferences") or []
         self.owners = tuple(
             str(r.get("name"))
@@ -371,11 +373,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     @kopf.index("v1", "pods", id="pods", registry=registry)
     async def pods(body: kopf.Body, **_: Any) -> Any:
         key = pod_owner_key(body)
-        return None if key is None else {key: PackedPod(lean(body))}
+        return None if key is None else {key: PackedPod(body)}
 
     @kopf.index("apps", "v1", "replicasets", id="replicasets", registry=registry)
     async def replicasets(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _packed(body)}
+        return {(namespace, name): _packed(body, status=False)}
 
     @kopf.daemon(
         API_GROUP,
