@@ -208,8 +208,10 @@ def run_operator(
         offsets.append(audit_size(audit))
         cpu_before_delete = cpu_seconds(info.pid)
         start = time.perf_counter()
+        # Deleting a thousand objects takes the API server longer than a request's default
+        # deadline on a busy machine.
         client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
-            API_GROUP, API_VERSION, namespace, PLURAL
+            API_GROUP, API_VERSION, namespace, PLURAL, _request_timeout=TIMEOUT_S
         )
         wait_for(
             lambda: count_webapps(api, namespace) == 0,

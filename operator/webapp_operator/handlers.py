@@ -253,11 +253,25 @@ def reconcile_packed(
     return replace(outcome, written=()), written
 
 
-def _timing(kicked: float | None, started: float, finished: float) -> str:
-    spent = f"reconcile {(finished - started) * 1000:.1f} ms"
-    if kicked is None:
-        return spent
-    return f"woken {(started - kicked) * 1000:.1f} ms after the event, {spent}"
+def _timing(
+    kicked: float | None,
+    started: float,
+    finished: float,
+    request: tuple[float, float] | None = None,
+) -> str:
+    """The heal's stages, in milliseconds: the event's arrival to the reconcile's start (the
+    event loop and the reconcile slots), the start to the correction's request (reading the
+    cache, the judge's diff, building the patch), the request's round trip (the client and
+    the API server), and the whole reconcile."""
+    parts = []
+    if kicked is not None:
+        parts.append(f"woken {(started - kicked) * 1000:.1f} ms after the event")
+    if request is not None:
+        sent, answered = request
+        parts.append(f"request sent {(sent - started) * 1000:.1f} ms after waking")
+        parts.append(f"answered in {(answered - sent) * 1000:.1f} ms")
+    parts.append(f"reconcile {(finished - started) * 1000:.1f} ms")
+    return ", ".join(parts)
 
 
 def _first(index: Any, key: Key) -> PackedObject | None:
@@ -440,7 +454,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         name,
                         change.reason,
                         change.message,
-                        _timing(kicked, started, finished),
+                        _timing(kicked, started, finished, change.request),
                     )
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
                 wait = controller.resync_seconds
