@@ -14,6 +14,13 @@ it. Trials alternate between
 the kinds, each from a settled state. Prints n, p50, p95, min, max per fault; never passes
 or fails.
 
+Then the operator's heals by stage, from its own log line of each correction (monotonic
+clock): the event's arrival to the reconcile's start, the start to the correcting request, the
+request's round trip; and, when this script creates the embedded cluster (with the audit
+policy of `bench/operator_requests.py`), the API server's own time for that request (audit
+`requestReceivedTimestamp` to `stageTimestamp`): the round trip minus it is what the client
+library and the loopback connection cost.
+
     .venv/bin/python bench/operator_heal.py [--trials 20] [--cluster NAME | --kubeconfig FILE]
 """
 
@@ -22,11 +29,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import urllib3
@@ -42,9 +52,11 @@ from operator_common import (
     summary,
     wait_for,
 )
+from operator_requests import AUDIT_POLICY, audit_events, audit_size
 
 from compare.approaches import arms, builtin_target
 from compare.approaches.operator import Operator
+from compare.cluster import EmbeddedCluster
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
@@ -322,12 +334,67 @@ REFERENCES = {
 }
 
 
+STAGES = re.compile(
+    r"/heal DriftCorrected: .*woken ([0-9.]+) ms after the event, request sent ([0-9.]+) ms"
+    r" after waking, answered in ([0-9.]+) ms"
+)
+STAGE_NAMES = (
+    "event -> reconcile starts (loop, slot)",
+    "reconcile starts -> request sent (diff, patch)",
+    "request sent -> answer decoded (round trip)",
+    "of which the API server (audit)",
+    "client + connection (round trip - server)",
+)
+
+
+class StageReader:
+    """The stages of the operator's corrections of the `heal` Deployment since the last call:
+    its log lines, and the API server's time for its PATCH (the audit log, if any)."""
+
+    def __init__(self, log: Path, audit: Path | None) -> None:
+        self.log, self.audit = log, audit
+        self._log_at = log.stat().st_size if log.exists() else 0
+        self._audit_at = audit_size(audit)
+
+    def read(self) -> list[float] | None:
+        """[woken, sent, answered, server, client] in ms for one correction, or None."""
+        with self.log.open("rb") as handle:
+            handle.seek(self._log_at)
+            text = handle.read().decode("utf-8", "replace")
+            self._log_at = handle.tell()
+        found = STAGES.findall(text)
+        end = audit_size(self.audit)
+        patches = [
+            e
+            for e in (audit_events(self.audit, self._audit_at, end) if self.audit else [])
+            if e.get("verb") == "patch"
+            and (e.get("objectRef") or {}).get("resource") == "deployments"
+            and (e.get("objectRef") or {}).get("name") == "heal"
+        ]
+        self._audit_at = end
+        if len(found) != 1:
+            return None  # a heal that took two corrections: not one request's stages
+        stages = [float(v) for v in found[0]]
+        if len(patches) == 1:
+            received = datetime.fromisoformat(patches[0]["requestReceivedTimestamp"])
+            done = datetime.fromisoformat(patches[0]["stageTimestamp"])
+            server = (done - received).total_seconds() * 1000
+            stages += [server, stages[2] - server]
+        return stages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=20)
     add_cluster_args(parser)
     args = parser.parse_args()
-    with bench_target(args) as target, operator_running(target) as handle:
+    audit = None if args.kubeconfig is not None else EmbeddedCluster(args.cluster).audit_log
+    with (
+        bench_target(args, audit_policy=AUDIT_POLICY) as target,
+        operator_running(target) as handle,
+    ):
+        if audit is not None and not audit.exists():
+            audit = None  # a cluster made without the policy: no server times
         api = target.api_client()
         namespace = f"bench-heal-{uuid.uuid4().hex[:5]}"
         webapp = make_webapp("heal", replicas=REPLICAS, image="web:v1")
@@ -347,11 +414,16 @@ def main() -> None:
         faults = ["replicas", "image", "env-added", "deployment-deleted"]
         times: dict[str, list[float]] = {f"operator {f}": [] for f in faults}
         times.update({line: [] for line in REFERENCES.values()})
+        stages: list[list[float]] = []
         try:
             for _ in range(args.trials):
                 for fault in faults:
+                    reader = StageReader(handle.state_dir / "operator.log", audit)
                     times[f"operator {fault}"].append(operator_trial(api, namespace, fault))
                     wait_for(partial(settled, apps, namespace, "heal"), timeout=60, what="settle")
+                    found = reader.read() if fault != "deployment-deleted" else None
+                    if found is not None:
+                        stages.append(found)
                 for reference, line in REFERENCES.items():
                     trial = floor_trial if reference == FLOOR else go_trial
                     times[line].append(trial(api, namespace, reference))
@@ -364,6 +436,10 @@ def main() -> None:
         print("heal latency: fault injected -> owned field back (watch event)")
         for what, values in times.items():
             print(f"  {what:76s} {summary(values)}")
+        print("the operator's corrections by stage (replicas, image, env; one request each)")
+        for i, what in enumerate(STAGE_NAMES):
+            values = [trial[i] for trial in stages if len(trial) > i]
+            print(f"  {what:76s} {summary(values, 'ms')}")
 
 
 if __name__ == "__main__":

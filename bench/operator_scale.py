@@ -11,8 +11,15 @@ time until every WebApp reports phase Running for its generation, the operator's
 (goal 0) from its health port, and the time until all N WebApps are gone after one delete
 (each finalizer runs). Never passes or fails.
 
+The figures that do not depend on the machine's load are counted too: the operator's API
+requests per WebApp, by verb and resource, while the WebApps converge and while they are
+deleted (the API server's audit log of the operator's ServiceAccount, when this script
+creates the embedded cluster: `bench/operator_requests.py`'s policy), and its CPU seconds per
+reconcile. `--profile FILE` samples the operator's stacks and CPU per thread into FILE
+(`bench/sampling/sitecustomize.py`); `--no-floor` measures the operator alone.
+
     .venv/bin/python bench/operator_scale.py [--count 1000] [--cluster NAME | --kubeconfig FILE]
-        [--json FILE]
+        [--json FILE] [--profile FILE] [--no-floor]
 
 The embedded cluster holds thousands of pods and Services (`compare cluster up`: a /16
 Service range, 4000 pods per kwok node).
@@ -23,7 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -51,8 +60,10 @@ from operator_common import (
     wait_for,
     write_json,
 )
+from operator_requests import AUDIT_POLICY, AUDIT_VERBS, audit_events, audit_size, resource_of
 
 from compare.approaches.operator.process import health
+from compare.cluster import EmbeddedCluster
 from compare.deploy.processes import LocalProcess
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
@@ -152,12 +163,26 @@ def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
     }
 
 
-def run_operator(api: client.ApiClient, apps: list[WebApp], info: LocalProcess) -> dict[str, Any]:
+def requests_by_kind(audit: Path | None, start: int, end: int) -> dict[str, int]:
+    """The operator's requests between two audit log offsets: "VERB resource" -> count."""
+    if audit is None:
+        return {}
+    found = Counter(
+        f"{AUDIT_VERBS.get(e.get('verb', ''), '?')} {resource_of(e)}"
+        for e in audit_events(audit, start, end)
+    )
+    return dict(found.most_common())
+
+
+def run_operator(
+    api: client.ApiClient, apps: list[WebApp], info: LocalProcess, audit: Path | None
+) -> dict[str, Any]:
     namespace = new_namespace(api, "bench-scale")
     before = counters(health(info))
     rss_before = rss_mib(info.pid) or 0.0
     cpu_before = cpu_seconds(info.pid)
     marks: dict[str, float] = {}
+    offsets = [audit_size(audit)]
     with RssSampler(info.pid, 1.0) as rss:
         start = time.perf_counter()
         retries = apply_webapps(api, namespace, apps, WORKERS)
@@ -178,10 +203,15 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], info: LocalProcess) 
 
         wait_for(progress, timeout=TIMEOUT_S, what="every WebApp Running", poll=POLL_S)
         cpu = cpu_seconds(info.pid) - cpu_before
+        profile_dump(info.pid)
         after = counters(health(info))
+        offsets.append(audit_size(audit))
+        cpu_before_delete = cpu_seconds(info.pid)
         start = time.perf_counter()
+        # Deleting a thousand objects takes the API server longer than a request's default
+        # deadline on a busy machine.
         client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
-            API_GROUP, API_VERSION, namespace, PLURAL
+            API_GROUP, API_VERSION, namespace, PLURAL, _request_timeout=TIMEOUT_S
         )
         wait_for(
             lambda: count_webapps(api, namespace) == 0,
@@ -190,11 +220,18 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], info: LocalProcess) 
             poll=POLL_S,
         )
         marks["deleted_s"] = time.perf_counter() - start
+        cpu_delete = cpu_seconds(info.pid) - cpu_before_delete
+        profile_dump(info.pid)
         final = counters(health(info))
+        time.sleep(2)  # the last requests' audit events are written when they complete
+        offsets.append(audit_size(audit))
     delete_namespace(api, namespace, timeout=TIMEOUT_S)
     return {
         **marks,
         "cpu_s": cpu,
+        "cpu_delete_s": cpu_delete,
+        "requests_converge": requests_by_kind(audit, offsets[0], offsets[1]),
+        "requests_delete": requests_by_kind(audit, offsets[1], offsets[2]),
         "rss_before_mib": rss_before,
         "rss_peak_mib": rss.peak,
         "rss_after_mib": rss.samples[-1][1] if rss.samples else 0.0,
@@ -206,6 +243,12 @@ def run_operator(api: client.ApiClient, apps: list[WebApp], info: LocalProcess) 
     }
 
 
+def profile_dump(pid: int) -> None:
+    """With --profile: the event loop's exact profile so far, into FILE.N.pstats."""
+    if os.environ.get("OPERATOR_SAMPLE_FILE"):
+        os.kill(operator_pid(pid), signal.SIGUSR2)
+
+
 def cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{operator_pid(pid)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
@@ -214,21 +257,36 @@ def cpu_seconds(pid: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--profile", type=Path, help="sample the operator's stacks into FILE")
+    parser.add_argument("--no-floor", action="store_true", help="the operator only")
     add_cluster_args(parser)
     add_output_args(parser)
     args = parser.parse_args()
     apps = webapps(args.count)
-    with bench_target(args) as target:
+    if args.profile is not None:
+        # The operator's process inherits this environment (`bench/sampling`).
+        sampling = str(Path(__file__).resolve().parent / "sampling")
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (sampling, os.environ.get("PYTHONPATH")) if p
+        )
+        os.environ["OPERATOR_SAMPLE_FILE"] = str(args.profile.resolve())
+    audit = None if args.kubeconfig is not None else EmbeddedCluster(args.cluster).audit_log
+    with bench_target(args, audit_policy=AUDIT_POLICY) as target:
+        if audit is not None and not audit.exists():
+            print(f"no audit log at {audit} (cluster made without the policy): no request counts")
+            audit = None
         api = target.api_client()
         print(
             f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, "
             f"{args.count} WebApps x 1 replica, {WORKERS} client threads"
         )
-        floor = run_floor(api, apps)
-        print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
+        floor = {"applied_s": 0.0, "all_ready_s": 0.0, "namespace_deleted_s": 0.0}
+        if not args.no_floor:
+            floor = run_floor(api, apps)
+            print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
         with operator_running(target) as handle:
-            ours = run_operator(api, apps, operator_info(handle))
-    ratio = ours["all_ready_s"] / floor["all_ready_s"]
+            ours = run_operator(api, apps, operator_info(handle), audit)
+    ratio = ours["all_ready_s"] / floor["all_ready_s"] if floor["all_ready_s"] else 0.0
     rows = [
         ["applied (client side)", floor["applied_s"], ours["applied_s"], ""],
         ["every Deployment + Service exists", "", ours["children_s"], "the operator's part"],
@@ -246,6 +304,9 @@ def main() -> None:
              f"{ours['rss_before_mib']:.0f} / {ours['rss_peak_mib']:.0f} / "
              f"{ours['rss_after_mib']:.0f}", "peak goal <= 200"],
             ["CPU during convergence (s)", f"{ours['cpu_s']:.1f}", ""],
+            ["CPU per reconcile (ms)",
+             f"{1000 * ours['cpu_s'] / max(1, ours['reconciles']):.1f}", ""],
+            ["CPU during the deletion (s)", f"{ours['cpu_delete_s']:.1f}", ""],
             ["WebApp applies retried (webhook call timed out)", ours["apply_retries"], ""],
             ["reconciles / children written", f"{ours['reconciles']} / {ours['changes']}", ""],
             ["failed reconciles (convergence / incl. deletion)",
@@ -253,6 +314,15 @@ def main() -> None:
         ],
         ["", "value", "goal"],
     )  # fmt: skip
+    for phase in ("converge", "delete"):
+        found = ours[f"requests_{phase}"]
+        if found:
+            report(
+                f"the operator's API requests per WebApp while they {phase} (audit)",
+                [[what, n / args.count] for what, n in found.items()]
+                + [["total", sum(found.values()) / args.count]],
+                ["verb resource", "per WebApp"],
+            )
     write_json(
         args.json,
         {"count": args.count, "floor": floor, "operator": ours, "ratio_ready": ratio},

@@ -197,19 +197,21 @@ class Controller:
         self.reconciler.forget(key)
 
 
-def _packed(body: Mapping[str, Any]) -> PackedObject:
-    """A child for the index: the object as the watch delivered it, without `managedFields`,
-    packed (`compact`), so a thousand children stay small."""
-    return PackedObject(lean(body))
+def _packed(body: Mapping[str, Any], *, status: bool = True) -> PackedObject:
+    """A child for the index: the object as the watch delivered it, without `managedFields`
+    (and without its status when nothing reads it), as JSON text (`compact`): packed on the
+    event loop, where compressing would hand the GIL to the reconcile threads."""
+    return PackedObject(lean(body, status=status), compress=False)
 
 
 class PackedPod(PackedObject):
-    """A pod for the index, with the names of its controlling ReplicaSets readable unpacked."""
+    """A pod for the index (its status left out: the judge reads its spec and metadata), with
+    the names of its controlling ReplicaSets readable unpacked."""
 
     __slots__ = ("owners",)
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
-        super().__init__(obj)
+        super().__init__(lean(obj, status=False), compress=False)
         refs = (obj.get("metadata") or {}).get("ownerReferences") or []
         self.owners = tuple(
             str(r.get("name"))
@@ -251,11 +253,25 @@ def reconcile_packed(
     return replace(outcome, written=()), written
 
 
-def _timing(kicked: float | None, started: float, finished: float) -> str:
-    spent = f"reconcile {(finished - started) * 1000:.1f} ms"
-    if kicked is None:
-        return spent
-    return f"woken {(started - kicked) * 1000:.1f} ms after the event, {spent}"
+def _timing(
+    kicked: float | None,
+    started: float,
+    finished: float,
+    request: tuple[float, float] | None = None,
+) -> str:
+    """The heal's stages, in milliseconds: the event's arrival to the reconcile's start (the
+    event loop and the reconcile slots), the start to the correction's request (reading the
+    cache, the judge's diff, building the patch), the request's round trip (the client and
+    the API server), and the whole reconcile."""
+    parts = []
+    if kicked is not None:
+        parts.append(f"woken {(started - kicked) * 1000:.1f} ms after the event")
+    if request is not None:
+        sent, answered = request
+        parts.append(f"request sent {(sent - started) * 1000:.1f} ms after waking")
+        parts.append(f"answered in {(answered - sent) * 1000:.1f} ms")
+    parts.append(f"reconcile {(finished - started) * 1000:.1f} ms")
+    return ", ".join(parts)
 
 
 def _first(index: Any, key: Key) -> PackedObject | None:
@@ -371,11 +387,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     @kopf.index("v1", "pods", id="pods", registry=registry)
     async def pods(body: kopf.Body, **_: Any) -> Any:
         key = pod_owner_key(body)
-        return None if key is None else {key: PackedPod(lean(body))}
+        return None if key is None else {key: PackedPod(body)}
 
     @kopf.index("apps", "v1", "replicasets", id="replicasets", registry=registry)
     async def replicasets(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _packed(body)}
+        return {(namespace, name): _packed(body, status=False)}
 
     @kopf.daemon(
         API_GROUP,
@@ -438,7 +454,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         name,
                         change.reason,
                         change.message,
-                        _timing(kicked, started, finished),
+                        _timing(kicked, started, finished, change.request),
                     )
                     kopf.event(body, type="Normal", reason=change.reason, message=change.message)
                 wait = controller.resync_seconds

@@ -26,6 +26,10 @@ Then the pods (`pods`): one pod of the WebApp that no longer matches its Replica
 (the judge's rule) is deleted or evicted so that its ReplicaSet replaces it (event
 "PodReplaced"), at most one per WebApp every `POD_REPLACE_INTERVAL_S` seconds.
 
+A new WebApp's children are not dry-run first: while none of them exists, they are created at
+once and what the API server stored is their defaulted form (the dry-run would have answered
+the same), so a new WebApp costs the creates alone (two requests fewer per WebApp).
+
 Replacing whole fields is what makes closed-world healing possible: apply and merge patches
 merge, so a field someone added, or foreign content inside an owned item (a probe's handler,
 a volume's source), would survive them or make them invalid.
@@ -38,8 +42,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,7 +54,7 @@ from pydantic import ValidationError
 
 from compare.errors import first_line
 from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_patch
-from compare.judge.desired import api_defaults
+from compare.judge.desired import api_defaults, from_pairs
 from compare.judge.kinds import kind as judged_kind
 from compare.judge.rest import request, resource_path
 from compare.webapp import WebApp
@@ -115,6 +120,9 @@ class Change:
     namespace: str
     name: str
     fields: tuple[str, ...] = ()
+    # A correction's request (monotonic seconds): when it was handed to the client, and when
+    # its answer was decoded. The heal latency's stages (`handlers`, bench/operator_heal.py).
+    request: tuple[float, float] | None = field(default=None, compare=False)
 
     @property
     def message(self) -> str:
@@ -220,6 +228,20 @@ def _who(child: Mapping[str, Any]) -> str:
     return f"managed by {manager}" if manager else "not created by this operator"
 
 
+def _as_defaulted(built: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """A created child as the dry-run would have answered for it: the stored object, its
+    metadata cut to what is judged (labels; of the annotations, those the child sets)."""
+    meta = stored.get("metadata") or {}
+    given = (built.get("metadata") or {}).get("annotations") or {}
+    kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k in given}
+    metadata = {k: meta[k] for k in ("name", "namespace", "labels") if k in meta}
+    if kept:
+        metadata["annotations"] = kept
+    defaulted = {k: v for k, v in stored.items() if k != "status"}
+    defaulted["metadata"] = metadata
+    return defaulted
+
+
 def _pack_desired(desired: DesiredObjects) -> Packed:
     return Packed([[d.kind, d.name, d.root, d.raw, d.defaulted] for d in desired.items])
 
@@ -277,9 +299,16 @@ class Reconciler:
         failure: ReconcileError | None = None
         try:
             self._registry.record(namespace, name, meta["uid"])
-            for desired in self._desired_objects((namespace, name), body).items:
+            desired_objects, created = self._desired_or_created((namespace, name), body, children)
+            for desired in desired_objects.items:
                 current = children.get(desired.kind)
-                result, change = self._converge(desired, current, body)
+                result: Mapping[str, Any] | None
+                change: Change | None
+                if desired.kind in created:
+                    result = created[desired.kind]
+                    change = Change("Created", desired.kind, namespace, name)
+                else:
+                    result, change = self._converge(desired, current, body)
                 live[desired.kind] = result
                 if change is not None:
                     changes.append(change)
@@ -361,18 +390,28 @@ class Reconciler:
             msg = format_validation_error(exc)
             raise ReconcileError("InvalidSpec", f"spec.{msg}", retry=False) from None
 
-    def _desired_objects(self, key: Key, body: Mapping[str, Any]) -> DesiredObjects:
-        """The children as the API server would store them; cached per WebApp by its uid and
-        generation (the spec cannot change without a new generation)."""
+    def _cached(self, key: Key, body: Mapping[str, Any]) -> tuple[str, DesiredObjects | None]:
+        """The cache's version for `body` ("uid/generation") and its entry, if current."""
         meta = body["metadata"]
         version = f"{meta['uid']}/{meta.get('generation') or 0}"
         with self._lock:
             cached = self._desired.get(key)
         if cached is not None and cached[0] == version:
-            return _unpack_desired(cached[1])
+            return version, _unpack_desired(cached[1])
+        return version, None
+
+    def _keep(self, key: Key, version: str, desired: DesiredObjects) -> DesiredObjects:
+        packed = _pack_desired(desired)
+        with self._lock:
+            self._desired[key] = (version, packed)
+        # What every later reconcile of this generation gets: the same, decoded.
+        return _unpack_desired(packed)
+
+    def _manifest(self, key: Key, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The desired children as built (before the API's defaults)."""
         webapp = self._parse(body)
         owner = owner_reference(body)
-        generation = str(meta.get("generation") or 0)
+        generation = str(body["metadata"].get("generation") or 0)
         manifest = []
         for built in (
             build_deployment(webapp, key[0], owner),
@@ -380,17 +419,55 @@ class Reconciler:
         ):
             built["metadata"]["annotations"] = {GENERATION_ANNOTATION: generation}
             manifest.append(built)
+        return manifest
+
+    def _desired_or_created(
+        self, key: Key, body: Mapping[str, Any], children: Children
+    ) -> tuple[DesiredObjects, dict[str, Mapping[str, Any]]]:
+        """The desired children, and those created on the way (kind -> as stored).
+
+        While no child exists and nothing is cached, the children are created straight away
+        and the stored objects are their defaulted form: a create is defaulted exactly as the
+        dry-run create would be (same admission, same defaults; only metadata's labels and
+        annotations and the fields the desired object sets are judged, so the identity and
+        allocated fields a real create adds change nothing). Anything else (a child exists,
+        a create refused or taken by an object of the same name) goes the dry-run's way."""
+        version, cached = self._cached(key, body)
+        if cached is not None or any(children.get(kind) is not None for kind in CHILD_KINDS):
+            return cached or self._desired_objects(key, body), {}
+        manifest = self._manifest(key, body)
+        created: dict[str, Mapping[str, Any]] = {}
+        for built in manifest:
+            meta = built["metadata"]
+            where = f"{built['kind']} {meta['namespace']}/{meta['name']}"
+            try:
+                stored = self._create_raw(built, where)
+            except ReconcileError:
+                if not created:
+                    raise
+                stored = None  # reported with what was created, by the usual way's create
+            if stored is None:
+                break  # the name is taken: converge it the usual way
+            created[built["kind"]] = stored
+        if len(created) < len(manifest):
+            return self._desired_objects(key, body), created
+        pairs = [(built, _as_defaulted(built, created[built["kind"]])) for built in manifest]
+        return self._keep(key, version, from_pairs(pairs, home=key[0])), created
+
+    def _desired_objects(self, key: Key, body: Mapping[str, Any]) -> DesiredObjects:
+        """The children as the API server would store them; cached per WebApp by its uid and
+        generation (the spec cannot change without a new generation)."""
+        version, cached = self._cached(key, body)
+        if cached is not None:
+            return cached
+        manifest = self._manifest(key, body)
         try:
             desired = api_defaults(self._api, key[0], manifest, api_errors=True)
         except _API_FAILURES as exc:
             # Refused at dry-run (a quota, a policy, an admission webhook): the children could
             # not be created or corrected either.
             raise _failure("DryRunFailed", "dry-run of the desired children", exc) from None
-        packed = _pack_desired(desired)
-        with self._lock:
-            self._desired[key] = (version, packed)
-        # What every later reconcile of this generation gets: the same, decoded.
-        return _unpack_desired(packed)
+        return self._keep(key, version, desired)
 
     # -- one child -----------------------------------------------------------------------------
 
@@ -424,6 +501,7 @@ class Reconciler:
         # right after every spec change, and a resourceVersion guard would turn each heal into
         # a conflict and a second round trip; the patch touches none of that, and whatever
         # changed meanwhile in what it does touch ends up desired all the same.
+        sent = time.monotonic()
         try:
             updated = self._raw_call(
                 "PATCH",
@@ -438,6 +516,7 @@ class Reconciler:
             if _immutable(exc):
                 return self._recreate(desired, current, [str(m) for m in found], where)
             raise self._call_failure("PatchFailed", f"correcting {where}", exc) from None
+        answered = time.monotonic()
         # What the patch could not change: an immutable field the API server keeps as it was
         # (a Service's clusterIP, which an update without one leaves alone). Judged as ever.
         left = diff_object(kind.lower(), desired.defaulted, updated, raw=desired.raw)
@@ -451,7 +530,7 @@ class Reconciler:
         if reference_lost:
             fields.append(f"{kind.lower()}.metadata.ownerReferences: restored")
         reason = "Updated" if moved else "DriftCorrected"
-        return updated, Change(reason, kind, namespace, name, tuple(fields))
+        return updated, Change(reason, kind, namespace, name, tuple(fields), (sent, answered))
 
     def _recreate(
         self, desired: DesiredObject, current: Mapping[str, Any], fields: list[str], where: str
@@ -484,10 +563,13 @@ class Reconciler:
 
     def _create(self, desired: DesiredObject, where: str) -> dict[str, Any] | None:
         """Create the child; None when the name is already taken (409)."""
-        namespace = desired.raw["metadata"]["namespace"]
+        return self._create_raw(desired.raw, where)
+
+    def _create_raw(self, obj: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+        namespace = obj["metadata"]["namespace"]
         try:
             return self._raw_call(
-                "POST", desired.kind, namespace, body=dict(desired.raw), manager=FIELD_MANAGER
+                "POST", str(obj["kind"]), namespace, body=dict(obj), manager=FIELD_MANAGER
             )
         except _API_FAILURES as exc:
             if isinstance(exc, client.ApiException) and exc.status == 409:

@@ -7,9 +7,13 @@ webapp-operator-registry -n webapp-system`), and the inventory a platform team w
 It is kept off the reconcile's critical path: `record` only queues an entry (a dictionary
 update under a lock that is never held across an API call) and one writer thread merges the
 queued entries into a single merge patch, so a slow or failing ConfigMap never delays a heal.
-`remove` (the finalizer, not a heal) writes synchronously. Writes of the writer and of `remove`
-are serialised by a second lock that no reconcile ever takes, so a queued entry can never land
-after the cleanup removed it. Everything kept in memory is bounded.
+`remove` (the finalizer, not a heal) returns once its entry is gone from the ConfigMap, and
+removals are group-committed: the removals that arrive while a write is in flight leave
+together in the next merge patch, so a thousand WebApps deleted at once cost a few dozen writes
+instead of a thousand read-and-patch pairs one after the other (they were the deletion's
+bottleneck: 200 WebApps took 52 s, their cleanups all waiting for the one ConfigMap). Writes of
+the writer and of `remove` are serialised by a second lock that no reconcile ever takes, so a
+queued entry can never land after the cleanup removed it. Everything kept in memory is bounded.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 
 import urllib3
 from kubernetes import client
@@ -39,6 +44,17 @@ _CONFIG_MAPS = kind("ConfigMap")
 _RETRY_S = (0.5, 5.0)  # the writer's first and longest wait after a failed flush
 
 
+class _Removal:
+    """One `remove` waiting for the write that takes its entry out."""
+
+    __slots__ = ("done", "error", "removed")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.removed = False
+        self.error: BaseException | None = None
+
+
 def registry_key(namespace: str, name: str) -> str:
     """ConfigMap keys allow [-._a-zA-Z0-9]; namespaces and names never contain a dot."""
     return f"{namespace}.{name}"
@@ -59,6 +75,8 @@ class Registry:
         self._data: dict[str, str] | None = None  # the ConfigMap's data as last read/written
         self._pending: dict[str, str] = {}
         self._removed: OrderedDict[str, None] = OrderedDict()
+        # Removals not yet written, by key: whoever writes next takes them all.
+        self._removing: dict[str, _Removal] = {}
         self._writer: threading.Thread | None = None
 
     # -- what reconciles and the cleanup call --------------------------------------------
@@ -81,7 +99,8 @@ class Registry:
         return True
 
     def remove(self, namespace: str, name: str, uid: str) -> bool:
-        """Forget a WebApp (synchronously); True when an entry was removed."""
+        """Forget a WebApp; returns once its entry is gone from the ConfigMap. True when there
+        was an entry to remove. A failed write raises in every `remove` it carried."""
         key = registry_key(namespace, name)
         with self._state:
             self._removed[uid] = None
@@ -89,13 +108,31 @@ class Registry:
                 self._removed.popitem(last=False)
             if self._pending.get(key) == uid:
                 del self._pending[key]
+            mine = self._removing.setdefault(key, _Removal())
         with self._writes:
-            # Read fresh: another replica may have written since this one last looked.
-            data = self._read()
-            if key not in data:
-                return False
-            self._patch({key: None})
-            return True
+            if not mine.done:
+                # The first to get the lock writes every removal queued by then, its own too.
+                self._write_removals()
+        if mine.error is not None:
+            raise mine.error
+        return mine.removed
+
+    def _write_removals(self) -> None:
+        """One merge patch for every queued removal (under `_writes`)."""
+        with self._state:
+            batch, self._removing = self._removing, {}
+        try:
+            # What the ConfigMap held: as last read or written by this replica (the only
+            # writer while it leads; a new leader reads it first).
+            known = self._data if self._data is not None else self._read()
+            if any(key in known for key in batch):
+                self._patch(dict.fromkeys(batch))
+        except BaseException as exc:
+            for removal in batch.values():
+                removal.error, removal.done = exc, True
+            raise
+        for key, removal in batch.items():
+            removal.removed, removal.done = key in known, True
 
     def close(self) -> None:
         """Stop the writer (queued entries are written by whichever replica leads next)."""
@@ -189,7 +226,7 @@ class Registry:
             if exc.status != 409:  # another replica created it first
                 raise
 
-    def _patch(self, entries: dict[str, str | None]) -> None:
+    def _patch(self, entries: Mapping[str, str | None]) -> None:
         stored = request(
             self._api,
             "PATCH",

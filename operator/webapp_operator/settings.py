@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import Executor
+from typing import Any
 
 import kopf
 
@@ -10,9 +12,31 @@ from webapp_operator.config import OperatorConfig
 from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
-__all__ = ["WORKER_IDLE_S", "operator_settings"]
+__all__ = ["WORKER_IDLE_S", "NoDiffBase", "operator_settings"]
 
 WORKER_IDLE_S = 1.0
+
+
+class NoDiffBase(kopf.DiffBaseStorage):
+    """A diff-base that stores nothing and sees every object as unchanged.
+
+    kopf compares each event's "essence" with the one it stored at the last handled change,
+    to call on.create/on.update/on.resume handlers. This operator has none of those (its
+    daemon is level-triggered; on.delete is decided by the deletion timestamp, never by a
+    diff), so the essence is always the same empty one: no annotation is written and no
+    event is deep-copied.
+    """
+
+    def build(
+        self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None
+    ) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return kopf.BodyEssence()
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        return None
 
 
 def operator_settings(
@@ -26,9 +50,11 @@ def operator_settings(
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(
         prefix=ANNOTATION_PREFIX
     )
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=ANNOTATION_PREFIX, key="last-handled-configuration"
-    )
+    # No diff-base: nothing here reacts to what changed (the reconcile compares the whole
+    # state), so kopf's `last-handled-configuration` annotation was one PATCH of every new
+    # WebApp (and of every spec change) for nothing, and its deep copy of every watch event
+    # of every resource was CPU on the event loop for nothing.
+    settings.persistence.diffbase_storage = NoDiffBase()
     # Events are the measurement channel (Created / DriftCorrected / Updated / CleanedUp and a
     # Warning per failed step), posted explicitly with kopf.event(); log lines are not events.
     # No limit on posting workers (kopf's default): an event is posted when it happens, and its

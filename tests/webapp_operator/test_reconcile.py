@@ -20,7 +20,7 @@ from compare.approaches.operator.controllers import OperatorHandle, apply_webapp
 from compare.approaches.operator.process import OperatorOptions
 from compare.judge import mismatches, read, with_api_defaults
 from tests.helpers import eventually, make_webapp, raw
-from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
+from webapp_operator.names import ANNOTATION_PREFIX, OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 
 from .helpers import (
     Running,
@@ -314,6 +314,9 @@ def test_status_is_not_rewritten_when_nothing_changes(running: Running) -> None:
     assert after is not None
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert after["status"] == before["status"]
+    # Nor did kopf write its bookkeeping (a diff-base annotation was one PATCH per WebApp).
+    kept = after["metadata"].get("annotations") or {}
+    assert not [key for key in kept if key.startswith(f"{ANNOTATION_PREFIX}/")]
 
 
 # -- deletion -------------------------------------------------------------------------------
@@ -391,8 +394,8 @@ def test_failure_is_degraded_retried_with_backoff_then_recovered(
     backoff wait at once (as a new event does in controller-runtime's queue)."""
     _quota(api, namespace)
     # Only once the API server enforces the quota: a Deployment admitted before its quota
-    # check saw the new quota makes the dry run pass (its result is cached for the spec) and
-    # the failures come at create instead (CreateFailed, not what this test counts).
+    # check saw the new quota would simply be created. A new WebApp's children are created
+    # without a dry-run first, so the refusal is the create's (CreateFailed).
     eventually(lambda: not _deployments_admitted(api, namespace), timeout=40, what="quota enforced")
     webapp = make_webapp("shop", replicas=2)
     apply_webapp(api, webapp, namespace)
@@ -401,7 +404,7 @@ def test_failure_is_degraded_retried_with_backoff_then_recovered(
         return [
             e
             for e in webapp_events(api, namespace, "shop")
-            if e["reason"] == "DryRunFailed" and e["type"] == "Warning"
+            if e["reason"] == "CreateFailed" and e["type"] == "Warning"
         ]
 
     def attempts() -> int:
@@ -411,7 +414,7 @@ def test_failure_is_degraded_retried_with_backoff_then_recovered(
     body = get_webapp(api, namespace, "shop")
     degraded = condition(body, "Degraded")
     assert degraded is not None and degraded["status"] == "True"
-    assert degraded["reason"] == "DryRunFailed"
+    assert degraded["reason"] == "CreateFailed"
     assert "exceeded quota" in degraded["message"]
     assert (body or {})["status"]["phase"] == "Degraded"
     # Bounded exponential backoff: 0.5 s, 1 s, 2 s, 4 s -> five attempts take over 7 s.

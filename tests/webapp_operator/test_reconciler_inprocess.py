@@ -40,13 +40,15 @@ pytestmark = pytest.mark.cluster
 def settled(
     cluster: ClusterTarget, api: client.ApiClient, operator: OperatorHandle
 ) -> Iterator[tuple[str, list[str]]]:
-    """Two WebApps Running (one with empty `resources` maps), then the operator stopped."""
+    """Two WebApps Running (one with empty `resources` maps), and a third, `fresh`, then the
+    operator stopped."""
     core = client.CoreV1Api(api)
     namespace = f"t-inprocess-{int(time.time() * 1000) % 100000}"
     core.create_namespace({"metadata": {"name": namespace}})
     names = ["plain", "empty-maps"]
     run_webapp(api, namespace, make_webapp("plain", env=[{"name": "A", "value": "1"}]))
     run_webapp(api, namespace, make_webapp("empty-maps", resources={"requests": {}, "limits": {}}))
+    run_webapp(api, namespace, make_webapp("fresh"))
     stop_operator(cluster)
     yield namespace, names
     start_operator(cluster, options=FAST)
@@ -104,6 +106,36 @@ def test_a_reconcile_at_rest_sends_no_request(
             again = reconciler.reconcile(body, children)
             assert again.failure is None and again.changes == () and not again.status_written
         assert counted.calls[before:] == [], f"{name}: requests at rest {counted.calls[before:]}"
+
+
+def test_new_children_are_created_without_a_dry_run(
+    cluster: ClusterTarget, settled: tuple[str, list[str]]
+) -> None:
+    """No child yet and nothing cached (a new WebApp): the creates alone, and what they stored
+    is the desired form the next reconcile judges the watch's copies against (no drift)."""
+    namespace, _ = settled
+    reader = cluster.api_client()
+    apps, core = client.AppsV1Api(reader), client.CoreV1Api(reader)
+    apps.delete_namespaced_deployment("fresh", namespace)
+    core.delete_namespaced_service("fresh", namespace)
+    body, _ = _inputs(reader, namespace, "fresh")
+    api = cluster.api_client()
+    counted = Counted(api)
+    reconciler = Reconciler(api, _registry(cluster))
+    first = reconciler.reconcile(body, {"Deployment": None, "Service": None})
+    assert first.failure is None, first
+    assert [(c.reason, c.kind) for c in first.changes] == [
+        ("Created", "Deployment"),
+        ("Created", "Service"),
+    ]
+    posts = [url.split("?")[0].rsplit("/", 1)[-1] for verb, url in counted.calls if verb == "POST"]
+    assert posts == ["deployments", "services"], counted.calls
+    assert not [url for _, url in counted.calls if "dryRun" in url], counted.calls
+    body, children = _inputs(reader, namespace, "fresh")
+    before = len(counted.calls)
+    again = reconciler.reconcile(body, children)
+    assert again.failure is None and again.changes == (), again
+    assert [c for c in counted.calls[before:] if c[0] != "PATCH"] == [], counted.calls[before:]
 
 
 def _failure(outcome: Outcome) -> tuple[str, bool]:

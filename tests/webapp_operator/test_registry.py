@@ -4,6 +4,7 @@ Against the real cluster (a ConfigMap per test, in the test's namespace)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from urllib.parse import urlparse
 
@@ -82,5 +83,43 @@ def test_memory_is_bounded(
             registry.remove("ns", f"app{i}", f"uid-{i}")
         assert len(registry._removed) == 3
         assert _data(api, namespace) == {}
+    finally:
+        registry.close()
+
+
+def test_removals_that_arrive_together_leave_in_one_write(
+    api: client.ApiClient, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand WebApps deleted at once: their cleanups' removals are group-committed, not
+    a read and a patch each, one after the other."""
+    registry = Registry(api, namespace, "registry")
+    patches: list[int] = []
+    write = registry._patch
+
+    def counted(entries: dict[str, str | None]) -> None:
+        patches.append(len(entries))
+        write(entries)
+
+    try:
+        for i in range(12):
+            registry.record("ns", f"app{i}", f"uid-{i}")
+        eventually(lambda: len(_data(api, namespace)) == 12, what="12 entries written")
+        monkeypatch.setattr(registry, "_patch", counted)
+        results: list[bool] = []
+        with registry._writes:  # a write in flight: the removals queue behind it
+            threads = [
+                threading.Thread(
+                    target=lambda i=i: results.append(registry.remove("ns", f"app{i}", f"uid-{i}"))
+                )
+                for i in range(10)
+            ]
+            for thread in threads:
+                thread.start()
+            eventually(lambda: len(registry._removing) == 10, what="10 removals queued")
+        for thread in threads:
+            thread.join(timeout=30)
+        assert results == [True] * 10
+        assert patches == [10]
+        assert sorted(_data(api, namespace)) == ["ns.app10", "ns.app11"]
     finally:
         registry.close()
