@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.results import latest_run, load_results
+from compare.results import SCHEMA_VERSION, latest_run, load_results
 from tests.run.experiment_files import TARGET, _action, _experiment
 
 pytestmark = pytest.mark.cluster
@@ -99,7 +99,8 @@ def test_user_experiments_run_and_are_reported(cluster: ClusterTarget, tmp_path:
     assert results.complete
     # Written as the current schema: helm has no settings of its own to record.
     written = json.loads((latest_run(out) / "results.json").read_text())
-    assert written["schemaVersion"] == 3 and written["settings"]["approachSettings"] == {}
+    assert written["schemaVersion"] == SCHEMA_VERSION
+    assert written["settings"]["approachSettings"] == {}
     info = {e.name: e for e in results.experiments}
     assert not info["scale-to-two"].builtin and info["scale-to-two"].path == str(scale)
     assert info["scale-to-two"].fault == "Deployment scaled to 2"
