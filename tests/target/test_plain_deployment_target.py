@@ -62,10 +62,12 @@ def test_absent_fields_are_added_and_judged_as_drift(
     assert result.exit_code == 0, (result.output, log)
     results = load_results(latest_run(out))
     assert results.complete
-    # Nothing to remove: skipped with the reason, not an error.
+    # Nothing to remove: skipped with each arm's reason (its own container), not an error.
     assert {s.name: s.reason for s in results.skipped or []} == {
-        "probe-remove": "needs deployment.spec.template.spec.containers[app].livenessProbe"
-        " (the app's manifest has none to change)"
+        "probe-remove": "helm: needs deployment.spec.template.spec.containers[app].livenessProbe"
+        " (the app's manifest has none to change); operator: needs"
+        " deployment.spec.template.spec.containers[cache].livenessProbe"
+        " (the operator's baseline of owned objects has none to change)"
     }
     trials = {(t.experiment, t.approach): t for t in results.trials}
     assert set(trials) == {(name, a) for name in ADDED for a in CONTAINERS}
