@@ -85,6 +85,7 @@ DEFAULT_HEAL_WINDOW_S = 10.0
 # How long the end-of-run cleanup waits for an API server that is not answering.
 LEFTOVER_API_WAIT_S = 60.0
 LEFTOVER_ATTEMPTS = 3
+_API_GONE = f"the API server did not answer within {LEFTOVER_API_WAIT_S:.0f}s"
 DEFAULT_RECHECK_S = 2.0
 # 20 at a time: with the cluster-wide faults on the fault cluster, the rest of the default run is
 # the longer part; on 2 cores shared with other jobs (load 7-9) -p 12/16/20/24 took 138/132/
@@ -681,8 +682,12 @@ class Run:
         api = self.cluster.api_client()
         try:
             # An API server that was down (the reason the trials could not clean up) gets a
-            # bounded time to come back before the namespaces are reported as left behind.
-            _wait_for_api(api, LEFTOVER_API_WAIT_S)
+            # bounded time to come back before the namespaces are reported as left behind;
+            # one that does not come back is waited for once, never once per try.
+            if not _wait_for_api(api, LEFTOVER_API_WAIT_S):
+                for namespace, _ in leftovers:
+                    self.ctx.cleanup_errors.append(f"{namespace}: {_API_GONE}")
+                return
             # A WebApp's finalizer needs the operator: never delete its namespace without it
             # (and without it, say what is left rather than fail the saved run).
             try:
@@ -691,7 +696,11 @@ class Run:
                 for namespace, _ in leftovers:
                     self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
                 return
+            gone = False
             for namespace, approach in leftovers:
+                if gone:
+                    self.ctx.cleanup_errors.append(f"{namespace}: {_API_GONE}")
+                    continue
                 # A control plane just restarted may drop a connection or two: a few tries.
                 for attempt in range(LEFTOVER_ATTEMPTS):
                     try:
@@ -707,8 +716,10 @@ class Run:
                     except Exception as exc:
                         if attempt + 1 == LEFTOVER_ATTEMPTS:
                             self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
-                        else:
-                            _wait_for_api(api, LEFTOVER_API_WAIT_S)
+                        elif not _wait_for_api(api, LEFTOVER_API_WAIT_S):
+                            self.ctx.cleanup_errors.append(f"{namespace}: {first_line(exc)}")
+                            gone = True
+                            break
         finally:
             api.close()
 
