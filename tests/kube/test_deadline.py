@@ -1,5 +1,5 @@
 """Every request to an API server ends within its deadline, however slowly the server answers
-(`compare.kube.deadline`): a tarpit on 127.0.0.1 that sends its answer one byte a second
+(`compare.kube.deadline`): a tarpit on 127.0.0.1 that sends its answer a byte at a time
 (after prompt headers, or the status line itself a byte at a time) is cut at the request's
 total deadline with one line naming the server; a stream read at the caller's pace is not."""
 
@@ -21,8 +21,11 @@ from compare.kube.deadline import DEFAULT_TIMEOUT, RequestDeadline, deadline_of
 from tests.loopback_http import serving
 
 BODY = b'{"kind": "NamespaceList", "apiVersion": "v1", "metadata": {}, "items": []}'
-# A byte a second: a per-read timeout of any length never fires.
-BYTE_EVERY_S = 1.0
+# A byte every 0.4 s: the per-read timeouts below (1 s and more) never fire, only the total
+# deadline can (at a byte a second, a 1 s read timeout raced the next byte).
+BYTE_EVERY_S = 0.4
+# The watch stream's five bytes, one a second: longer in all than its deadline.
+STREAM_BYTE_EVERY_S = 1.0
 
 
 class Tarpit(BaseHTTPRequestHandler):
@@ -31,25 +34,26 @@ class Tarpit(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
 
-    def _trickle(self, data: bytes) -> None:
+    def _trickle(self, data: bytes, every: float = BYTE_EVERY_S) -> None:
         for byte in data:
             try:
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
             except OSError:
                 return  # the client hung up: its deadline passed
-            time.sleep(BYTE_EVERY_S)
+            time.sleep(every)
 
     def do_GET(self) -> None:
         if self.path.startswith("/slow-head"):
             self._trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
             return
-        body = b"12345" if self.path.startswith("/stream") else BODY + b" " * 1000
+        stream = self.path.startswith("/stream")
+        body = b"12345" if stream else BODY + b" " * 1000
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self._trickle(body)
+        self._trickle(body, STREAM_BYTE_EVERY_S if stream else BYTE_EVERY_S)
 
     def log_message(self, *args: object) -> None:
         pass
