@@ -204,16 +204,22 @@ def test_cleanup_removes_dead_runs_and_named_ones_only(
                 core.delete_namespace(namespace)
 
 
+def _killed_runs_record(name: str) -> Path:
+    """The owner record of sibling cluster `name`, as a run whose process is gone left it."""
+    ended = subprocess.Popen(["true"])
+    ended.wait(timeout=30)
+    record = fault_cluster_record(name)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({**owner_annotations(), OWNER_PID: str(ended.pid)}))
+    return record
+
+
 def test_a_killed_runs_fault_cluster_is_deleted(cluster: ClusterTarget) -> None:
     # As a run on the embedded cluster makes it (`compare.run.sibling.FaultCluster`), then
     # its process is gone.
     source = EmbeddedCluster(cluster_key(cluster))
     sibling = source.sibling(f"killed-{uuid.uuid4().hex[:4]}")
-    ended = subprocess.Popen(["true"])
-    ended.wait()
-    record = fault_cluster_record(sibling.name)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({**owner_annotations(), OWNER_PID: str(ended.pid)}))
+    record = _killed_runs_record(sibling.name)
     try:
         sibling.up_like(source)
         assert sibling.status().running
@@ -232,11 +238,7 @@ def test_cleanup_removes_a_killed_runs_sibling_cluster_too(cluster: ClusterTarge
     # (yet) there. `compare cleanup` deletes what there is and forgets the record.
     source = EmbeddedCluster(cluster_key(cluster))
     sibling = source.sibling(f"killed-{uuid.uuid4().hex[:4]}-2")
-    ended = subprocess.Popen(["true"])
-    ended.wait()
-    record = fault_cluster_record(sibling.name)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({**owner_annotations(), OWNER_PID: str(ended.pid)}))
+    record = _killed_runs_record(sibling.name)
     try:
         result = runner.invoke(app, ["cleanup", "--kubeconfig", str(cluster.kubeconfig)])
         assert result.exit_code == 0, result.output
