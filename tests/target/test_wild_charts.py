@@ -213,7 +213,7 @@ def test_a_node_agent_runs_its_trials_one_at_a_time_on_two_clusters_without_erro
         app,
         [
             *("run", "--target", str(_target(tmp_path, DAEMON)), "-a", "helm", "-a", "flux"),
-            *("-e", "pod-delete-one", "-e", "image-change", "--heal-window", "15"),
+            *("-e", "pod-delete-one", "-e", "image-change", "--heal-window", "10"),
             *("--clusters", "2", "--kubeconfig", str(cluster.kubeconfig), "--output", str(out)),
         ],
     )
