@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.results import latest_run, load_results
+from compare.run import engine
 from compare.run.trial import RUN_LABEL
 from tests.run.chaos_helpers import PROXIES, LoopbackProxy
 from tests.run.experiment_files import TARGET, _action, _experiment
@@ -92,8 +93,11 @@ def test_a_drift_reapplied_in_the_background_never_settles(
 
 
 def test_a_cluster_that_stops_answering_mid_trial_is_an_error(
-    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path
+    cluster: ClusterTarget, api: client.ApiClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The proxy never answers again: the run's end-of-run wait for the API server (60 s, for a
+    # control plane that restarts) can only run out; a short one says the same.
+    monkeypatch.setattr(engine, "LEFTOVER_API_WAIT_S", 2.0)
     config = yaml.safe_load(cluster.kubeconfig.read_text())
     server = urlsplit(config["clusters"][0]["cluster"]["server"])
     proxy = LoopbackProxy((server.hostname or "127.0.0.1", server.port or 443))

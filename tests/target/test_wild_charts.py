@@ -213,7 +213,7 @@ def test_a_node_agent_runs_its_trials_one_at_a_time_on_two_clusters_without_erro
         app,
         [
             *("run", "--target", str(_target(tmp_path, DAEMON)), "-a", "helm", "-a", "flux"),
-            *("-e", "pod-delete-one", "-e", "image-change", "--heal-window", "15"),
+            *("-e", "pod-delete-one", "-e", "image-change", "--heal-window", "10"),
             *("--clusters", "2", "--kubeconfig", str(cluster.kubeconfig), "--output", str(out)),
         ],
     )
@@ -284,6 +284,7 @@ def test_a_chart_that_cannot_hold_stops_the_run_after_one_deploy(
     cluster: ClusterTarget, tmp_path: Path
 ) -> None:
     # No node has room for the web pods: they are never Ready, no trial could ever start.
+    # The deploy timeout is all the preflight waits before it gives up: a short one suffices.
     unreachable = {"resources": {"requests": {"cpu": "100000"}}}
     chart = _target(tmp_path, WILD, values=unreachable)
     out = tmp_path / "reports"
@@ -292,7 +293,7 @@ def test_a_chart_that_cannot_hold_stops_the_run_after_one_deploy(
         [
             *("run", "--target", str(chart), "-a", "helm", "-a", "flux"),
             *("-e", "pod-delete-one"),
-            *("--deploy-timeout", "40", "--kubeconfig", str(cluster.kubeconfig)),
+            *("--deploy-timeout", "25", "--kubeconfig", str(cluster.kubeconfig)),
             *("--output", str(out)),
         ],
     )
