@@ -515,6 +515,9 @@ class Reconciler:
                 body=patch,
                 manager=FIELD_MANAGER,
                 content_type=JSON_PATCH,
+                # The body is the builders' own (no unknown field to warn about, and the
+                # client reads no warnings): the API server skips its strict decoding pass.
+                validation="Ignore",
                 stamps=stamps,
             )
         except _API_FAILURES as exc:
@@ -593,6 +596,7 @@ class Reconciler:
         body: Any = None,
         manager: str | None = None,
         content_type: str | None = None,
+        validation: str | None = None,
         stamps: dict[str, float] | None = None,
     ) -> dict[str, Any]:
         # By path on the shared client, not through the typed classes: the same request,
@@ -601,7 +605,7 @@ class Reconciler:
             self._api,
             method,
             judged_kind(kind).path(namespace, name),
-            query={"fieldManager": manager},
+            query={"fieldManager": manager, "fieldValidation": validation},
             body=body,
             content_type=content_type,
             timeout=self._timeout,
