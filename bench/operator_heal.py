@@ -436,16 +436,17 @@ def server_times(
     return found
 
 
-# Per reference, the stages on its timeline (ms from the fault's commit by the API server).
+# Per reference, the stages on its timeline (ms from the API server's answer to the fault's
+# request: its audit `stageTimestamp`, just after the write).
 HEALER_STAGES = (
-    "fault committed -> seen by this script's watch",
-    "fault committed -> heal request received by the API server",
+    "fault written (API server's answer) -> seen by this script's watch",
+    "fault written -> heal request received by the API server",
     "heal request: the API server's work (received -> answered)",
     "heal answered -> healed object seen by this script's watch",
-    "fault committed -> healed object seen (total)",
+    "fault written -> healed object seen (total)",
 )
 OPERATOR_STAGES = (
-    "fault committed -> operator's event handled (watch + kopf)",
+    "fault written -> operator's event handled (watch + kopf)",
     "event handled -> reconcile's turn (loop)",
     "reconcile's turn -> thread runs (executor hand-over)",
     "thread runs -> inputs decoded",
@@ -591,6 +592,7 @@ def main() -> None:
         finally:
             bare.stop()
             delete_namespace(api, namespace)
+        print(f"load at the end {os.getloadavg()[0]:.1f}")
         print("heal latency: fault injected -> owned field back (watch event)")
         for what, values in times.items():
             print(f"  {what:76s} {summary(values)}")
