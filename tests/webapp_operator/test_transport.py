@@ -1,18 +1,21 @@
-"""The operator's connections send each request in one write (`webapp_operator.transport`),
-against a real HTTP server on the loopback."""
+"""The operator's connections send each request in one write and one is kept open while
+idle (`webapp_operator.transport`), against a real HTTP server on the loopback."""
 
 from __future__ import annotations
 
 import json
 import socket
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 import urllib3
+from kubernetes import client
 
+from compare.judge.rest import request
 from tests.loopback_http import serving
-from webapp_operator.transport import OneWriteHTTPConnection, one_write
+from webapp_operator.transport import OneWriteHTTPConnection, Warmer, one_write
 
 
 class _Echo(BaseHTTPRequestHandler):
@@ -103,3 +106,40 @@ def test_a_failed_write_leaves_nothing_held_for_the_next_request() -> None:
         conn.close()
         conn.request("PATCH", "/x", body=b'{"a":1}')
         assert json.loads(conn.getresponse().data) == {"method": "PATCH", "body": '{"a":1}'}
+
+
+def _client(url: str) -> client.ApiClient:
+    configuration = client.Configuration(host=url)
+    api = client.ApiClient(configuration)
+    one_write(api.rest_client.pool_manager)
+    return api
+
+
+def test_an_idle_client_keeps_one_connection_open() -> None:
+    with serving(_Echo) as url:
+        api = _client(url)
+        warmer = Warmer(api, interval=0.1)
+        warmer.start()
+        try:
+            time.sleep(0.55)
+        finally:
+            warmer.stop()
+        pool = api.rest_client.pool_manager.connection_from_url(url)
+        # One request per idle interval, all on the one connection.
+        assert 2 <= warmer.sent <= 6
+        assert pool.num_connections == 1
+
+
+def test_a_busy_client_gets_no_extra_request() -> None:
+    with serving(_Echo) as url:
+        api = _client(url)
+        warmer = Warmer(api, interval=0.5)
+        warmer.start()
+        try:
+            deadline = time.monotonic() + 1.2
+            while time.monotonic() < deadline:
+                request(api, "PATCH", "/busy", body={}, timeout=5)
+                time.sleep(0.01)
+        finally:
+            warmer.stop()
+        assert warmer.sent == 0
