@@ -26,7 +26,9 @@ floor's patch) and when it had answered it (`requestReceivedTimestamp`, `stageTi
 this script's own watch adds when the healed object reached a watcher. So each reference is
 cut into: the fault's event reaching the healer and its decision (fault committed -> healing
 request received by the API server), the API server's work on it, and the healed object's
-event reaching a watcher; and the operator's first part further into its stages.
+event reaching a watcher; and the operator's first part further into its stages. Last, the
+API server's work on the operator's restoring patch sent at once after a fault and 1 s later
+(`--late-trials`), on a copy nothing heals: what the moment a heal arrives costs.
 
     .venv/bin/python bench/operator_heal.py [--trials 20] [--cluster NAME | --kubeconfig FILE]
 
@@ -511,9 +513,57 @@ def print_stages(title: str, names: tuple[str, ...], rows: list[list[float]]) ->
         print(f"  {what:76s} {summary(values, unit)}")
 
 
+LATE = "late"  # a copy of the operator's Deployment that nothing heals
+
+
+def late_trials(
+    api: client.ApiClient, namespace: str, desired: dict[str, Any], trials: int, audit: Path
+) -> dict[float, list[float]]:
+    """The API server's work on the operator's restoring patch, sent at once after a fault
+    and 1 s later (once the controllers' own reaction to it is over), on a Deployment that
+    nothing else heals: how much of that work is the moment it arrives. Delay -> ms."""
+    path = kind("Deployment").path(namespace, LATE)
+    events = AuditReader(audit)
+    found: dict[float, list[float]] = {0.0: [], 1.0: []}
+    for _ in range(trials):
+        for delay in found:
+            events.read()
+            live = request(
+                api,
+                "PATCH",
+                path,
+                query={"fieldManager": FIELD_MANAGER},
+                body={"spec": {"replicas": 1}},
+                content_type="application/merge-patch+json",
+                timeout=10.0,
+            )
+            time.sleep(delay)
+            request(
+                api,
+                "PATCH",
+                path,
+                query={"fieldManager": HEALER_MANAGER},
+                body=restoring_patch(desired, live),
+                content_type="application/json-patch+json",
+                timeout=10.0,
+            )
+            time.sleep(1.5)  # the controllers settle, the audit log is written
+            heals = server_times(
+                events.read(), wall_to_monotonic(), DEPLOYMENTS, LATE, HEALER_MANAGER
+            )
+            found[delay] += [(done - received) * 1000 for received, done in heals[:1]]
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument(
+        "--late-trials",
+        type=int,
+        default=10,
+        help="the same patch sent at once and 1 s after a fault, this many times each (10)",
+    )
     add_cluster_args(parser)
     args = parser.parse_args()
     audit = None if args.kubeconfig is not None else EmbeddedCluster(args.cluster).audit_log
@@ -532,6 +582,7 @@ def main() -> None:
         minimal_deployment(api, namespace, GO_MINIMAL)
         operators_deployment(api, namespace, GO_SAME)
         bare = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))
+        late = operators_deployment(api, namespace, LATE)
         apps = client.AppsV1Api(api)
         for reference in REFERENCES:
             wait_for(partial(settled, apps, namespace, reference), timeout=60, what=reference)
@@ -589,6 +640,7 @@ def main() -> None:
                     )
                     if row is not None:
                         by_stage[reference].append(row)
+            lates = late_trials(api, namespace, late, args.late_trials, audit) if audit else {}
         finally:
             bare.stop()
             delete_namespace(api, namespace)
@@ -603,6 +655,10 @@ def main() -> None:
         for reference, rows in by_stage.items():
             print_stages(f"by stage, {names[reference]}", HEALER_STAGES, rows)
         print_stages("the operator's first part, by stage", OPERATOR_STAGES, operator_rows)
+        print("the API server's work on the same restoring patch, by when it arrives")
+        for delay, values in lates.items():
+            what = f"sent {delay:.0f} s after the fault (nothing else heals it)"
+            print(f"  {what:76s} {summary(values, 'ms')}")
 
 
 if __name__ == "__main__":
