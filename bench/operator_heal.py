@@ -14,19 +14,32 @@ it. Trials alternate between
 the kinds, each from a settled state. Prints n, p50, p95, min, max per fault; never passes
 or fails.
 
-Then the operator's heals by stage, from its own log line of each correction (monotonic
-clock): the event's arrival to the reconcile's start, the start to the correcting request, the
-request's round trip; and, when this script creates the embedded cluster (with the audit
-policy of `bench/operator_requests.py`), the API server's own time for that request (audit
-`requestReceivedTimestamp` to `stageTimestamp`): the round trip minus it is what the client
-library and the loopback connection cost.
+Then every heal by stage, on one timeline per trial, from the moment the API server had
+committed the fault. The operator's stages come from its own log line of each correction
+(`time.monotonic()`, one clock for every process of the machine): its watch event handled
+(the daemon kicked), the reconcile's turn, the thread's start, its inputs decoded, the drift
+found, the patch built, the request handed to the connection pool, the answer read. When this
+script creates the embedded cluster (with `AUDIT_POLICY`: the operator's requests and every
+write of a Deployment or ReplicaSet), the API server's audit log adds when it committed the
+fault, when it received the healing request (the operator's, the Go controller's update, the
+floor's patch) and when it had answered it (`requestReceivedTimestamp`, `stageTimestamp`);
+this script's own watch adds when the healed object reached a watcher. So each reference is
+cut into: the fault's event reaching the healer and its decision (fault committed -> healing
+request received by the API server), the API server's work on it, and the healed object's
+event reaching a watcher; and the operator's first part further into its stages. Last, the
+API server's work on the operator's restoring patch sent at once after a fault and 1 s later
+(`--late-trials`), on a copy nothing heals: what the moment a heal arrives costs.
 
     .venv/bin/python bench/operator_heal.py [--trials 20] [--cluster NAME | --kubeconfig FILE]
+
+Use a cluster of its own (`--cluster`, started and deleted here when not running): the audit
+policy is set when a cluster is created.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -34,6 +47,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -52,7 +66,7 @@ from operator_common import (
     summary,
     wait_for,
 )
-from operator_requests import AUDIT_POLICY, audit_events, audit_size
+from operator_requests import IDENTITY, audit_size
 
 from compare.approaches import arms, builtin_target
 from compare.approaches.operator import Operator
@@ -60,9 +74,27 @@ from compare.cluster import EmbeddedCluster
 from compare.judge.heal import restoring_patch
 from compare.judge.kinds import kind
 from compare.judge.rest import request
+from webapp_operator.handlers import STAGE_STAMPS
+from webapp_operator.names import FIELD_MANAGER as OPERATOR_MANAGER
 
 REPLICAS = 3
+DEPLOYMENTS = "deployments"
 FIELD_MANAGER = "bench-chaos"
+HEALER_MANAGER = "bench-healer"
+# The operator's requests, and every write of a Deployment or ReplicaSet (the faults, the
+# heals: the operator's, the Go controller's, the floor's).
+AUDIT_POLICY = f"""\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+  users: ["{IDENTITY}"]
+- level: Metadata
+  verbs: [patch, update]
+  resources: [{{group: apps, resources: [deployments, replicasets]}}]
+- level: None
+"""
 
 
 Check = Callable[[Any, str], bool]  # (object, event type) -> bool
@@ -81,6 +113,8 @@ class Stopwatch:
         healed: Check,
         resource_version: str,
     ) -> None:
+        self._name = name
+        self.fault_seen_at: float | None = None
         self.healed_at: float | None = None
         self._stream = watch.Watch()
         self._thread = threading.Thread(
@@ -111,16 +145,33 @@ class Stopwatch:
             obj, kind = event["object"], event["type"]
             if not seen_fault:
                 seen_fault = faulty(obj, kind)
+                if seen_fault:
+                    self.fault_seen_at = time.monotonic()
             elif healed(obj, kind):
-                self.healed_at = time.perf_counter()
+                self.healed_at = time.monotonic()
                 self._stream.stop()
                 return
 
-    def result(self, injected: float, timeout: float = 60) -> float:
+    def result(self, injected: float, timeout: float = 60) -> Trial:
         self._thread.join(timeout)
         if self.healed_at is None:
             raise SystemExit("a fault was not healed within 60 s")
-        return self.healed_at - injected
+        return Trial(self._name, injected, self.fault_seen_at, self.healed_at)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One fault and its heal as this script saw them (`time.monotonic()`): the fault's
+    request sent, the fault in the watch, the healed object in the watch."""
+
+    name: str  # the object healed
+    injected: float
+    fault_seen: float | None
+    healed: float
+
+    @property
+    def latency(self) -> float:
+        return self.healed - self.injected
 
 
 def settled(apps: client.AppsV1Api, namespace: str, name: str) -> bool:
@@ -138,7 +189,7 @@ def settled(apps: client.AppsV1Api, namespace: str, name: str) -> bool:
     )
 
 
-def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
+def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> Trial:
     apps = client.AppsV1Api(api)
     current = apps.read_namespaced_deployment("heal", namespace)
     rv = current.metadata.resource_version
@@ -178,12 +229,12 @@ def operator_trial(api: client.ApiClient, namespace: str, fault: str) -> float:
             lambda d, t: t == "ADDED" and d.metadata.uid != uid,
             rv,
         )
-        injected = time.perf_counter()
+        injected = time.monotonic()
         apps.delete_namespaced_deployment("heal", namespace)
         return timer.result(injected)
     body, faulty, healed = patches[fault]
     timer = Stopwatch(apps.list_namespaced_deployment, namespace, "heal", faulty, healed, rv)
-    injected = time.perf_counter()
+    injected = time.monotonic()
     content = (
         "application/strategic-merge-patch+json"
         if isinstance(body, dict)
@@ -201,7 +252,7 @@ def scale_down_trial(
     namespace: str,
     name: str,
     resource_version: str,
-) -> float:
+) -> Trial:
     """Scale `name` to 1 (another field manager) and time until the watch shows REPLICAS."""
     timer = Stopwatch(
         list_fn,
@@ -211,12 +262,12 @@ def scale_down_trial(
         lambda o, t: o.spec.replicas == REPLICAS,
         resource_version,
     )
-    injected = time.perf_counter()
+    injected = time.monotonic()
     patch_fn(name, namespace, {"spec": {"replicas": 1}}, field_manager=FIELD_MANAGER)
     return timer.result(injected)
 
 
-def go_trial(api: client.ApiClient, namespace: str, deployment: str) -> float:
+def go_trial(api: client.ApiClient, namespace: str, deployment: str) -> Trial:
     """The deployment controller restoring the replicas of `deployment`'s ReplicaSet."""
     apps = client.AppsV1Api(api)
     selector = apps.read_namespaced_deployment(deployment, namespace).spec.selector.match_labels
@@ -268,7 +319,7 @@ class BareHealer:
                             self._api,
                             "PATCH",
                             self._path,
-                            query={"fieldManager": "bench-healer"},
+                            query={"fieldManager": HEALER_MANAGER},
                             body=restoring_patch(self._desired, live),
                             content_type="application/json-patch+json",
                             timeout=10.0,
@@ -292,7 +343,7 @@ def operators_deployment(api: client.ApiClient, namespace: str, name: str) -> di
     return deployment
 
 
-def floor_trial(api: client.ApiClient, namespace: str, name: str) -> float:
+def floor_trial(api: client.ApiClient, namespace: str, name: str) -> Trial:
     """The bare healer restoring `name`'s replicas."""
     apps = client.AppsV1Api(api)
     current = apps.read_namespaced_deployment(name, namespace)
@@ -334,58 +385,185 @@ REFERENCES = {
 }
 
 
-STAGES = re.compile(
-    r"/heal DriftCorrected: .*woken ([0-9.]+) ms after the event, request sent ([0-9.]+) ms"
-    r" after waking, answered in ([0-9.]+) ms"
+STAGES = re.compile(r"/heal DriftCorrected: .*; stages ((?:\w+=[0-9.]+ ?)+)")
+
+
+def wall_to_monotonic() -> float:
+    """What to subtract from a wall-clock time of this machine to get `time.monotonic()`."""
+    return time.time() - time.monotonic()
+
+
+class AuditReader:
+    """The API server's audit events written since the last call."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._at = audit_size(path)
+
+    def read(self) -> list[dict[str, Any]]:
+        if self.path is None:
+            return []
+        end = audit_size(self.path)
+        with self.path.open("rb") as handle:
+            handle.seek(self._at)
+            chunk = handle.read(end - self._at)
+        self._at = end
+        return [json.loads(line) for line in chunk.splitlines() if line.strip()]
+
+
+def server_times(
+    events: list[dict[str, Any]], offset: float, resource: str, name: str, manager: str | None
+) -> list[tuple[float, float]]:
+    """(received, answered) in `time.monotonic()` of each write of `resource`/`name` by
+    `manager` (its fieldManager; None: an update without one, the Go controller's)."""
+    found = []
+    for event in events:
+        ref = event.get("objectRef") or {}
+        if ref.get("resource") != resource or ref.get("name") != name or ref.get("subresource"):
+            continue
+        if event.get("verb") not in ("patch", "update"):
+            continue
+        uri = str(event.get("requestURI", ""))
+        if manager is not None and f"fieldManager={manager}" not in uri:
+            continue
+        if manager is None and (
+            "fieldManager=" in uri
+            or event.get("verb") != "update"
+            or "kube-controller-manager" not in str(event.get("userAgent", ""))
+        ):
+            continue
+        received = datetime.fromisoformat(event["requestReceivedTimestamp"]).timestamp()
+        done = datetime.fromisoformat(event["stageTimestamp"]).timestamp()
+        found.append((received - offset, done - offset))
+    return found
+
+
+# Per reference, the stages on its timeline (ms from the API server's answer to the fault's
+# request: its audit `stageTimestamp`, just after the write).
+HEALER_STAGES = (
+    "fault written (API server's answer) -> seen by this script's watch",
+    "fault written -> heal request received by the API server",
+    "heal request: the API server's work (received -> answered)",
+    "heal answered -> healed object seen by this script's watch",
+    "fault written -> healed object seen (total)",
 )
-STAGE_NAMES = (
-    "event -> reconcile starts (loop, slot)",
-    "reconcile starts -> request sent (diff, patch)",
-    "request sent -> answer decoded (round trip)",
-    "of which the API server (audit)",
-    "client + connection (round trip - server)",
+OPERATOR_STAGES = (
+    "fault written -> operator's event handled (watch + kopf)",
+    "event handled -> reconcile's turn (loop)",
+    "reconcile's turn -> thread runs (executor hand-over)",
+    "thread runs -> inputs decoded",
+    "inputs decoded -> drift found (index, judge's diff)",
+    "drift found -> patch built",
+    "patch built -> handed to the pool (encode, headers)",
+    "handed to the pool -> received by the API server",
+    "answered by the API server -> answer read by the operator",
+    "new connections opened for the heal request",
 )
 
 
-class StageReader:
-    """The stages of the operator's corrections of the `heal` Deployment since the last call:
-    its log lines, and the API server's time for its PATCH (the audit log, if any)."""
+def healer_stages(
+    trial: Trial, fault: tuple[float, float] | None, heal: tuple[float, float] | None
+) -> list[float] | None:
+    """The `HEALER_STAGES` of one trial, in ms; None without the audit events."""
+    if fault is None or heal is None:
+        return None
+    committed = fault[1]
+    seen = trial.fault_seen if trial.fault_seen is not None else float("nan")
+    return [
+        (seen - committed) * 1000,
+        (heal[0] - committed) * 1000,
+        (heal[1] - heal[0]) * 1000,
+        (trial.healed - heal[1]) * 1000,
+        (trial.healed - committed) * 1000,
+    ]
 
-    def __init__(self, log: Path, audit: Path | None) -> None:
-        self.log, self.audit = log, audit
-        self._log_at = log.stat().st_size if log.exists() else 0
-        self._audit_at = audit_size(audit)
 
-    def read(self) -> list[float] | None:
-        """[woken, sent, answered, server, client] in ms for one correction, or None."""
-        with self.log.open("rb") as handle:
-            handle.seek(self._log_at)
-            text = handle.read().decode("utf-8", "replace")
-            self._log_at = handle.tell()
-        found = STAGES.findall(text)
-        end = audit_size(self.audit)
-        patches = [
-            e
-            for e in (audit_events(self.audit, self._audit_at, end) if self.audit else [])
-            if e.get("verb") == "patch"
-            and (e.get("objectRef") or {}).get("resource") == "deployments"
-            and (e.get("objectRef") or {}).get("name") == "heal"
-        ]
-        self._audit_at = end
-        if len(found) != 1:
-            return None  # a heal that took two corrections: not one request's stages
-        stages = [float(v) for v in found[0]]
-        if len(patches) == 1:
-            received = datetime.fromisoformat(patches[0]["requestReceivedTimestamp"])
-            done = datetime.fromisoformat(patches[0]["stageTimestamp"])
-            server = (done - received).total_seconds() * 1000
-            stages += [server, stages[2] - server]
-        return stages
+def operator_stages(
+    stamps: dict[str, float], fault: tuple[float, float] | None, heal: tuple[float, float] | None
+) -> list[float]:
+    """The `OPERATOR_STAGES` of one correction, in ms (nan where a time is missing)."""
+    nan = float("nan")
+    committed = fault[1] if fault is not None else nan
+    received, answered = heal if heal is not None else (nan, nan)
+    chain = [committed, *(stamps.get(name, nan) for name in STAGE_STAMPS[:7])]
+    values = [(later - earlier) * 1000 for earlier, later in itertools.pairwise(chain)]
+    values.append((received - stamps.get("wire", nan)) * 1000)
+    values.append((stamps.get("answered", nan) - answered) * 1000)
+    values.append(stamps.get("new_connections", nan))
+    return values
+
+
+def log_stamps(log: Path, since: int) -> tuple[list[dict[str, float]], int]:
+    """The stages of the operator's corrections of `heal` logged after byte `since`."""
+    with log.open("rb") as handle:
+        handle.seek(since)
+        text = handle.read().decode("utf-8", "replace")
+        end = handle.tell()
+    found = []
+    for match in STAGES.finditer(text):
+        found.append({k: float(v) for k, v in (pair.split("=") for pair in match.group(1).split())})
+    return found, end
+
+
+def print_stages(title: str, names: tuple[str, ...], rows: list[list[float]]) -> None:
+    print(title)
+    for i, what in enumerate(names):
+        values = [row[i] for row in rows if len(row) > i and row[i] == row[i]]  # not nan
+        unit = "" if what.startswith("new connections") else "ms"
+        print(f"  {what:76s} {summary(values, unit)}")
+
+
+LATE = "late"  # a copy of the operator's Deployment that nothing heals
+
+
+def late_trials(
+    api: client.ApiClient, namespace: str, desired: dict[str, Any], trials: int, audit: Path
+) -> dict[float, list[float]]:
+    """The API server's work on the operator's restoring patch, sent at once after a fault
+    and 1 s later (once the controllers' own reaction to it is over), on a Deployment that
+    nothing else heals: how much of that work is the moment it arrives. Delay -> ms."""
+    path = kind("Deployment").path(namespace, LATE)
+    events = AuditReader(audit)
+    found: dict[float, list[float]] = {0.0: [], 1.0: []}
+    for _ in range(trials):
+        for delay in found:
+            events.read()
+            live = request(
+                api,
+                "PATCH",
+                path,
+                query={"fieldManager": FIELD_MANAGER},
+                body={"spec": {"replicas": 1}},
+                content_type="application/merge-patch+json",
+                timeout=10.0,
+            )
+            time.sleep(delay)
+            request(
+                api,
+                "PATCH",
+                path,
+                query={"fieldManager": HEALER_MANAGER},
+                body=restoring_patch(desired, live),
+                content_type="application/json-patch+json",
+                timeout=10.0,
+            )
+            time.sleep(1.5)  # the controllers settle, the audit log is written
+            heals = server_times(
+                events.read(), wall_to_monotonic(), DEPLOYMENTS, LATE, HEALER_MANAGER
+            )
+            found[delay] += [(done - received) * 1000 for received, done in heals[:1]]
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument(
+        "--late-trials",
+        type=int,
+        default=10,
+        help="the same patch sent at once and 1 s after a fault, this many times each (10)",
+    )
     add_cluster_args(parser)
     args = parser.parse_args()
     audit = None if args.kubeconfig is not None else EmbeddedCluster(args.cluster).audit_log
@@ -403,7 +581,8 @@ def main() -> None:
         )
         minimal_deployment(api, namespace, GO_MINIMAL)
         operators_deployment(api, namespace, GO_SAME)
-        healer = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))
+        bare = BareHealer(api, namespace, operators_deployment(api, namespace, FLOOR))
+        late = operators_deployment(api, namespace, LATE)
         apps = client.AppsV1Api(api)
         for reference in REFERENCES:
             wait_for(partial(settled, apps, namespace, reference), timeout=60, what=reference)
@@ -414,31 +593,71 @@ def main() -> None:
         faults = ["replicas", "image", "env-added", "deployment-deleted"]
         times: dict[str, list[float]] = {f"operator {f}": [] for f in faults}
         times.update({line: [] for line in REFERENCES.values()})
-        stages: list[list[float]] = []
+        by_stage: dict[str, list[list[float]]] = {"operator": [], **{r: [] for r in REFERENCES}}
+        operator_rows: list[list[float]] = []
+        log = handle.state_dir / "operator.log"
+        events = AuditReader(audit)
         try:
             for _ in range(args.trials):
                 for fault in faults:
-                    reader = StageReader(handle.state_dir / "operator.log", audit)
-                    times[f"operator {fault}"].append(operator_trial(api, namespace, fault))
+                    since = log.stat().st_size if log.exists() else 0
+                    events.read()
+                    trial = operator_trial(api, namespace, fault)
+                    times[f"operator {fault}"].append(trial.latency)
                     wait_for(partial(settled, apps, namespace, "heal"), timeout=60, what="settle")
-                    found = reader.read() if fault != "deployment-deleted" else None
-                    if found is not None:
-                        stages.append(found)
+                    if fault == "deployment-deleted":
+                        continue  # a create, not a patch: no stages
+                    found, _ = log_stamps(log, since)
+                    written = events.read()
+                    offset = wall_to_monotonic()
+                    faults_sent = server_times(
+                        written, offset, "deployments", "heal", FIELD_MANAGER
+                    )
+                    heals = server_times(written, offset, "deployments", "heal", OPERATOR_MANAGER)
+                    if len(found) != 1:
+                        continue  # a heal that took two corrections: not one request's stages
+                    first = faults_sent[0] if faults_sent else None
+                    heal = heals[0] if len(heals) == 1 else None
+                    operator_rows.append(operator_stages(found[0], first, heal))
+                    row = healer_stages(trial, first, heal)
+                    if row is not None:
+                        by_stage["operator"].append(row)
                 for reference, line in REFERENCES.items():
-                    trial = floor_trial if reference == FLOOR else go_trial
-                    times[line].append(trial(api, namespace, reference))
+                    events.read()
+                    run = floor_trial if reference == FLOOR else go_trial
+                    trial = run(api, namespace, reference)
+                    times[line].append(trial.latency)
                     wait_for(
                         partial(settled, apps, namespace, reference), timeout=60, what="settle"
                     )
+                    written, offset = events.read(), wall_to_monotonic()
+                    resource = "deployments" if reference == FLOOR else "replicasets"
+                    healer = HEALER_MANAGER if reference == FLOOR else None
+                    faults_sent = server_times(written, offset, resource, trial.name, FIELD_MANAGER)
+                    heals = server_times(written, offset, resource, trial.name, healer)
+                    row = healer_stages(
+                        trial, faults_sent[0] if faults_sent else None, heals[0] if heals else None
+                    )
+                    if row is not None:
+                        by_stage[reference].append(row)
+            lates = late_trials(api, namespace, late, args.late_trials, audit) if audit else {}
         finally:
-            healer.stop()
+            bare.stop()
             delete_namespace(api, namespace)
+        print(f"load at the end {os.getloadavg()[0]:.1f}")
         print("heal latency: fault injected -> owned field back (watch event)")
         for what, values in times.items():
             print(f"  {what:76s} {summary(values)}")
-        print("the operator's corrections by stage (replicas, image, env; one request each)")
-        for i, what in enumerate(STAGE_NAMES):
-            values = [trial[i] for trial in stages if len(trial) > i]
+        if audit is None:
+            print("no audit log (a cluster this script did not create): no stages")
+            return
+        names = {"operator": "operator: replicas, image, env (one request each)", **REFERENCES}
+        for reference, rows in by_stage.items():
+            print_stages(f"by stage, {names[reference]}", HEALER_STAGES, rows)
+        print_stages("the operator's first part, by stage", OPERATOR_STAGES, operator_rows)
+        print("the API server's work on the same restoring patch, by when it arrives")
+        for delay, values in lates.items():
+            what = f"sent {delay:.0f} s after the fault (nothing else heals it)"
             print(f"  {what:76s} {summary(values, 'ms')}")
 
 

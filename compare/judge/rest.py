@@ -11,6 +11,7 @@ status, the same request timeouts; no models, on every supported client version.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -75,26 +76,41 @@ def _send(
     content_type: str | None,
     timeout: Timeout,
     preload: bool,
+    stamps: dict[str, float] | None = None,
 ) -> Any:
     url = api.configuration.host + path
     params = {key: value for key, value in (query or {}).items() if value is not None}
     if params:
         url += "?" + urlencode(params)
-    data = None if body is None else json.dumps(body).encode()
-    response = api.rest_client.pool_manager.request(
+    # Compact: fewer bytes to encrypt, send and decode (a restoring patch is a whole spec).
+    data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+    headers = _headers(api, content_type or (_JSON if data is not None else None))
+    pool = api.rest_client.pool_manager
+    if stamps is not None:
+        opened = _connections(pool, url)
+        stamps["wire"] = time.monotonic()
+    response = pool.request(
         method,
         url,
         body=data,
-        headers=_headers(api, content_type or (_JSON if data is not None else None)),
+        headers=headers,
         timeout=_timeout(timeout),
         preload_content=preload,
     )
+    if stamps is not None:
+        stamps["answered"] = time.monotonic()
+        stamps["new_connections"] = _connections(pool, url) - opened
     if not 200 <= response.status <= 299:
         text = (response.data if preload else response.read()).decode("utf-8", "replace")
         exc = client.ApiException(status=response.status, reason=response.reason)
         exc.body, exc.headers = text, response.headers
         raise exc
     return response
+
+
+def _connections(pool: Any, url: str) -> int:
+    """How many connections the pool for `url` has opened so far (urllib3's count)."""
+    return int(getattr(pool.connection_from_url(url), "num_connections", 0))
 
 
 def stream(
@@ -116,10 +132,15 @@ def request(
     body: Any = None,
     content_type: str | None = None,
     timeout: Timeout,
+    stamps: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Send one request; the decoded JSON answer. An error status raises `ApiException`
     (with `status`, `reason`, `body` as the typed calls set them); a transport failure raises
-    urllib3's error, as the typed calls do."""
+    urllib3's error, as the typed calls do.
+
+    `stamps` (a measurement) gets `time.monotonic()` when the request is handed to the
+    connection pool ("wire", body and headers built) and when its answer has been read
+    ("answered", before decoding), and how many connections the pool opened meanwhile."""
     response = _send(
         api,
         method,
@@ -129,6 +150,7 @@ def request(
         content_type=content_type,
         timeout=timeout,
         preload=True,
+        stamps=stamps,
     )
     text = response.data.decode("utf-8", "replace")
     answer: dict[str, Any] = json.loads(text) if text else {}

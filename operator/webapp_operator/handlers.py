@@ -238,14 +238,21 @@ def reconcile_packed(
     """`Reconciler.reconcile` over packed children, in the reconcile's thread: the children
     are unpacked here and what it wrote comes back packed, so the event loop neither decodes
     nor encodes, and the daemon holds no unpacked object while it waits."""
-    outcome = reconciler.reconcile(
-        body,
-        {kind: None if obj is None else obj.unpack() for kind, obj in children.items()},
-        (
-            tuple(pod.unpack() for pod in pods[0]),
-            {name: rs.unpack() for name, rs in pods[1].items()},
-        ),
+    entered = time.monotonic()
+    unpacked_children = {
+        kind: None if obj is None else obj.unpack() for kind, obj in children.items()
+    }
+    unpacked_pods = (
+        tuple(pod.unpack() for pod in pods[0]),
+        {name: rs.unpack() for name, rs in pods[1].items()},
     )
+    unpacked = time.monotonic()
+    outcome = reconciler.reconcile(body, unpacked_children, unpacked_pods)
+    for change in outcome.changes:
+        if change.request is not None:
+            # The thread's own stages: when it began (the executor's hand-over) and when its
+            # inputs were decoded.
+            change.request.update(thread=entered, unpacked=unpacked)
     written = tuple(
         (kind, str(obj["metadata"]["name"]), before, PackedObject(lean(obj)))
         for kind, before, obj in outcome.written
@@ -253,25 +260,48 @@ def reconcile_packed(
     return replace(outcome, written=()), written
 
 
+# The stages of a correction, in the order they happen (`Change.request`, plus the daemon's).
+STAGE_STAMPS = (
+    "kick",  # the watch event handled: the WebApp's daemon kicked (event loop)
+    "start",  # the daemon's turn: inputs gathered, handed to the executor (event loop)
+    "thread",  # the reconcile thread runs
+    "unpacked",  # its inputs decoded
+    "decided",  # the judge's diff found the drift
+    "built",  # the restoring patch built
+    "wire",  # headers and body encoded, handed to the connection pool
+    "answered",  # the API server's answer read
+    "decoded",  # and decoded
+)
+
+
 def _timing(
     kicked: float | None,
     started: float,
     finished: float,
-    request: tuple[float, float] | None = None,
+    request: Mapping[str, float] | None = None,
 ) -> str:
     """The heal's stages, in milliseconds: the event's arrival to the reconcile's start (the
-    event loop and the reconcile slots), the start to the correction's request (reading the
-    cache, the judge's diff, building the patch), the request's round trip (the client and
-    the API server), and the whole reconcile."""
+    event loop and the reconcile slots), the start to the correction's request (the thread's
+    hand-over, reading the cache, the judge's diff, building the patch), the request's round
+    trip (the client and the API server), and the whole reconcile; then every stage's
+    `time.monotonic()` (one clock for every process of the machine, so a benchmark can put
+    them on its own timeline)."""
     parts = []
     if kicked is not None:
         parts.append(f"woken {(started - kicked) * 1000:.1f} ms after the event")
-    if request is not None:
-        sent, answered = request
+    if request is not None and "wire" in request and "answered" in request:
+        sent, answered = request["wire"], request["answered"]
         parts.append(f"request sent {(sent - started) * 1000:.1f} ms after waking")
         parts.append(f"answered in {(answered - sent) * 1000:.1f} ms")
     parts.append(f"reconcile {(finished - started) * 1000:.1f} ms")
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if request is not None:
+        stamps = {"kick": kicked, "start": started, **request}
+        text += "; stages " + " ".join(
+            f"{name}={stamps[name]:.6f}" for name in STAGE_STAMPS if stamps.get(name) is not None
+        )
+        text += f" new_connections={int(request.get('new_connections', 0))}"
+    return text
 
 
 def _first(index: Any, key: Key) -> PackedObject | None:

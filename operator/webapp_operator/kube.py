@@ -15,6 +15,8 @@ import aiohttp
 import kopf
 from kubernetes import client, config
 
+from webapp_operator.transport import one_write
+
 __all__ = [
     "api_client",
     "connection_info",
@@ -47,9 +49,12 @@ def load_configuration(kubeconfig: str | None, context: str | None = None) -> cl
 
 
 def api_client(configuration: client.Configuration, *, pool_size: int = 32) -> client.ApiClient:
-    """A client safe to share between the reconcile threads (urllib3 pools are thread-safe)."""
+    """A client safe to share between the reconcile threads (urllib3 pools are thread-safe),
+    each request in one write (`transport`)."""
     configuration.connection_pool_maxsize = pool_size
-    return client.ApiClient(configuration)
+    api = client.ApiClient(configuration)
+    one_write(api.rest_client.pool_manager)
+    return api
 
 
 def connection_info(configuration: client.Configuration) -> kopf.ConnectionInfo:

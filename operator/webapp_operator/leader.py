@@ -49,6 +49,7 @@ from kubernetes import client
 
 from compare.judge.rest import request, resource_path
 from webapp_operator.names import FIELD_MANAGER
+from webapp_operator.transport import one_write
 
 __all__ = [
     "FencedApiClient",
@@ -167,7 +168,8 @@ class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is 
 
     def __init__(self, configuration: client.Configuration, allowed: Callable[[], bool]) -> None:
         super().__init__(configuration)
-        self.rest_client.pool_manager = _FencedPool(self.rest_client.pool_manager, allowed)
+        pool = one_write(self.rest_client.pool_manager)  # as `kube.api_client`'s
+        self.rest_client.pool_manager = _FencedPool(pool, allowed)
 
 
 class LeaderElector:

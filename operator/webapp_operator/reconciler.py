@@ -120,9 +120,11 @@ class Change:
     namespace: str
     name: str
     fields: tuple[str, ...] = ()
-    # A correction's request (monotonic seconds): when it was handed to the client, and when
-    # its answer was decoded. The heal latency's stages (`handlers`, bench/operator_heal.py).
-    request: tuple[float, float] | None = field(default=None, compare=False)
+    # A correction's stages (`time.monotonic()` seconds, by name: "decided" the drift was
+    # found, "built" the patch, "wire" handed to the connection pool, "answered" read,
+    # "decoded"; "new_connections" the pool opened for it). The heal latency's stages
+    # (`handlers`, bench/operator_heal.py).
+    request: dict[str, float] | None = field(default=None, compare=False)
 
     @property
     def message(self) -> str:
@@ -501,22 +503,28 @@ class Reconciler:
         # right after every spec change, and a resourceVersion guard would turn each heal into
         # a conflict and a second round trip; the patch touches none of that, and whatever
         # changed meanwhile in what it does touch ends up desired all the same.
-        sent = time.monotonic()
+        stamps = {"decided": time.monotonic()}
+        patch = restoring_patch(desired.raw, current)
+        stamps["built"] = time.monotonic()
         try:
             updated = self._raw_call(
                 "PATCH",
                 kind,
                 namespace,
                 name,
-                body=restoring_patch(desired.raw, current),
+                body=patch,
                 manager=FIELD_MANAGER,
                 content_type=JSON_PATCH,
+                # The body is the builders' own (no unknown field to warn about, and the
+                # client reads no warnings): the API server skips its strict decoding pass.
+                validation="Ignore",
+                stamps=stamps,
             )
         except _API_FAILURES as exc:
             if _immutable(exc):
                 return self._recreate(desired, current, [str(m) for m in found], where)
             raise self._call_failure("PatchFailed", f"correcting {where}", exc) from None
-        answered = time.monotonic()
+        stamps["decoded"] = time.monotonic()
         # What the patch could not change: an immutable field the API server keeps as it was
         # (a Service's clusterIP, which an update without one leaves alone). Judged as ever.
         left = diff_object(kind.lower(), desired.defaulted, updated, raw=desired.raw)
@@ -530,7 +538,7 @@ class Reconciler:
         if reference_lost:
             fields.append(f"{kind.lower()}.metadata.ownerReferences: restored")
         reason = "Updated" if moved else "DriftCorrected"
-        return updated, Change(reason, kind, namespace, name, tuple(fields), (sent, answered))
+        return updated, Change(reason, kind, namespace, name, tuple(fields), stamps)
 
     def _recreate(
         self, desired: DesiredObject, current: Mapping[str, Any], fields: list[str], where: str
@@ -588,6 +596,8 @@ class Reconciler:
         body: Any = None,
         manager: str | None = None,
         content_type: str | None = None,
+        validation: str | None = None,
+        stamps: dict[str, float] | None = None,
     ) -> dict[str, Any]:
         # By path on the shared client, not through the typed classes: the same request,
         # without the 24 MiB of generated models they import (`compare.judge.rest`).
@@ -595,10 +605,11 @@ class Reconciler:
             self._api,
             method,
             judged_kind(kind).path(namespace, name),
-            query={"fieldManager": manager},
+            query={"fieldManager": manager, "fieldValidation": validation},
             body=body,
             content_type=content_type,
             timeout=self._timeout,
+            stamps=stamps,
         )
 
     def _call(
