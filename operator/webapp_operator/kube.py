@@ -15,8 +15,6 @@ import aiohttp
 import kopf
 from kubernetes import client, config
 
-from webapp_operator.transport import one_write
-
 __all__ = [
     "api_client",
     "connection_info",
@@ -49,12 +47,9 @@ def load_configuration(kubeconfig: str | None, context: str | None = None) -> cl
 
 
 def api_client(configuration: client.Configuration, *, pool_size: int = 32) -> client.ApiClient:
-    """A client safe to share between the reconcile threads (urllib3 pools are thread-safe),
-    each request in one write (`transport`)."""
+    """A client safe to share between the reconcile threads (urllib3 pools are thread-safe)."""
     configuration.connection_pool_maxsize = pool_size
-    api = client.ApiClient(configuration)
-    one_write(api.rest_client.pool_manager)
-    return api
+    return client.ApiClient(configuration)
 
 
 def connection_info(configuration: client.Configuration) -> kopf.ConnectionInfo:

@@ -49,7 +49,6 @@ from kubernetes import client
 
 from compare.judge.rest import request, resource_path
 from webapp_operator.names import FIELD_MANAGER
-from webapp_operator.transport import one_write
 
 __all__ = [
     "FencedApiClient",
@@ -168,8 +167,7 @@ class FencedApiClient(client.ApiClient):  # type: ignore[misc]  # the client is 
 
     def __init__(self, configuration: client.Configuration, allowed: Callable[[], bool]) -> None:
         super().__init__(configuration)
-        pool = one_write(self.rest_client.pool_manager)  # as `kube.api_client`'s
-        self.rest_client.pool_manager = _FencedPool(pool, allowed)
+        self.rest_client.pool_manager = _FencedPool(self.rest_client.pool_manager, allowed)
 
 
 class LeaderElector:
