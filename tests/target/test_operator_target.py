@@ -66,9 +66,11 @@ def test_an_operator_target_deploys_takes_its_baseline_and_goes(
         ["deploy", "operator", "--target", str(path), "--timeout", "120", *_kubeconfig(cluster)],
     )
     assert deployed.exit_code == 0, deployed.output
-    assert f"WebApp shop in namespace {namespace}: ready (condition Available)" in deployed.output
+    assert (
+        f"WebApp shop (ready condition Available) in namespace {namespace}: baseline taken"
+    ) in deployed.output
     assert "2 owned objects: Deployment, Service" in deployed.output
-    assert "operator already installed (checked)" in deployed.output
+    assert "operator:  already installed (checked)" in deployed.output
     # Every field of the owned objects is the operator's (or Kubernetes' own): nothing foreign.
     assert "warning" not in deployed.output
 
