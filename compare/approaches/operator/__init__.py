@@ -279,7 +279,7 @@ class Operator(Approach):
         }[operator.install.form]
         ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
         stored = f"Secret {namespace}/{baseline.baseline_name(target.name)}"
-        facts: tuple[tuple[str, str], ...] = (("ready", ready),)
+        facts: tuple[tuple[str, str], ...] = (("ready by", ready),)
         reached, details = ("baseline taken",), (("stored", stored),)
         if operator.toolkit:
             # No baseline: each WebApp is held to the built-in chart's rendering of it.
