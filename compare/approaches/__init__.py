@@ -1,8 +1,9 @@
-"""Approaches as plugins: one interface (`base.Approach`), one module per approach, one
-registry (`REGISTRY`, in the order runs, reports and `compare status` list them).
+"""Approaches as plugins: small interfaces (`contract`) composed into one `base.Approach` with
+the CLI's object of its commands (`commands`), one package per approach, one registry
+(`REGISTRY`, in the order runs, reports and `compare status` list them).
 
-What lives here: the interface, the built-in approaches (helm, operator, flux) delegating to
-their deploy code in `compare.deploy`, and the functions that are generic over the registry
+What lives here: the interfaces, the chart arm's shared defaults (`charted`), the built-in
+approaches (helm, operator, flux, argocd), and the functions that are generic over the registry
 (the desired objects of an approach by name, every deployed app, a target file read with
 every approach's key, `load_target`, and the built-in target with an arm for each,
 `builtin_target`). What does not: the deploy code itself (`compare.deploy`), the trials
@@ -23,17 +24,16 @@ from typing import Any, TypeVar, overload
 from kubernetes import client
 
 from compare.approaches.argocd import Argocd
-from compare.approaches.base import (
-    Approach,
+from compare.approaches.base import Approach, builtin_target
+from compare.approaches.commands import CommandOption, Commands
+from compare.approaches.contract import (
     Cadence,
-    CommandOption,
     Detector,
     LocalControllers,
     TargetDeploy,
-    builtin_target,
     trial_window,
 )
-from compare.approaches.base import describe_settings as generic_settings
+from compare.approaches.contract import describe_settings as generic_settings
 from compare.approaches.flux import Flux
 from compare.approaches.helm import Helm
 from compare.approaches.operator import Operator
@@ -52,6 +52,7 @@ __all__ = [
     "Approach",
     "Cadence",
     "CommandOption",
+    "Commands",
     "Detector",
     "LocalControllers",
     "Registry",

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from kubernetes import client
 
 from compare import kube
-from compare.approaches.base import Approach, TargetDeploy
+from compare.approaches.base import Approach
+from compare.approaches.contract import TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy.rollback import Rollback
 from compare.errors import CompareError

@@ -1,14 +1,14 @@
 """`compare deploy NAME` and `compare undeploy NAME`: one command each for every registered
-approach, made from its interface alone (`compare.approaches.base`).
+approach, made from its interface alone (`compare.approaches.base`, `commands`).
 
 Each command takes the options every approach's takes - `--app` (the built-in WebApp) or
 `--target FILE` (a target file's arm), `-n`, `--timeout` (the approach's default),
-`--kubeconfig`, `--context` - and the approach's own (`Approach.deploy_options`,
-`undeploy_options`: its flags, built into the command's signature for Typer). Everything
-that can be checked without a cluster is checked first, then the arm goes through
-`compare.cli.target_cmd` (`deploy_arm`, `undeploy_arm`), the built-in WebApp's like any
-target's; the approach says what it starts first (`command_install`) and does after an
-undeploy (`after_undeploy`).
+`--kubeconfig`, `--context` - and the approach's own (its `commands`, a
+`compare.approaches.commands.Commands`: `deploy_options`, `undeploy_options`, their flags built
+into the command's signature for Typer). Everything that can be checked without a cluster is
+checked first, then the arm goes through `compare.cli.target_cmd` (`deploy_arm`,
+`undeploy_arm`), the built-in WebApp's like any target's; the commands say what they start
+first (`command_install`) and do after an undeploy (`after_undeploy`).
 """
 
 from __future__ import annotations
@@ -99,22 +99,23 @@ def _with_approaches() -> None:
 
 def attach(approach: Approach, deploy_group: typer.Typer, undeploy_group: typer.Typer) -> None:
     """Add `deploy NAME` and `undeploy NAME` for `approach` to these command groups."""
+    commands = approach.commands
     deploy = _command(
-        approach, approach.deploy_options, approach.deploy_timeout, _deploy, "for the desired state"
+        approach, commands.deploy_options, commands.deploy_timeout, _deploy, "for the desired state"
     )
-    deploy.__doc__ = approach.deploy_help or (
+    deploy.__doc__ = commands.deploy_help or (
         f"Deploy the WebApp (or a --target file's arm) through {approach.name} and wait for"
         " its desired state."
     )
     undeploy = _command(
         approach,
-        approach.undeploy_options,
-        approach.undeploy_timeout,
+        commands.undeploy_options,
+        commands.undeploy_timeout,
         _undeploy,
         "until it is gone",
     )
     undeploy.__doc__ = (
-        approach.undeploy_help or f"Remove what `compare deploy {approach.name}` made."
+        commands.undeploy_help or f"Remove what `compare deploy {approach.name}` made."
     )
     deploy_group.command(approach.name)(deploy)
     undeploy_group.command(approach.name)(undeploy)
@@ -142,7 +143,7 @@ def _deploy(request: Request) -> None:
     cluster = request.connect()
     started = time.monotonic()
     with spinner(f"preparing {approach.name} ..."):
-        said = approach.command_install(cluster, target, request.options)
+        said = approach.commands.command_install(approach, cluster, target, request.options)
     for line in said:
         say(line)
     deploy_arm(
@@ -158,7 +159,7 @@ def _undeploy(request: Request) -> None:
     approach, target, namespace = request.approach, request.target, request.namespace
     cluster = request.connect()
     undeploy_arm(approach, cluster, target, namespace, request.timeout)
-    after = approach.after_undeploy(
+    after = approach.commands.after_undeploy(
         cluster, target, namespace, request.options, builtin=request.builtin
     )
     for line in after:
@@ -196,7 +197,7 @@ def _what(
     namespace = DEFAULT_NAMESPACE if namespace is None else namespace
     check_namespace_name(namespace)
     refuse_system_namespace(namespace)
-    return approach.command_target(webapp, app, options), namespace
+    return approach.commands.command_target(approach, webapp, app, options), namespace
 
 
 # -- the commands' signatures -------------------------------------------------------------
@@ -214,7 +215,7 @@ def _command(
 
     def command(ctx: typer.Context, **given: Any) -> None:
         shared = {name: given.pop(name) for name in SHARED}
-        approach.check_options(given)
+        approach.commands.check_options(given)
         configured = approach.configured(**given)
         target_file = shared["target_file"]
         target, namespace = _what(

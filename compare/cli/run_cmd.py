@@ -196,14 +196,14 @@ def run(
     settings = {
         a.name: {
             o.name: approach_options[_parameter(a, o)]
-            for o in a.run_options
+            for o in a.commands.run_options
             if _parameter(a, o) in approach_options
         }
         for a in registry.REGISTRY
-        if a.run_options
+        if a.commands.run_options
     }
     for name, values in settings.items():
-        registry.get(name).check_options(values)
+        registry.get(name).commands.check_options(values)
     if target_file is not None:
         refuse_with_target({"--app": app is not None})
         the_app = App(load_target(target_file))
@@ -317,7 +317,7 @@ run.__signature__ = _signature.replace(  # type: ignore[attr-defined]
         *(
             keyword(_parameter(a, o), option_annotation(o), o.default)
             for a in registry.REGISTRY
-            for o in a.run_options
+            for o in a.commands.run_options
         ),
         *_fixed[_at:],
     ]

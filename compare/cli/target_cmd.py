@@ -6,8 +6,9 @@ Everything that can be checked without a cluster - the target file, its namespac
 (`Approach.check_target`: `helm template` of a chart, the kustomize build of an operator's
 install) - is checked before the cluster is touched; what the arm needs installed first (an
 operator) is installed by `Approach.install_target`, and a failed deploy removes what it
-created: the arm, the install's new objects, the namespace. The approach says what it deployed
-(`TargetDeploy.headline` and `notes`) and how `compare status` names it (`target_what`).
+created: the arm, the install's new objects, the namespace. The approach gives the facts of
+what it deployed (`TargetDeploy`: what it was made from, the states it reached) and how `compare
+status` names it (`target_what`); the lines that say so are made here.
 """
 
 from __future__ import annotations
@@ -93,12 +94,33 @@ def deploy_arm(
     deployed = done.deployed
     for line in deployed.warnings:
         print_warning(line)
-    headline = deployed.headline or (
-        f"{approach.target_what(target)} in namespace {namespace}: desired state holds"
+    # The approach says what it deployed as facts; the lines are made here.
+    facts = ", ".join(f"{name} {value}" for name, value in deployed.facts)
+    states = ", ".join((*deployed.reached, "desired state holds"))
+    say(
+        f"{approach.target_what(target)}{f' ({facts})' if facts else ''} in namespace"
+        f" {namespace}: {states} after {time.monotonic() - started:.1f}s"
     )
-    say(f"{headline} after {time.monotonic() - started:.1f}s")
-    for note in deployed.notes:
+    items = deployed.desired.items
+    kinds = ", ".join(sorted({item.kind for item in items}))
+    notes = [*_webapp_notes(target)] if approach.charted else []
+    owned = "owned " if deployed.owned else ""
+    notes.append(f"{'baseline:  ' if owned else ''}{len(items)} {owned}objects: {kinds}")
+    notes += [f"{name + ':':<10} {value}" for name, value in deployed.details]
+    for note in notes:
         say(f"  {note}")
+
+
+def _webapp_notes(target: Target) -> list[str]:
+    """What the built-in target's WebApp runs (nothing for a target file's chart)."""
+    lines: list[str] = []
+    for webapp in target.webapps if target.own_chart else ():
+        name, spec = webapp.name, webapp.spec
+        lines.append(f"Deployment {name}: {spec.replicas}/{spec.replicas} ready, {spec.image}")
+        lines.append(f"Service    {name}: ClusterIP, port {spec.port} -> http")
+        if spec.env:
+            lines.append("env:       " + ", ".join(f"{v.name}={v.value}" for v in spec.env))
+    return lines
 
 
 def undeploy_arm(

@@ -32,7 +32,7 @@ from typing import Any
 from kubernetes import client
 
 from compare import approaches as registry
-from compare.approaches import Approach
+from compare.approaches import Approach, contract
 from compare.approaches.arms import ArmDeployed, deploy_arm, install_namespace, preflight_arm
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import render_target
@@ -104,7 +104,7 @@ class App:
         installed once by a preflight."""
         return not self.target.from_file
 
-    def per_cluster_arm(self, approach: Approach) -> bool:
+    def per_cluster_arm(self, approach: contract.Arms) -> bool:
         """Whether the approach's trials of it can run on another cluster readied by `prepare`
         alone (a sibling, `compare.run.spread`): a chart arm needs nothing its preflight
         installed (Helm, Flux and Argo CD install a chart's CRDs with it); an operator a
@@ -125,7 +125,7 @@ class App:
         if approach.shares(self.target):
             approach.prepare(cluster)
 
-    def recover(self, approach: Approach, cluster: ClusterTarget) -> None:
+    def recover(self, approach: contract.RunsControllers, cluster: ClusterTarget) -> None:
         """After a fault that may have stopped the approach's shared parts, or the local
         controllers the toolkit runs for this target (an operator's `install.process`):
         running again."""

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from kubernetes import client
 
 from compare import approaches, kube
-from compare.approaches import Approach, Detector
+from compare.approaches import Approach, Detector, contract
 from compare.chaos import shared
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
@@ -439,7 +439,7 @@ def remove_namespace(
     api: client.ApiClient,
     app: App,
     namespace: str,
-    approach: Approach,
+    approach: contract.Deploys,
 ) -> None:
     """Remove what the approach deployed (the operator's CR first; a target's release, whose
     cluster-scoped objects the namespace does not hold), then the namespace.

@@ -16,7 +16,7 @@ from kubernetes import client
 from typer.testing import CliRunner
 
 from compare.approaches import CommandOption, desired_objects, registered
-from compare.approaches.helm import Helm
+from compare.approaches.helm import Helm, HelmCommands
 from compare.cli.common import ErrorBoundaryGroup
 from compare.cli.deploy_cmd import attach
 from compare.cluster import ClusterTarget
@@ -47,16 +47,22 @@ class OtherHelm(Helm):
 SHADES = CommandOption("shade", ("--shade",), str, help="A colour.")
 
 
-@dataclass(frozen=True)
-class ShadedHelm(OtherHelm):
-    """An approach with an option of its own, which it refuses before anything is read."""
+class ShadedCommands(HelmCommands):
+    """Commands with an option of their own, which they refuse before anything is read."""
 
-    name = "shaded"  # type: ignore[misc]
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (SHADES,)
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         if options["shade"] == "mauve":
             raise CompareError("--shade 'mauve': not a shade this approach knows")
+
+
+@dataclass(frozen=True)
+class ShadedHelm(OtherHelm):
+    """An approach whose commands take an option of their own."""
+
+    name = "shaded"  # type: ignore[misc]
+    commands = ShadedCommands()
 
 
 def _app() -> typer.Typer:
@@ -100,7 +106,7 @@ def _round_trip(
     assert result.exit_code == 0, result.output
     # The arm's headline and notes, as for a target file, with what the WebApp runs.
     assert (
-        f"helm release shop revision 1 (chart {BUILTIN_CHART}, version 0.1.0) in namespace"
+        f"helm release shop (revision 1, chart {BUILTIN_CHART}, version 0.1.0) in namespace"
         f" {namespace}: desired state holds after"
     ) in result.output
     assert "  Deployment shop: 1/1 ready, shop:v1" in result.output

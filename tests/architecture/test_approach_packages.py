@@ -1,6 +1,8 @@
 """The approaches' rooms: each approach is one package of `compare.approaches`
 (`compare/approaches/<name>/`) that imports no other approach's package, and nothing else in
-`compare` reaches into one (the registry, `compare.approaches`, is the way in)."""
+`compare` reaches into one (the registry, `compare.approaches`, is the way in). The interface
+an approach implements (`INTERFACE`) imports no implementation: no approach's package, no
+deploy mechanism."""
 
 from __future__ import annotations
 
@@ -25,6 +27,40 @@ def _crossing(found: list[Import]) -> list[str]:
         if _package(i.target) is not None
         and _package(i.module) != _package(i.target)
         and i.module != "compare.approaches"  # the registry lists them
+    ]
+
+
+# The small interfaces, the composed approach and the CLI's object of its commands.
+INTERFACE = tuple(f"compare.approaches.{m}" for m in ("contract", "base", "commands"))
+# What of `compare.deploy` they may name: the one deploy-timeout default (the package's) and
+# the type of a `compare status` row.
+NOT_IMPLEMENTATION = ("compare.deploy", "compare.deploy.rows")
+
+
+def _implementation(found: list[Import]) -> list[str]:
+    return [
+        f"{i.module}:{i.line} imports {i.target}"
+        for i in found
+        if i.module in INTERFACE
+        and (_package(i.target) is not None or i.target.startswith("compare.deploy"))
+        and i.target not in NOT_IMPLEMENTATION
+    ]
+
+
+def test_the_interface_imports_no_implementation() -> None:
+    assert _implementation(imports()) == []
+
+
+def test_the_check_finds_an_implementation_in_the_interface() -> None:
+    forged = [
+        Import("compare.approaches.base", "compare.deploy.chart_target", 3, True),
+        Import("compare.approaches.contract", "compare.approaches.helm.status", 5, False),
+        Import("compare.approaches.commands", "compare.deploy", 7, True),
+        Import("compare.approaches.charted", "compare.deploy.charts", 9, True),
+    ]
+    assert _implementation(forged) == [
+        "compare.approaches.base:3 imports compare.deploy.chart_target",
+        "compare.approaches.contract:5 imports compare.approaches.helm.status",
     ]
 
 

@@ -113,4 +113,4 @@ def test_every_approach_describes_what_it_records_in_its_own_words(
     if recorded:
         text = approaches.describe_settings(approach.name, recorded)
         assert text.startswith(f"{approach.name} ")
-        assert text != approaches.base.describe_settings(approach.name, recorded)
+        assert text != approaches.contract.describe_settings(approach.name, recorded)

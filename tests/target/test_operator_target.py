@@ -66,9 +66,11 @@ def test_an_operator_target_deploys_takes_its_baseline_and_goes(
         ["deploy", "operator", "--target", str(path), "--timeout", "120", *_kubeconfig(cluster)],
     )
     assert deployed.exit_code == 0, deployed.output
-    assert f"WebApp shop in namespace {namespace}: ready (condition Available)" in deployed.output
+    assert (
+        f"WebApp shop (ready by condition Available) in namespace {namespace}: baseline taken"
+    ) in deployed.output
     assert "2 owned objects: Deployment, Service" in deployed.output
-    assert "operator already installed (checked)" in deployed.output
+    assert "operator:  already installed (checked)" in deployed.output
     # Every field of the owned objects is the operator's (or Kubernetes' own): nothing foreign.
     assert "warning" not in deployed.output
 
@@ -216,7 +218,9 @@ def test_ready_when_its_children_are(
         app, ["deploy", "operator", "--target", str(path), *_kubeconfig(cluster)]
     )
     assert deployed.exit_code == 0, deployed.output
-    assert f"WebApp shop in namespace {namespace}: ready (children)" in deployed.output
+    assert f"WebApp shop (ready by children) in namespace {namespace}: baseline taken" in (
+        deployed.output
+    )
     deployment = client.AppsV1Api(api).read_namespaced_deployment("shop", namespace)
     assert deployment.status.ready_replicas == 5
     removed = runner.invoke(

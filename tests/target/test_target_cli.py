@@ -202,7 +202,7 @@ def test_a_targets_release_deploys_holds_drifts_and_goes(
             app, ["deploy", "helm", "--target", str(path), "--timeout", "120", *kubeconfig]
         )
         assert deployed.exit_code == 0, deployed.output
-        assert f"helm release {release} revision 1" in deployed.output
+        assert f"helm release {release} (revision 1, chart " in deployed.output
         assert f"in namespace {namespace}: desired state holds" in deployed.output
 
         status = runner.invoke(app, ["status", "--target", str(path), *kubeconfig])

@@ -284,7 +284,7 @@ def test_a_targets_chart_deploys_through_flux_is_corrected_and_goes(
             ],
         )
         assert deployed.exit_code == 0, deployed.output
-        assert f"HelmRelease {namespace}/{release} (chart {CHARTS_DIR / 'webapp-operator'}" in (
+        assert f"flux HelmRelease {release} (chart {CHARTS_DIR / 'webapp-operator'}" in (
             deployed.output
         )
         assert "Ready, desired state holds" in deployed.output

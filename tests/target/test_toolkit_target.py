@@ -53,8 +53,12 @@ def test_a_toolkit_operator_target_is_held_to_the_reference_rendering(
     kubeconfig = ["--kubeconfig", str(cluster.kubeconfig)]
     deployed = runner.invoke(app, ["deploy", "operator", "--target", str(path), *kubeconfig])
     assert deployed.exit_code == 0, deployed.output
-    assert f"WebApp {namespace}/shop is Available: 3 replica(s) of shop:v2" in deployed.output
-    assert "the built-in chart's rendering: Deployment, Service" in deployed.output
+    assert (
+        f"WebApp shop (replicas 3, image shop:v2) in namespace {namespace}: Available, desired"
+        " state holds"
+    ) in deployed.output
+    assert "objects: Deployment, Service" in deployed.output
+    assert "desired:   the built-in chart's rendering" in deployed.output
     # No baseline: the desired state is the reference rendering, not what the operator made.
     secrets = client.CoreV1Api(api).list_namespaced_secret(namespace).items
     assert baseline_name("shop") not in [s.metadata.name for s in secrets]

@@ -57,7 +57,9 @@ def test_deploy_then_undeploy(
     )
     assert deployed.exit_code == 0, deployed.output
     assert "operator installed" in deployed.output
-    assert f"WebApp {namespace}/shop is Available: 2 replica(s) of shop:v1" in deployed.output
+    assert (
+        f"WebApp shop (replicas 2, image shop:v1) in namespace {namespace}: Available"
+    ) in deployed.output
     body = get_webapp(api, namespace, "shop")
     assert body is not None and body["status"]["phase"] == "Running"
     assert (get_deployment(api, namespace, "shop") or {})["spec"]["replicas"] == 2

@@ -236,7 +236,9 @@ def test_copied_kubeconfig_uses_the_running_operator(
     assert deployed.exit_code == 0, deployed.output
     assert "operator found on" in deployed.output and "nothing installed" in deployed.output
     assert f"pid {leader.pid}" in deployed.output
-    assert f"WebApp {namespace}/shop is Available" in deployed.output
+    assert f"WebApp shop (replicas 2, image shop:v1) in namespace {namespace}: Available" in (
+        deployed.output
+    )
     assert (get_deployment(api, namespace, "shop") or {})["spec"]["replicas"] == 2
 
     # No second process, no state of its own: the copy's state directory records none.

@@ -13,9 +13,8 @@ Argo CD sees.
 Not part of a run without `--approach` (`default = False`): its controllers are the heaviest
 part of a run and its ground truth is measured per fault only in docs/argocd.md so far.
 
-A target file's `argocd` key is a chart deployed by the target methods here
-(`compare.approaches.argocd.arm`: one Application per trial namespace, under a release name of
-its own); the built-in WebApp is deployed the same way, as the target it is (`Approach.builtin`).
+A target's `argocd` key, the built-in WebApp's too, is a chart deployed by the target methods
+here (`compare.approaches.argocd.arm`: one Application per trial namespace, under its release).
 """
 
 from __future__ import annotations
@@ -42,15 +41,9 @@ from compare.approaches.argocd.sync import (
     check_diff_strategy,
     undeploy_argocd,
 )
-from compare.approaches.base import (
-    Approach,
-    Cadence,
-    CommandOption,
-    Detector,
-    LocalControllers,
-    TargetDeploy,
-    webapp_notes,
-)
+from compare.approaches.charted import Charted
+from compare.approaches.commands import CommandOption, Commands, Options
+from compare.approaches.contract import Cadence, Detector, LocalControllers, TargetDeploy
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.rows import DeployedApp
@@ -69,15 +62,31 @@ DIFF = CommandOption(
 )
 
 
+class ArgocdCommands(Commands):
+    run_options: ClassVar[tuple[CommandOption, ...]] = (DIFF,)
+
+    def check_options(self, options: Options) -> None:
+        if "diff" in options:
+            check_diff_strategy(options["diff"])
+
+    def after_undeploy(
+        self, cluster: ClusterTarget, target: Target, ns: str, options: Options, *, builtin: bool
+    ) -> tuple[str, ...]:
+        # Said once: what Argo CD's own rule left (its CRDs above all), not waited for.
+        left = left_by_argocd(cluster, target, argocd_arm(target), ns)
+        if not left:
+            return ()
+        return (f"left as Argo CD leaves them: {'; '.join(left)}",)
+
+
 @dataclass(frozen=True)
-class Argocd(Approach):
+class Argocd(Charted):
     name = "argocd"
     short = "argo"
     label = "Argo CD Applications"
-    arm_kind = "chart"
     arm_description = "The Argo CD approach: a chart an Application syncs and self-heals."
     default: ClassVar[bool] = False
-    run_options: ClassVar[tuple[CommandOption, ...]] = (DIFF,)
+    commands = ArgocdCommands()
 
     # How the application controller diffs live objects against the rendered chart.
     diff: str = THREE_WAY_DIFF
@@ -97,10 +106,6 @@ class Argocd(Approach):
 
     def check_settings(self, heal_window: float) -> None:
         check_diff_strategy(self.diff)
-
-    def check_options(self, options: Mapping[str, Any]) -> None:
-        if "diff" in options:
-            check_diff_strategy(options["diff"])
 
     def cadence(self) -> Cadence:
         # It sees drift on the watch event, but a second self-heal waits for its backoff.
@@ -168,14 +173,11 @@ class Argocd(Approach):
         desired = deploy_target_argocd(
             cluster, target, install, namespace, diff=self.diff, timeout=timeout, cancel=cancel
         )
-        kinds = sorted({item.kind for item in desired.items})
         return TargetDeploy(
             desired,
             events_on=install.release,
-            headline=f"Application {namespace}/{install.release} (chart"
-            f" {install.chart.describe()}, automated sync with selfHeal and prune): Synced,"
-            " Healthy, desired state holds",
-            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
+            facts=(("chart", install.chart.describe()), ("sync", "automated, selfHeal, prune")),
+            reached=("Synced", "Healthy"),
         )
 
     def undeploy_target(
@@ -190,21 +192,6 @@ class Argocd(Approach):
         return undeploy_argocd(
             cluster, namespace, release=install.release, timeout=timeout or DEPLOY_TIMEOUT_S
         )
-
-    def after_undeploy(
-        self,
-        cluster: ClusterTarget,
-        target: Target,
-        namespace: str,
-        options: Mapping[str, Any],
-        *,
-        builtin: bool,
-    ) -> tuple[str, ...]:
-        # Said once: what Argo CD's own rule left (its CRDs above all), not waited for.
-        left = left_by_argocd(cluster, target, argocd_arm(target), namespace)
-        if not left:
-            return ()
-        return (f"left as Argo CD leaves them: {'; '.join(left)}",)
 
     def target_desired(
         self, cluster: ClusterTarget, api: client.ApiClient, target: Target, namespace: str

@@ -6,8 +6,7 @@ namespace). A HelmRelease and its HelmRepository carry finalizers the running co
 clear, so `cleanup` deletes them before a trial's namespace goes. helm-controller posts
 `DriftDetected` on the HelmRelease (named after the app) when a reconcile finds drift, before
 it corrects it: the Event that times detection (whole seconds only). The interval is
-this approach's setting (`compare run --flux-interval`), carried by the instance. The built-in
-WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
+this approach's setting (`compare run --flux-interval`), carried by the instance.
 
 `compare deploy flux` takes `--release` and `--values` for the built-in WebApp, as Helm's does, and
 `--flux-interval` (the setting) for any; `compare undeploy flux --stop-flux` stops the
@@ -23,17 +22,14 @@ from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import (
-    RELEASE,
-    RELEASE_TO_REMOVE,
-    VALUES,
-    Approach,
+from compare.approaches.charted import RELEASE, RELEASE_TO_REMOVE, VALUES, ChartCommands, Charted
+from compare.approaches.commands import CommandOption, Options
+from compare.approaches.contract import (
     Cadence,
-    CommandOption,
     Detector,
     LocalControllers,
+    RunsControllers,
     TargetDeploy,
-    webapp_notes,
 )
 from compare.approaches.flux import controllers as flux_path
 from compare.approaches.flux.arm import (
@@ -81,16 +77,7 @@ STOP_FLUX = CommandOption(
 )
 
 
-@dataclass(frozen=True)
-class Flux(Approach):
-    name = "flux"
-    short = "flux"
-    label = "Flux HelmReleases"
-    arm_kind = "chart"
-    arm_description = "The Flux approach: a chart helm-controller installs."
-    # helm-controller's post-renderers (a kustomize patch on the HelmRelease):
-    # `dropUnservedWebhooks`.
-    post_renders = True
+class FluxCommands(ChartCommands):
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
     run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)
@@ -102,6 +89,31 @@ class Flux(Approach):
         "Delete the HelmRelease (helm-controller uninstalls it) and its HelmRepository; wait"
         " until the release's objects are gone."
     )
+
+    def command_install(
+        self, approach: RunsControllers, cluster: ClusterTarget, target: Target, options: Options
+    ) -> tuple[str, ...]:
+        return (f"flux:      {flux_path.start_flux(cluster).describe()}",)
+
+    def after_undeploy(
+        self, cluster: ClusterTarget, target: Target, ns: str, options: Options, *, builtin: bool
+    ) -> tuple[str, ...]:
+        if not options.get("stop_flux"):
+            return ()
+        flux_path.remove_flux(cluster)
+        return ("Flux controllers and chart server stopped; their identities deleted",)
+
+
+@dataclass(frozen=True)
+class Flux(Charted):
+    name = "flux"
+    short = "flux"
+    label = "Flux HelmReleases"
+    arm_description = "The Flux approach: a chart helm-controller installs."
+    # helm-controller's post-renderers (a kustomize patch on the HelmRelease):
+    # `dropUnservedWebhooks`.
+    post_renders = True
+    commands = FluxCommands()
 
     # Seconds between helm-controller's reconciles of a HelmRelease (it corrects drift at
     # the next one).
@@ -179,14 +191,15 @@ class Flux(Approach):
             timeout=timeout,
             cancel=cancel,
         )
-        kinds = sorted({item.kind for item in desired.items})
         return TargetDeploy(
             desired,
             events_on=install.release,
-            headline=f"HelmRelease {namespace}/{install.release} (chart"
-            f" {install.chart.describe()}, interval {flux_path.format_interval(self.interval)},"
-            " drift detection enabled): Ready, desired state holds",
-            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
+            facts=(
+                ("chart", install.chart.describe()),
+                ("interval", flux_path.format_interval(self.interval)),
+                ("drift detection", "enabled"),
+            ),
+            reached=("Ready",),
         )
 
     def undeploy_target(
@@ -220,25 +233,6 @@ class Flux(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_flux_app(cluster, target, flux_arm(target), namespace)
-
-    def command_install(
-        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
-    ) -> tuple[str, ...]:
-        return (f"flux:      {flux_path.start_flux(cluster).describe()}",)
-
-    def after_undeploy(
-        self,
-        cluster: ClusterTarget,
-        target: Target,
-        namespace: str,
-        options: Mapping[str, Any],
-        *,
-        builtin: bool,
-    ) -> tuple[str, ...]:
-        if not options.get("stop_flux"):
-            return ()
-        flux_path.remove_flux(cluster)
-        return ("Flux controllers and chart server stopped; their identities deleted",)
 
 
 def _number(value: Any) -> bool:

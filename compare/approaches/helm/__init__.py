@@ -2,11 +2,8 @@
 
 Nothing is shared between releases (no controller to start), Helm posts no Events (detection
 is not observable), and a trial's release lives in its namespace: deleting the namespace
-removes it, so `cleanup` has nothing to do before a trial's namespace goes. The built-in
-WebApp is deployed as the target it is (`Approach.builtin`), through the target methods here.
-
-`compare deploy helm` takes `--release` and `--values` for the built-in WebApp (the release
-name and extra chart values of its target: `base.RELEASE`, `base.VALUES`).
+removes it, so `cleanup` has nothing to do before a trial's namespace goes. `compare deploy
+helm` takes `--release` and `--values` for the built-in WebApp (`charted.ChartCommands`).
 """
 
 from __future__ import annotations
@@ -17,15 +14,8 @@ from typing import Any, ClassVar
 
 from kubernetes import client
 
-from compare.approaches.base import (
-    RELEASE,
-    RELEASE_TO_REMOVE,
-    VALUES,
-    Approach,
-    CommandOption,
-    TargetDeploy,
-    webapp_notes,
-)
+from compare.approaches.charted import ChartCommands, Charted
+from compare.approaches.contract import TargetDeploy
 from compare.approaches.helm.status import target_app
 from compare.cluster import ClusterTarget
 from compare.deploy import DEPLOY_TIMEOUT_S
@@ -42,17 +32,7 @@ from compare.target import Target
 from compare.target.builtin import builtin_release
 
 
-@dataclass(frozen=True)
-class Helm(Approach):
-    name = "helm"
-    short = "helm"
-    label = "helm releases"
-    arm_kind = "chart"
-    arm_description = "The Helm approach."
-    # `helm upgrade --post-renderer`: `dropUnservedWebhooks` (`compare.deploy.post_render`).
-    post_renders = True
-    deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
-    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
+class HelmCommands(ChartCommands):
     deploy_help: ClassVar[str] = (
         "Install or upgrade the WebApp (or a --target file's chart) as a Helm release and wait"
         " until its desired state holds."
@@ -61,6 +41,17 @@ class Helm(Approach):
         "Uninstall the Helm release (or a --target file's) and wait until its objects and pods"
         " are gone."
     )
+
+
+@dataclass(frozen=True)
+class Helm(Charted):
+    name = "helm"
+    short = "helm"
+    label = "helm releases"
+    arm_description = "The Helm approach."
+    # `helm upgrade --post-renderer`: `dropUnservedWebhooks` (`compare.deploy.post_render`).
+    post_renders = True
+    commands = HelmCommands()
 
     def applied(
         self, rendered: list[dict[str, Any]], release: str, namespace: str
@@ -98,13 +89,13 @@ class Helm(Approach):
         deployed, desired = deploy_target(
             cluster, target, install, namespace, timeout=timeout, cancel=cancel
         )
-        kinds = sorted({item.kind for item in desired.items})
         return TargetDeploy(
             desired,
-            headline=f"helm release {deployed.release} revision {deployed.revision} (chart"
-            f" {install.chart.describe()}, version {deployed.chart_version}) in namespace"
-            f" {deployed.namespace}: desired state holds",
-            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
+            facts=(
+                ("revision", str(deployed.revision)),
+                ("chart", install.chart.describe()),
+                ("version", deployed.chart_version),
+            ),
         )
 
     def undeploy_target(

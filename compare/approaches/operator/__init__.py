@@ -36,13 +36,14 @@ from kubernetes import client
 from pydantic import ValidationError
 
 from compare import kube
-from compare.approaches.base import (
-    Approach,
-    CommandOption,
+from compare.approaches.base import Approach, builtin_target
+from compare.approaches.commands import CommandOption, Commands, Options
+from compare.approaches.contract import (
+    Arms,
     Detector,
     LocalControllers,
+    RunsControllers,
     TargetDeploy,
-    builtin_target,
 )
 from compare.approaches.operator import baseline
 from compare.approaches.operator import controllers as operator_path
@@ -120,6 +121,65 @@ def builtin(arm: WebApp | OperatorArm) -> Target:
     return Target(source=Path(KIND), name=name, namespace=None, arms={Operator.name: arm})
 
 
+class OperatorCommands(Commands):
+    deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
+    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
+    undeploy_timeout: ClassVar[float] = COMMAND_UNDEPLOY_TIMEOUT_S
+    deploy_help: ClassVar[str] = (
+        "Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."
+    )
+    undeploy_help: ClassVar[str] = (
+        "Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is"
+        " left in the cluster, or with --stop-operator."
+    )
+
+    def check_options(self, options: Options) -> None:
+        if options.get("stop") and options.get("keep_operator"):
+            raise CompareError(
+                "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
+            )
+        operator_path.check_webhook_host(options.get("webhook_host"))
+
+    def command_target(
+        self, approach: Arms, webapp: WebApp | None, source: Path | None, options: Options
+    ) -> Target:
+        if webapp is None:
+            # `--name`: the toolkit operator's arm naming that WebApp, all its removal needs.
+            return builtin(webapp_named(str(options["name"])))
+        return builtin_target(webapp, source)
+
+    def command_install(
+        self, approach: RunsControllers, cluster: ClusterTarget, target: Target, options: Options
+    ) -> tuple[str, ...]:
+        # The toolkit's operator (the built-in WebApp's) is found or installed here, where the
+        # webhook's host can be given and what happened is said; any other `install_target`
+        # installs with the arm (and removes it again when the deploy fails).
+        if not target.operator_arm(Operator.name).toolkit:
+            return ()
+        handle = operator_path.install_operator(cluster, webhook_host=options.get("webhook_host"))
+        where = cluster.describe()
+        if handle.found:
+            return (f"operator found on {where}: nothing installed", f"  {handle.describe()}")
+        webhook = handle.webhook_url or "not registered (no --webhook-host for this cluster)"
+        return (
+            f"operator installed on {where}",
+            "  CRD webapps.example.com, RBAC (ServiceAccount webapp-system/webapp-operator)",
+            f"  validating webhook: {webhook}",
+            f"  {handle.describe()}",
+        )
+
+    def after_undeploy(
+        self, cluster: ClusterTarget, target: Target, ns: str, options: Options, *, builtin: bool
+    ) -> tuple[str, ...]:
+        if options.get("keep_operator"):
+            return ()
+        if builtin:
+            return _stop_when_unused(
+                cluster, target.operator_arm(Operator.name), stop=bool(options.get("stop"))
+            )
+        return _remove_install(cluster, target, target.operator_arm(Operator.name), ns)
+
+
 @dataclass(frozen=True)
 class Operator(Approach):
     name = "operator"
@@ -132,16 +192,7 @@ class Operator(Approach):
         "operator": "an operator process the toolkit runs (its own, or a target's"
         " install.process), not an operator it does not run"
     }
-    deploy_options: ClassVar[tuple[CommandOption, ...]] = (WEBHOOK_HOST,)
-    undeploy_options: ClassVar[tuple[CommandOption, ...]] = (NAME, STOP, KEEP)
-    undeploy_timeout: ClassVar[float] = COMMAND_UNDEPLOY_TIMEOUT_S
-    deploy_help: ClassVar[str] = (
-        "Install the CRD, RBAC and webhook, run the operator, apply the WebApp CR."
-    )
-    undeploy_help: ClassVar[str] = (
-        "Delete the WebApp CR (its finalizer runs); stop the local operator when no WebApp is"
-        " left in the cluster, or with --stop-operator."
-    )
+    commands = OperatorCommands()
 
     def prepare(self, cluster: ClusterTarget) -> None:
         operator_path.install_operator(cluster)
@@ -219,36 +270,33 @@ class Operator(Approach):
             cluster, target, operator, namespace, timeout=timeout, cancel=cancel,
             warn=warnings.append,
         )  # fmt: skip
-        names = ", ".join(f"{b['kind']} {b['metadata']['name']}" for b in operator.resources)
-        kinds = ", ".join(sorted({item.kind for item in desired.items}))
+        how = {
+            "alreadyInstalled": "already installed (checked)",
+            "kustomize": f"installed from {operator.install.kustomize}",
+            "chart": "installed as a Helm release",
+            "process": "run as a local process (stopped when its install is removed)",
+            "toolkit": "the toolkit's own (a local process, shared; never removed here)",
+        }[operator.install.form]
         ready = f"condition {operator.ready_condition}" if operator.ready_condition else "children"
-        headline = f"{names} in namespace {namespace}: ready ({ready}), baseline taken"
-        notes: tuple[str, ...] = (
-            f"baseline:  {len(desired.items)} owned objects: {kinds}",
-            f"stored:    Secret {namespace}/{baseline.baseline_name(target.name)}",
-        )
+        stored = f"Secret {namespace}/{baseline.baseline_name(target.name)}"
+        facts: tuple[tuple[str, str], ...] = (("ready by", ready),)
+        reached, details = ("baseline taken",), (("stored", stored),)
         if operator.toolkit:
             # No baseline: each WebApp is held to the built-in chart's rendering of it.
-            headline = "; ".join(
-                f"{KIND} {namespace}/{w.name} is Available: {w.spec.replicas} replica(s) of"
-                f" {w.spec.image}"
+            facts = tuple(
+                fact
                 for w in operator.webapps
+                for fact in (("replicas", str(w.spec.replicas)), ("image", w.spec.image))
             )
-            notes = (f"desired:   the built-in chart's rendering: {kinds}",)
-        how = {
-            "alreadyInstalled": "operator already installed (checked)",
-            "kustomize": f"operator installed from {operator.install.kustomize}",
-            "chart": "operator installed as a Helm release",
-            "process": "operator run as a local process (stopped when its install is removed)",
-            "toolkit": "the toolkit's own operator (a local process, shared; never removed here)",
-        }[operator.install.form]
+            reached, details = ("Available",), (("desired", "the built-in chart's rendering"),)
         return TargetDeploy(
             desired,
             events_on=str(operator.resources[0]["metadata"]["name"]),
             owned=not operator.toolkit,
-            headline=headline,
+            facts=facts,
+            reached=reached,
+            details=(*details, ("operator", how)),
             warnings=tuple(warnings),
-            notes=(*notes, how),
         )
 
     def undeploy_target(
@@ -311,58 +359,6 @@ class Operator(Approach):
         self, cluster: ClusterTarget, target: Target, namespace: str
     ) -> DeployedApp | None:
         return target_operator_app(cluster, target, target.operator_arm(self.name), namespace)
-
-    def check_options(self, options: Mapping[str, Any]) -> None:
-        if options.get("stop") and options.get("keep_operator"):
-            raise CompareError(
-                "--stop-operator and --keep-operator contradict each other", exit_code=EXIT_USAGE
-            )
-        operator_path.check_webhook_host(options.get("webhook_host"))
-
-    def command_target(
-        self, webapp: WebApp | None, source: Path | None, options: Mapping[str, Any]
-    ) -> Target:
-        if webapp is None:
-            # `--name`: the toolkit operator's arm naming that WebApp, all its removal needs.
-            return builtin(webapp_named(str(options["name"])))
-        return builtin_target(webapp, source)
-
-    def command_install(
-        self, cluster: ClusterTarget, target: Target, options: Mapping[str, Any]
-    ) -> tuple[str, ...]:
-        # The toolkit's operator (the built-in WebApp's) is found or installed here, where the
-        # webhook's host can be given and what happened is said; any other `install_target`
-        # installs with the arm (and removes it again when the deploy fails).
-        if not target.operator_arm(self.name).toolkit:
-            return ()
-        handle = operator_path.install_operator(cluster, webhook_host=options.get("webhook_host"))
-        where = cluster.describe()
-        if handle.found:
-            return (f"operator found on {where}: nothing installed", f"  {handle.describe()}")
-        webhook = handle.webhook_url or "not registered (no --webhook-host for this cluster)"
-        return (
-            f"operator installed on {where}",
-            "  CRD webapps.example.com, RBAC (ServiceAccount webapp-system/webapp-operator)",
-            f"  validating webhook: {webhook}",
-            f"  {handle.describe()}",
-        )
-
-    def after_undeploy(
-        self,
-        cluster: ClusterTarget,
-        target: Target,
-        namespace: str,
-        options: Mapping[str, Any],
-        *,
-        builtin: bool,
-    ) -> tuple[str, ...]:
-        if options.get("keep_operator"):
-            return ()
-        if builtin:
-            return _stop_when_unused(
-                cluster, target.operator_arm(self.name), stop=bool(options.get("stop"))
-            )
-        return _remove_install(cluster, target, target.operator_arm(self.name), namespace)
 
 
 def _stop_when_unused(cluster: ClusterTarget, arm: OperatorArm, *, stop: bool) -> tuple[str, ...]:

@@ -102,7 +102,7 @@ def test_deploy_status_and_undeploy_of_a_target_chart(
     where = ["--target", str(path), "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)]
     deployed = runner.invoke(app, ["deploy", "argocd", *where])
     assert deployed.exit_code == 0, deployed.output
-    assert f"Application {namespace}/sapp" in deployed.output
+    assert "argocd Application sapp (chart " in deployed.output
     assert "Synced, Healthy, desired state holds" in deployed.output
     api = cluster.api_client()
     try:

@@ -131,7 +131,8 @@ def test_deploy_status_drift_and_undeploy(
     )
     assert deployed.exit_code == 0, deployed.output
     assert (
-        f"helm release webapp-demo revision 1 (chart {BUILTIN_CHART}, version 0.1.0) in namespace"
+        f"helm release webapp-demo (revision 1, chart {BUILTIN_CHART}, version 0.1.0) in"
+        " namespace"
         f" {namespace}: desired state holds after"
     ) in deployed.output
     assert "Deployment webapp-demo: 3/3 ready, myapp:v1" in deployed.output

@@ -21,8 +21,8 @@ from typing import Any
 
 from kubernetes import client
 
-from compare.approaches import Approach, Cadence, LocalControllers, TargetDeploy
-from compare.approaches.base import webapp_notes
+from compare.approaches import Cadence, LocalControllers, TargetDeploy
+from compare.approaches.charted import Charted
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import desired_of
 from compare.deploy.live import wait_for_desired_state
@@ -42,11 +42,10 @@ PASS_S = 1.0
 
 
 @dataclass(frozen=True)
-class Reapply(Approach):
+class Reapply(Charted):
     name = "reapply"
     short = "reap"
     label = "re-applied manifests"
-    arm_kind = "chart"
     arm_description = "The reapply approach: a chart applied again every two seconds."
     default = False
 
@@ -90,12 +89,7 @@ class Reapply(Approach):
             )  # fmt: skip
         finally:
             api.close()
-        kinds = sorted({item.kind for item in desired.items})
-        return TargetDeploy(
-            desired,
-            headline=f"{self.target_what(target)} in namespace {namespace}: desired state holds",
-            notes=(*webapp_notes(target), f"{len(desired.items)} objects: {', '.join(kinds)}"),
-        )
+        return TargetDeploy(desired)
 
     def undeploy_target(
         self,
