@@ -91,6 +91,8 @@ class Flux(Approach):
     # helm-controller's post-renderers (a kustomize patch on the HelmRelease):
     # `dropUnservedWebhooks`.
     post_renders = True
+    # `disableHooks`: the HelmRelease's `disableHooks`.
+    disables_hooks = True
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES, INTERVAL)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE, STOP_FLUX)
     run_options: ClassVar[tuple[CommandOption, ...]] = (RUN_INTERVAL,)

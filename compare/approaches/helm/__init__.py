@@ -51,6 +51,8 @@ class Helm(Approach):
     arm_description = "The Helm approach."
     # `helm upgrade --post-renderer`: `dropUnservedWebhooks` (`compare.deploy.post_render`).
     post_renders = True
+    # `disableHooks`: `helm --no-hooks`.
+    disables_hooks = True
     deploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE, VALUES)
     undeploy_options: ClassVar[tuple[CommandOption, ...]] = (RELEASE_TO_REMOVE,)
     deploy_help: ClassVar[str] = (
