@@ -113,6 +113,9 @@ class Arms:
     # Whether it can leave objects out of a chart's install and desired state (a post-render
     # filter): what a chart arm's `dropUnservedWebhooks` needs.
     post_renders: ClassVar[bool] = False
+    # Whether it can install a chart without running its Helm hooks: what a chart arm's
+    # `disableHooks` needs.
+    disables_hooks: ClassVar[bool] = False
 
     @classmethod
     def arm_key(cls) -> ArmKey:
@@ -130,12 +133,19 @@ class Arms:
 
     def chart_arm(self, target: Target) -> HelmInstall:
         """The arm, a chart; a one-line error naming the key when the target has none, or
-        the field when it asks for what this approach cannot do (`post_renders`)."""
+        the field when it asks for what this approach cannot do (`post_renders`,
+        `disables_hooks`)."""
         install = target.chart_arm(self.name)
         if install.drop_unserved_webhooks and not self.post_renders:
             raise CompareError(
                 f"{target.source}: {install.where}.dropUnservedWebhooks: the {self.name} arm"
                 " cannot leave objects out of its chart (no post-render step)",
+                exit_code=EXIT_USAGE,
+            )
+        if install.disable_hooks and not self.disables_hooks:
+            raise CompareError(
+                f"{target.source}: {install.where}.disableHooks: the {self.name} arm"
+                " cannot install a chart without its hooks",
                 exit_code=EXIT_USAGE,
             )
         return install

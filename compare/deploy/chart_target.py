@@ -12,7 +12,9 @@ what must hold; `render_changes` (two renders, before anything is installed) nam
 that differ, for the approaches whose controller renders the chart anew (Argo CD). With
 `dropUnservedWebhooks` the helm arm leaves the chart's fail-closed webhook configurations
 served by its own pods out of the rendering, the install (a post-render filter) and so the
-release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`).
+release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`); with
+`disableHooks` it never runs the chart's hooks (`helm --no-hooks` at install, upgrade and
+uninstall; a hook is never part of the desired state either way).
 """
 
 from __future__ import annotations
@@ -194,6 +196,7 @@ def install_target(
             timeout=timeout,
             chart=target_chart(target, install),
             drop=tuple(drop),
+            no_hooks=install.disable_hooks,
         )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=False) from None
@@ -242,7 +245,9 @@ def uninstall_target(
     *,
     timeout: float = DEPLOY_TIMEOUT_S,
 ) -> None:
-    undeploy_helm(cluster, namespace, release=install.release, timeout=timeout)
+    undeploy_helm(
+        cluster, namespace, release=install.release, timeout=timeout, no_hooks=install.disable_hooks
+    )
 
 
 def is_target_file(path: Path) -> bool:

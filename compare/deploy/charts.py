@@ -166,9 +166,11 @@ def install_or_upgrade(
     timeout: float = DEPLOY_TIMEOUT_S,
     chart: pyhelm3.Chart | None = None,
     drop: tuple[str, ...] = (),
+    no_hooks: bool = False,
 ) -> HelmRelease:
     """`helm upgrade --install --force-conflicts` with these values (no waiting for pods);
-    the objects `drop` names (`Kind/name`) left out of the release (a post-render filter).
+    the objects `drop` names (`Kind/name`) left out of the release (a post-render filter);
+    `no_hooks`: the chart's hooks never run (`--no-hooks`).
 
     A release left pending by an interrupted helm call is rolled back or removed first
     (pyhelm3's `get_proceedable_revision`), so a retry does not fail with "another operation
@@ -191,6 +193,7 @@ def install_or_upgrade(
             # a chaos action) would make the upgrade fail with a conflict. Re-deploying means
             # re-asserting the chart's desired state, so the release takes those fields back.
             force_conflicts=True,
+            no_hooks=no_hooks,
             timeout=_seconds(timeout),
         )
         # The install's own report holds the manifest: no `helm get manifest` afterwards.
@@ -355,8 +358,10 @@ def undeploy_helm(
     release: str,
     timeout: float = DEPLOY_TIMEOUT_S,
     on_progress: Progress | None = None,
+    no_hooks: bool = False,
 ) -> None:
-    """`helm uninstall`, then wait until every object of the release and its pods are gone.
+    """`helm uninstall` (`no_hooks`: its delete hooks never run, `--no-hooks`), then wait
+    until every object of the release and its pods are gone.
 
     Removing a release that does not exist is not an error (there is nothing to wait for).
     """
@@ -371,7 +376,9 @@ def undeploy_helm(
 
     async def go() -> None:
         helm = _client(target)
-        await helm.uninstall_release(release, namespace=namespace, timeout=_seconds(timeout))
+        await helm.uninstall_release(
+            release, namespace=namespace, no_hooks=no_hooks, timeout=_seconds(timeout)
+        )
 
     try:
         _run(go(), timeout=timeout + HELM_MARGIN_S)

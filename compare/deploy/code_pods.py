@@ -15,9 +15,10 @@ rendering (hooks included), generically:
   never run by the toolkit).
 
 Each is one line naming the object; the toolkit never guesses the chart's values that would
-disable it. Only a fail-closed webhook configuration can be stood in for safely - removed from
-the install and the desired state (`Need.removable`; a helm or flux arm's
-`dropUnservedWebhooks`).
+disable it. Two can be stood in for safely by a switch of the helm or flux arm: a fail-closed
+webhook configuration, removed from the install and the desired state (`Need.removable`;
+`dropUnservedWebhooks`), and a hook, never run (`Need.hook`; `disableHooks`: Helm's own
+`--no-hooks`, a hook is never part of the release's desired state anyway).
 """
 
 from __future__ import annotations
@@ -37,13 +38,15 @@ REMEDY = "needs its pods to run code: use a real cluster (--kubeconfig) or value
 
 @dataclass(frozen=True)
 class Need:
-    """An object of the chart that needs its pods to run code: what it is, why, and whether the
-    toolkit may remove it on the embedded cluster (a fail-closed webhook configuration)."""
+    """An object of the chart that needs its pods to run code: what it is, why, whether the
+    toolkit may remove it on the embedded cluster (a fail-closed webhook configuration), and
+    whether it is a Helm hook (never run with `disableHooks`)."""
 
     kind: str
     name: str
     why: str
     removable: bool = False
+    hook: bool = False
 
     @property
     def ref(self) -> str:
@@ -153,4 +156,4 @@ def _hook(kind: str, name: str, meta: Mapping[str, Any]) -> Need | None:
     run = [p for p in phases if p and p not in TEST_HOOKS]
     if not run:
         return None
-    return Need(kind, name, f"a Helm {', '.join(run)} hook")
+    return Need(kind, name, f"a Helm {', '.join(run)} hook", hook=True)

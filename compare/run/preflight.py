@@ -113,12 +113,15 @@ def render_findings(
 def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> list[str]:
     """What of the chart arms' renderings (hooks included) needs the chart's pods to run code
     (`compare.deploy.code_pods`): on the embedded cluster it is never served. One line each,
-    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) says so."""
+    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) or never
+    runs it (`disableHooks`) says so, and the switch that would is named."""
     if not target.from_file or target.own_chart:
         return []
     lines: list[str] = []
-    # The arms that can leave such a webhook configuration out (a post-render filter).
+    # The arms that can leave such a webhook configuration out (a post-render filter), and
+    # the arms that can install a chart without running its hooks.
     takers = [name for name in approaches if registry.get(name).post_renders]
+    skippers = [name for name in approaches if registry.get(name).disables_hooks]
     for name in approaches:
         approach = registry.get(name)
         if not approach.charted:
@@ -131,10 +134,20 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
                     f"preflight: {need.ref}: left out of the {name} arm's install and desired"
                     " state (dropUnservedWebhooks: its webhooks are never called)"
                 )
+            elif need.hook and install.disable_hooks:
+                lines.append(
+                    f"preflight: {need.ref}: never run by the {name} arm (disableHooks: the"
+                    " chart's hooks are not installed)"
+                )
             elif need.removable and takers:
                 lines.append(
                     f"preflight: {need.line()}, or dropUnservedWebhooks: true in the"
                     f" {' or '.join(takers)} arm"
+                )
+            elif need.hook and skippers:
+                lines.append(
+                    f"preflight: {need.line()}, or disableHooks: true in the"
+                    f" {' or '.join(skippers)} arm"
                 )
             else:
                 lines.append(f"preflight: {need.line()}")

@@ -74,6 +74,9 @@ class HelmInstall:
     # `dropUnservedWebhooks`: the chart's fail-closed webhook configurations served by its
     # own pods left out of the install and the desired state (`compare.deploy.code_pods`).
     drop_unserved_webhooks: bool = False
+    # `disableHooks`: the chart's Helm hooks never run (helm --no-hooks, the HelmRelease's
+    # disableHooks), so never created (`compare.deploy.code_pods`).
+    disable_hooks: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,7 @@ def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str
         values=values,
         namespace=spec.namespace if isinstance(spec, OperatorChart) else None,
         drop_unserved_webhooks=isinstance(spec, ChartArm) and spec.drop_unserved_webhooks,
+        disable_hooks=isinstance(spec, ChartArm) and spec.disable_hooks,
     )
 
 

@@ -143,6 +143,15 @@ class ChartArm(HelmSpec):
         " (on the embedded cluster no pod runs code: they would refuse every request they"
         " match). The helm and flux arms (a post-render filter); the argocd arm refuses it.",
     )
+    disable_hooks: bool = Field(
+        default=False,
+        alias="disableHooks",
+        description="Never run the chart's Helm hooks (install, upgrade, rollback and delete"
+        " hooks: their Jobs and Pods are not created; on the embedded cluster no pod runs code,"
+        " so they would do nothing, and a hook Pod never completes). The helm arm (helm"
+        " --no-hooks) and the flux arm (the HelmRelease's disableHooks); the argocd arm refuses"
+        " it.",
+    )
 
 
 class OperatorChart(HelmSpec):

@@ -115,6 +115,8 @@ def test_install_hooks_need_their_pods_to_run_code_test_hooks_are_never_run() ->
         f"Job migrate: a Helm pre-install, pre-upgrade hook: {REMEDY}",
         f"Pod wait: a Helm post-install hook: {REMEDY}",
     ]
+    # A hook is what `disableHooks` never runs; it is not removable (not a webhook).
+    assert all(n.hook and not n.removable for n in needing_code(objects, NS))
 
 
 def test_a_hooks_pods_do_not_serve_a_webhook() -> None:

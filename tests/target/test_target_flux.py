@@ -156,6 +156,20 @@ def test_the_source_follows_the_charts_form(tmp_path: Path) -> None:
     assert source["spec"]["ref"] == {"semver": "*"}
 
 
+def test_disable_hooks_turns_off_the_hooks_of_every_helm_controller_action(
+    tmp_path: Path,
+) -> None:
+    chart = {"path": str(CHARTS_DIR / "webapp")}
+    _, release = _objects({"chart": chart, "disableHooks": True}, tmp_path)
+    spec = release["spec"]
+    for action in ("install", "upgrade", "rollback", "uninstall"):
+        assert spec[action]["disableHooks"] is True, action
+    assert spec["install"]["remediation"] == {"retries": 0}  # the rest of the spec kept
+    _, release = _objects({"chart": chart}, tmp_path)
+    assert not any("disableHooks" in (release["spec"].get(a) or {}) for a in ("install", "upgrade"))
+    assert "rollback" not in release["spec"] and "uninstall" not in release["spec"]
+
+
 def test_the_example_is_the_operator_chart_through_flux() -> None:
     target = load_target(EXAMPLES_DIR / "target-operator-chart-flux.yaml")
     assert "flux" in target.arms and "helm" not in target.arms and "operator" not in target.arms

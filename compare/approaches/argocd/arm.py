@@ -71,6 +71,14 @@ def _supported(target: Target, install: HelmInstall) -> HelmInstall:
             " argocd arm (Argo CD renders a Helm chart with no post-render step)",
             exit_code=EXIT_USAGE,
         )
+    if install.disable_hooks:
+        # Argo CD skips hooks only in a sync asked for with the `apply` strategy or of chosen
+        # resources; its automated sync (the arm's: the initial one) runs every hook.
+        raise CompareError(
+            f"{target.source}: {install.where}.disableHooks: not possible with the argocd arm"
+            " (Argo CD's automated sync runs a chart's hooks; it has no switch to skip them)",
+            exit_code=EXIT_USAGE,
+        )
     if install.chart.form == "oci":
         raise CompareError(
             f"{target.source}: {install.where}.chart.oci: an OCI chart is not supported by the"

@@ -113,6 +113,8 @@ class Flux(Charted):
     # helm-controller's post-renderers (a kustomize patch on the HelmRelease):
     # `dropUnservedWebhooks`.
     post_renders = True
+    # `disableHooks`: the HelmRelease's `disableHooks`.
+    disables_hooks = True
     commands = FluxCommands()
 
     # Seconds between helm-controller's reconciles of a HelmRelease (it corrects drift at

@@ -21,7 +21,9 @@ role only with permissions it holds itself).
 
 With `dropUnservedWebhooks` the HelmRelease carries a post-renderer of helm-controller's own (a
 kustomize patch `$patch: delete` per object) that leaves the chart's fail-closed webhook
-configurations served by its own pods out of the release (`compare.deploy.code_pods`).
+configurations served by its own pods out of the release (`compare.deploy.code_pods`). With
+`disableHooks` helm-controller never runs the chart's hooks: `disableHooks` of the HelmRelease's
+install, upgrade, rollback and uninstall (helm's `--no-hooks`; its tests are off by default).
 
 The desired state is the helm arm's: every object of the release's manifest (read from Helm's
 release record, which helm-controller writes in the namespace; for the toolkit's own chart, the
@@ -164,7 +166,8 @@ def helm_release_object(
 ) -> dict[str, Any]:
     """The HelmRelease: the target's values, drift detection enabled, failures not retried;
     the rendered objects `drop` left out of the release by helm-controller's own post-renderer
-    (a kustomize patch deleting each: `$patch: delete`)."""
+    (a kustomize patch deleting each: `$patch: delete`); `disableHooks`: no hook of any of
+    helm-controller's actions runs."""
     spec: dict[str, Any] = {
         "interval": format_interval(interval),
         "releaseName": install.release,
@@ -174,6 +177,9 @@ def helm_release_object(
         "install": {"remediation": {"retries": 0}},
         "upgrade": {"remediation": {"retries": 0}},
     }
+    if install.disable_hooks:
+        for action in ("install", "upgrade", "rollback", "uninstall"):
+            spec.setdefault(action, {})["disableHooks"] = True
     if install.values:
         spec["values"] = json.loads(json.dumps(dict(install.values)))
     if drop:

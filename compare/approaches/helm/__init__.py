@@ -51,6 +51,8 @@ class Helm(Charted):
     arm_description = "The Helm approach."
     # `helm upgrade --post-renderer`: `dropUnservedWebhooks` (`compare.deploy.post_render`).
     post_renders = True
+    # `disableHooks`: `helm --no-hooks`.
+    disables_hooks = True
     commands = HelmCommands()
 
     def applied(

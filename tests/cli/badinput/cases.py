@@ -652,6 +652,26 @@ def build() -> list[Case]:
                 f"t.yaml: {arm}.dropUnservedWebhooks: {fragment}",
             )
         )
+    # `disableHooks`: a boolean (never coerced); the argocd arm, whose automated sync runs
+    # every hook, refuses it, naming the field, before the cluster.
+    for arm, value, fragment in (
+        ("helm", "yes", "helm.disableHooks: Input should be a valid boolean"),
+        ("argocd", True, "argocd.disableHooks: not possible with the argocd arm"),
+    ):
+        target = {
+            "apiVersion": "compare.example.com/v1alpha1",
+            "kind": "Target",
+            "name": "shop",
+            arm: {"chart": {"path": "chart"}, "disableHooks": value},
+        }
+        cases.append(
+            Case(
+                f"target/disable-hooks-{arm}",
+                ["deploy", arm, "--target", "{tmp}/t.yaml", *NO_CLUSTER],
+                {"t.yaml": target, **chart},
+                f"t.yaml: {fragment}",
+            )
+        )
     cases += _flag_cases(valid_app)
     cases += _escape_cases(results)
     cases += sweep_cases()
