@@ -11,7 +11,8 @@ Layers, lowest first; a module imports only from the layers below it:
 - talking to the API server, synchronously and without kopf: `kube`, `registry` (the
   ConfigMap the finalizer cleans up), `reconciler` (one reconcile), `leader` (the Lease);
 - the process: `handlers` (the kopf wiring), `settings` (kopf's), `health`, `memory` (freed
-  heap pages back to the system), `config` (the command line), `manager` (standby / leader /
+  heap pages back to the system), `transport` (a connection kept open while idle), both
+  `periodic` threads, `config` (the command line), `manager` (standby / leader /
   webhook-only), `__main__`;
 - `manifests`: the generator of everything under operator/config (`make manifests`).
 

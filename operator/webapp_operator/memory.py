@@ -20,8 +20,9 @@ import ctypes
 import ctypes.util
 import gc
 import logging
-import threading
 from collections.abc import Callable
+
+from webapp_operator.periodic import Periodic
 
 __all__ = ["MemoryTrimmer", "freeze_startup_heap", "malloc_trim"]
 
@@ -55,37 +56,26 @@ def freeze_startup_heap() -> int:
     return gc.get_freeze_count()
 
 
-class MemoryTrimmer:
+class MemoryTrimmer(Periodic):
     """Calls `trim` every `interval` seconds from a daemon thread until `stop()`."""
 
+    name = "malloc-trim"
+
     def __init__(self, interval: float, trim: Callable[[], int] | None = None) -> None:
-        self.interval = interval
+        super().__init__(interval)
         self._trim = trim if trim is not None else malloc_trim()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.calls = 0
 
     @property
     def available(self) -> bool:
         return self._trim is not None and self.interval > 0
 
-    def start(self) -> None:
-        if not self.available or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._run, name="malloc-trim", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
+    def tick(self) -> bool:
         assert self._trim is not None
-        while not self._stop.wait(self.interval):
-            try:
-                self._trim()
-            except Exception:  # never fatal: memory is returned later, or not at all
-                logger.exception("malloc_trim failed")
-                return
-            self.calls += 1
+        try:
+            self._trim()
+        except Exception:  # never fatal: memory is returned later, or not at all
+            logger.exception("malloc_trim failed")
+            return False
+        self.calls += 1
+        return True

@@ -7,18 +7,18 @@ spell would open a TCP and TLS connection before its patch could leave (`Warmer`
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from compare.errors import first_line
 from compare.judge.rest import request
+from webapp_operator.periodic import Periodic
 
 __all__ = ["Warmer"]
 
 logger = logging.getLogger("webapp_operator.transport")
 
 
-class Warmer:
+class Warmer(Periodic):
     """Keeps one of the client's connections open while the operator has nothing to send.
 
     The API server closes a keep-alive connection idle for 90 s (Go's `IdleTimeout`; measured
@@ -31,11 +31,12 @@ class Warmer:
     operator sends nothing more.
     """
 
+    name = "keep-warm"
+
     def __init__(self, api: Any, interval: float) -> None:
+        super().__init__(interval)
         self._api = api
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._seen = 0
         self.sent = 0
 
     def _requests(self) -> int:
@@ -43,26 +44,15 @@ class Warmer:
         pool = self._api.rest_client.pool_manager.connection_from_url(self._api.configuration.host)
         return int(getattr(pool, "num_requests", 0))
 
-    def start(self) -> None:
-        if self.interval <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._run, name="keep-warm", daemon=True)
-        self._thread.start()
+    def begin(self) -> None:
+        self._seen = self._requests()
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        seen = self._requests()
-        while not self._stop.wait(self.interval):
-            now = self._requests()
-            if now == seen:
-                try:
-                    request(self._api, "GET", "/version", timeout=min(5.0, self.interval))
-                    self.sent += 1
-                except Exception as exc:  # never fatal: a cold connection is only slower
-                    logger.debug("keeping a connection warm failed: %s", first_line(exc))
-                now = self._requests()
-            seen = now
+    def tick(self) -> bool:
+        if self._requests() == self._seen:
+            try:
+                request(self._api, "GET", "/version", timeout=min(5.0, self.interval))
+                self.sent += 1
+            except Exception as exc:  # never fatal: a cold connection is only slower
+                logger.debug("keeping a connection warm failed: %s", first_line(exc))
+        self._seen = self._requests()
+        return True
