@@ -352,8 +352,9 @@ class Operator(Approach):
         return baseline.load_desired(api, namespace, target.name)
 
     def target_what(self, target: Target) -> str:
-        first = target.operator_arm(self.name).resources[0]
-        return f"{first['kind']} {first['metadata']['name']}"
+        # Every custom resource of the arm, as the deploy's headline named them.
+        resources = target.operator_arm(self.name).resources
+        return ", ".join(f"{r['kind']} {r['metadata']['name']}" for r in resources)
 
     def target_row(
         self, cluster: ClusterTarget, target: Target, namespace: str
