@@ -22,13 +22,15 @@ __all__ = ["PROXIES", "LoopbackProxy", "keep_scaling", "scale_and_cut", "scale_t
 PROXIES: dict[int, LoopbackProxy] = {}
 
 
-def _scale(name: str, ns: str, replicas: int, secrets: Any = None) -> None:
-    api = api_client(secrets)
+def _scale(name: str, ns: str, replicas: int, secrets: Any = None, api: Any = None) -> None:
+    own = api is None
+    api = api_client(secrets) if own else api
     try:
         body = {"spec": {"replicas": replicas}}
         client.AppsV1Api(api).patch_namespaced_deployment_scale(name, ns, body)
     finally:
-        api.close()
+        if own:
+            api.close()
 
 
 def keep_scaling(
@@ -39,17 +41,25 @@ def keep_scaling(
     interval: float = 0.4,
     secrets: Any = None,
 ) -> dict[str, Any]:
-    """Scale to `replicas` now, and again every `interval` s for `seconds` (in a thread)."""
+    """Scale to `replicas` now, and again every `interval` s for `seconds` (in a thread).
+
+    On a fixed schedule, over one connection, and on through a failed call: a late or a lost
+    re-scale would leave the healed state alone for longer than `interval`, long enough to
+    settle, and the flapping this helper exists for would not be there."""
     _scale(name, ns, replicas, secrets)
 
     def again() -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            time.sleep(interval)
-            try:
-                _scale(name, ns, replicas, secrets)
-            except Exception:
-                return
+        api = api_client(secrets)
+        start = time.monotonic()
+        try:
+            for k in range(1, int(seconds / interval) + 1):
+                time.sleep(max(0.0, start + k * interval - time.monotonic()))
+                try:
+                    _scale(name, ns, replicas, api=api)
+                except Exception:  # the trial may be over and its namespace gone: try on
+                    continue
+        finally:
+            api.close()
 
     threading.Thread(target=again, daemon=True).start()
     return {"object": "deployment", "field": "deployment.spec.replicas", "value": replicas}
