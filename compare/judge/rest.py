@@ -87,7 +87,10 @@ def _send(
     headers = _headers(api, content_type or (_JSON if data is not None else None))
     pool = api.rest_client.pool_manager
     if stamps is not None:
-        opened = _connections(pool, url)
+        # The pool for this host, looked up once: its count of opened connections, read
+        # before and after.
+        host_pool = pool.connection_from_url(url)
+        opened = getattr(host_pool, "num_connections", 0)
         stamps["wire"] = time.monotonic()
     response = pool.request(
         method,
@@ -99,18 +102,13 @@ def _send(
     )
     if stamps is not None:
         stamps["answered"] = time.monotonic()
-        stamps["new_connections"] = _connections(pool, url) - opened
+        stamps["new_connections"] = getattr(host_pool, "num_connections", 0) - opened
     if not 200 <= response.status <= 299:
         text = (response.data if preload else response.read()).decode("utf-8", "replace")
         exc = client.ApiException(status=response.status, reason=response.reason)
         exc.body, exc.headers = text, response.headers
         raise exc
     return response
-
-
-def _connections(pool: Any, url: str) -> int:
-    """How many connections the pool for `url` has opened so far (urllib3's count)."""
-    return int(getattr(pool.connection_from_url(url), "num_connections", 0))
 
 
 def stream(
