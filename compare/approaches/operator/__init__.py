@@ -146,7 +146,7 @@ class OperatorCommands(Commands):
         if webapp is None:
             # `--name`: the toolkit operator's arm naming that WebApp, all its removal needs.
             return builtin(webapp_named(str(options["name"])))
-        return builtin_target(webapp, source)
+        return super().command_target(approach, webapp, source, options)
 
     def command_install(
         self, approach: RunsControllers, cluster: ClusterTarget, target: Target, options: Options
