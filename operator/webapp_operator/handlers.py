@@ -61,6 +61,7 @@ from webapp_operator.reconciler import (
     Outcome,
     ReconcileError,
     Reconciler,
+    event_messages,
 )
 
 __all__ = ["Backoff", "Controller", "owner_key", "register"]
@@ -486,7 +487,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         change.message,
                         _timing(kicked, started, finished, change.request),
                     )
-                    kopf.event(body, type="Normal", reason=change.reason, message=change.message)
+                for reason, message in event_messages(outcome.changes):
+                    kopf.event(body, type="Normal", reason=reason, message=message)
                 wait = controller.resync_seconds
                 if outcome.failure is not None and outcome.failure.reason == NOT_LEADING:
                     return  # deposed: the process is stopping; nothing to report or retry

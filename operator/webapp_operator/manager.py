@@ -76,6 +76,7 @@ class _Prepared:
     registry: kopf.OperatorRegistry
     executor: ThreadPoolExecutor
     reconcile: bool
+    inventory: Registry  # the registry ConfigMap's writer
 
 
 class Manager:
@@ -172,7 +173,7 @@ class Manager:
             webhooks=config.webhook is not None,
             connections=kopf_connection_limit(config.namespaces),
         )
-        return _Prepared(registry, executor, reconcile)
+        return _Prepared(registry, executor, reconcile, registry_map)
 
     async def _serve(self, prepared: _Prepared) -> int:
         """Run kopf until a signal, a lost Lease, or kopf's own failure."""
@@ -219,6 +220,8 @@ class Manager:
         if elector is not None and renewing.done():
             await self._abandon(elector, operator, renewing, executor)
         failed = await self._outcome(operator)
+        # Still leading: the entries the registry's writer holds back (its linger) go now.
+        await asyncio.to_thread(prepared.inventory.close)
         if elector is None:
             renewing.cancel()
             executor.shutdown(wait=False, cancel_futures=True)

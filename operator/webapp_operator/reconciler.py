@@ -40,10 +40,11 @@ its `Outcome` into Kubernetes Events and retries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -89,6 +90,7 @@ __all__ = [
     "ReconcileError",
     "Reconciler",
     "api_error",
+    "event_messages",
 ]
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -139,7 +141,23 @@ class Change:
         else:
             verb = "updated" if self.reason == "Updated" else "corrected"
             text = f"{verb} {what}: {detail}"
-        return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+        return _cut(text)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+def event_messages(changes: Sequence[Change]) -> list[tuple[str, str]]:
+    """The Events one reconcile posts: one per reason, in the order the reasons first came,
+    its message the changes' messages joined. A WebApp's first reconcile creates two children:
+    one Event, not two (an API request per Event, a thousand WebApps created at once). The
+    heal detection reads an Event's reason and the object it is posted on, never its message.
+    """
+    grouped: dict[str, list[str]] = {}
+    for change in changes:
+        grouped.setdefault(change.reason, []).append(change.message)
+    return [(reason, _cut("; ".join(messages))) for reason, messages in grouped.items()]
 
 
 @dataclass(frozen=True)
@@ -664,15 +682,21 @@ class Reconciler:
     # -- deletion ----------------------------------------------------------------------------
 
     def cleanup(self, namespace: str, name: str, uid: str) -> bool:
-        """The finalizer's work: phase Deleting, then the registry entry goes.
+        """The finalizer's work: the registry entry goes; phase Deleting while it cannot.
 
+        The phase is written only when the removal failed and the finalizer is retried, so a
+        WebApp whose cleanup is held shows why; one that goes at once is gone before anyone
+        could read the phase (a status write of every deleted WebApp, for nobody, before).
         The Deployment and Service are not deleted here: their owner references hand them to
         the garbage collector once the finalizer is removed. True when an entry was removed.
         """
         self.forget((namespace, name))
-        self._patch_status(namespace, name, {"phase": Phase.DELETING.value})
         try:
             return self._registry.remove(namespace, name, uid)
         except _API_FAILURES as exc:
             what = f"removing {namespace}/{name} from the registry"
-            raise _failure("CleanupFailed", what, exc) from None
+            failure = _failure("CleanupFailed", what, exc)
+        # Best effort: the failure above is what is reported and retried either way.
+        with contextlib.suppress(ReconcileError):
+            self._patch_status(namespace, name, {"phase": Phase.DELETING.value})
+        raise failure

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -12,7 +12,13 @@ from webapp_operator.config import OperatorConfig
 from webapp_operator.names import ANNOTATION_PREFIX, FINALIZER, MANAGED_BY_LABEL, OPERATOR_NAME
 from webapp_operator.reconciler import REQUEST_TIMEOUT_S
 
-__all__ = ["WORKER_IDLE_S", "NoDiffBase", "operator_settings"]
+__all__ = [
+    "WORKER_IDLE_S",
+    "NoDiffBase",
+    "ProgressAnnotations",
+    "drop_lone_marker",
+    "operator_settings",
+]
 
 WORKER_IDLE_S = 1.0
 
@@ -39,6 +45,47 @@ class NoDiffBase(kopf.DiffBaseStorage):
         return None
 
 
+def drop_lone_marker(
+    prefix: str, body_annotations: Mapping[str, Any], patch: MutableMapping[str, Any]
+) -> None:
+    """Take kopf's `PREFIX/kopf-managed` marker out of `patch` when no other annotation under
+    `PREFIX` is left once the patch is applied.
+
+    The marker tells other kopf-based operators that the prefix's annotations are kopf's
+    bookkeeping, not the object's content. kopf adds it whenever it stores a handler's
+    progress, and keeps it when the progress is purged in the same pass: the finalizer's one
+    handler succeeding at once left a patch holding only the marker, a PATCH of every WebApp
+    deleted (before the one that removes the finalizer) that marks nothing.
+    """
+    marker = f"{prefix}/kopf-managed"
+    meta = patch.get("metadata")
+    if not isinstance(meta, MutableMapping):
+        return
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, MutableMapping) or marker not in annotations:
+        return
+    ours = f"{prefix}/"
+    left = {
+        k for k in body_annotations if k.startswith(ours) and annotations.get(k, "") is not None
+    }
+    left |= {k for k, v in annotations.items() if k.startswith(ours) and v is not None}
+    if left - {marker}:
+        return
+    del annotations[marker]
+    if not annotations:
+        del meta["annotations"]
+    if not meta:
+        del patch["metadata"]
+
+
+class ProgressAnnotations(kopf.AnnotationsProgressStorage):
+    """kopf's progress in annotations, without a marker that marks nothing (`drop_lone_marker`)."""
+
+    def purge(self, *, key: Any, body: kopf.Body, patch: kopf.Patch) -> None:
+        super().purge(key=key, body=body, patch=patch)
+        drop_lone_marker(self.prefix, body.metadata.annotations, patch)
+
+
 def operator_settings(
     config: OperatorConfig, identity: str, executor: Executor | None = None
 ) -> kopf.OperatorSettings:
@@ -47,9 +94,7 @@ def operator_settings(
     settings.persistence.finalizer = FINALIZER
     # kopf's bookkeeping stays in annotations under our prefix, never in the WebApp's status
     # (the status schema is ours and the API server would prune foreign fields anyway).
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(
-        prefix=ANNOTATION_PREFIX
-    )
+    settings.persistence.progress_storage = ProgressAnnotations(prefix=ANNOTATION_PREFIX)
     # No diff-base: nothing here reacts to what changed (the reconcile compares the whole
     # state), so kopf's `last-handled-configuration` annotation was one PATCH of every new
     # WebApp (and of every spec change) for nothing, and its deep copy of every watch event

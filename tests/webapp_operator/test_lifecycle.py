@@ -101,6 +101,8 @@ def _settled(run: Running) -> bool:
         .get("status", {})
         .get("phase")
         == "Running"
+        # The registry's writer records a new WebApp within a second (`LINGER_S`).
+        and f"{run.namespace}.{run.webapp.name}" in _registry(run.api)
     )
 
 
@@ -163,6 +165,7 @@ def test_deletion_while_down_completes_after_restart(
     cluster: ClusterTarget, api: client.ApiClient, running: Running
 ) -> None:
     key = f"{running.namespace}.shop"
+    eventually(lambda: key in _registry(api), what="registry entry")
     stop_operator(cluster)
     client.CustomObjectsApi(api).delete_namespaced_custom_object(
         API_GROUP, API_VERSION, running.namespace, PLURAL, "shop"

@@ -27,7 +27,7 @@ from compare.cluster import ClusterTarget
 from tests.helpers import make_webapp
 from tests.loopback_proxy import LoopbackProxy
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
-from webapp_operator.reconciler import Outcome, Reconciler
+from webapp_operator.reconciler import Outcome, ReconcileError, Reconciler
 from webapp_operator.registry import Registry
 
 from .conftest import FAST
@@ -154,6 +154,25 @@ def _client_to(cluster: ClusterTarget, host: str) -> client.ApiClient:
 def _api_address(cluster: ClusterTarget) -> tuple[str, int]:
     parsed = urlparse(cluster.api_client().configuration.host)
     return parsed.hostname or "127.0.0.1", parsed.port or 443
+
+
+def test_a_cleanup_writes_the_deleting_phase_only_when_it_is_held(
+    cluster: ClusterTarget, settled: tuple[str, list[str]]
+) -> None:
+    """The finalizer's cleanup: the registry entry goes and nothing else is written; a
+    removal that fails leaves phase Deleting on the WebApp and a retried CleanupFailed."""
+    namespace, _ = settled
+    reader = cluster.api_client()
+    api = cluster.api_client()
+    counted = Counted(api)
+    held = Reconciler(api, Registry(api, f"{namespace}-missing", "registry"))
+    with pytest.raises(ReconcileError) as failed:
+        held.cleanup(namespace, "plain", "uid-plain")
+    assert failed.value.reason == "CleanupFailed" and failed.value.retry
+    assert (get_webapp(reader, namespace, "plain") or {})["status"]["phase"] == "Deleting"
+    calls = len(counted.calls)
+    Reconciler(api, Registry(api, namespace, "registry")).cleanup(namespace, "fresh", "uid-f")
+    assert not [url for _, url in counted.calls[calls:] if "/webapps/" in url], counted.calls
 
 
 @pytest.mark.parametrize("fault", ["refused", "reset", "hang"])

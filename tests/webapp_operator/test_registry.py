@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 import pytest
@@ -121,5 +122,27 @@ def test_removals_that_arrive_together_leave_in_one_write(
         assert results == [True] * 10
         assert patches == [10]
         assert sorted(_data(api, namespace)) == ["ns.app10", "ns.app11"]
+    finally:
+        registry.close()
+
+
+def test_records_of_a_burst_leave_in_one_write(api: client.ApiClient, namespace: str) -> None:
+    """WebApps created one after the other within the writer's linger: one write of the
+    whole ConfigMap, not one per WebApp."""
+    registry = Registry(api, namespace, "registry", linger=1.0)
+    patches: list[int] = []
+    write = registry._patch
+
+    def counted(entries: Mapping[str, str | None]) -> None:
+        patches.append(len(entries))
+        write(entries)
+
+    registry._patch = counted  # type: ignore[method-assign]
+    try:
+        for i in range(6):
+            registry.record("ns", f"app{i}", f"uid-{i}")
+            time.sleep(0.05)
+        eventually(lambda: len(_data(api, namespace)) == 6, what="6 entries written")
+        assert patches == [6]
     finally:
         registry.close()
