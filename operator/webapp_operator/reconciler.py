@@ -79,7 +79,7 @@ from webapp_operator.names import (
 )
 from webapp_operator.pods import DriftedPod, PodReplacer, drifted_pods
 from webapp_operator.registry import Registry
-from webapp_operator.status import Failure, compute_status
+from webapp_operator.status import Failure, compute_status, unobserved_for
 from webapp_operator.types import Phase
 
 __all__ = [
@@ -343,19 +343,27 @@ class Reconciler:
                 requeue = self._replace_drifted_pod((namespace, name), pods, changes)
             except ReconcileError as exc:
                 failure = exc
-        status = compute_status(
-            body,
-            live.get("Deployment"),
-            failure=failure.failure() if failure else None,
-            now=self._clock(),
-            # A reconcile that failed before it got to the Deployment knows nothing new
-            # about it: the last known counts and conditions stay.
-            deployment_known="Deployment" in live,
-        )
-        try:
-            status_written = self._write_status(body, status)
-        except ReconcileError as exc:
-            failure, status_written = failure or exc, False
+        now = self._clock()
+        unobserved = None if failure else unobserved_for(live.get("Deployment"), now)
+        status_written = False
+        if unobserved is not None:
+            # Nothing to say yet; the controller's first look wakes the next reconcile (and
+            # this one looks again when the grace ends, should that event never come).
+            requeue = unobserved if requeue is None else min(requeue, unobserved)
+        else:
+            status = compute_status(
+                body,
+                live.get("Deployment"),
+                failure=failure.failure() if failure else None,
+                now=now,
+                # A reconcile that failed before it got to the Deployment knows nothing new
+                # about it: the last known counts and conditions stay.
+                deployment_known="Deployment" in live,
+            )
+            try:
+                status_written = self._write_status(body, status)
+            except ReconcileError as exc:
+                failure = failure or exc
         return Outcome(
             changes=tuple(changes),
             status_written=status_written,

@@ -16,7 +16,7 @@ from typing import Any
 from webapp_operator.builders import selector_string
 from webapp_operator.types import Condition, ConditionType, Phase, WebAppStatus
 
-__all__ = ["Failure", "compute_status", "rfc3339"]
+__all__ = ["UNOBSERVED_GRACE_S", "Failure", "compute_status", "rfc3339", "unobserved_for"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,32 @@ class _Rollout:
             f"{self.ready}/{self.desired} ready, {self.updated}/{self.desired} updated, "
             f"{self.available}/{self.desired} available"
         )
+
+
+# How long a status is not written for a Deployment its controller has not yet seen at all.
+UNOBSERVED_GRACE_S = 10.0
+
+
+def unobserved_for(deployment: Mapping[str, Any] | None, now: datetime) -> float | None:
+    """Seconds left in which a status computed from `deployment` says nothing new: a
+    Deployment created less than `UNOBSERVED_GRACE_S` ago that its controller has not
+    observed yet (no `status.observedGeneration`). Its first observation, milliseconds later,
+    is a watch event that wakes the next reconcile, which writes the status: a thousand new
+    WebApps cost a status write each instead of two (an empty "0/N" one first). None: write
+    now (observed, older, no Deployment, or a creation time ahead of this clock)."""
+    if not deployment or (deployment.get("status") or {}).get("observedGeneration"):
+        return None
+    created = (deployment.get("metadata") or {}).get("creationTimestamp")
+    if not isinstance(created, str):
+        return None
+    try:
+        at = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    age = (now - at).total_seconds()
+    # A second more: the timestamp is cut to the second.
+    left = UNOBSERVED_GRACE_S + 1.0 - age
+    return left if age >= 0.0 and left > 0.0 else None
 
 
 def rfc3339(moment: datetime) -> str:

@@ -29,6 +29,7 @@ from tests.loopback_proxy import LoopbackProxy
 from webapp_operator.names import OPERATOR_NAMESPACE, REGISTRY_CONFIGMAP
 from webapp_operator.reconciler import Outcome, ReconcileError, Reconciler
 from webapp_operator.registry import Registry
+from webapp_operator.status import UNOBSERVED_GRACE_S
 
 from .conftest import FAST
 from .helpers import get_deployment, get_service, get_webapp, run_webapp
@@ -130,6 +131,11 @@ def test_new_children_are_created_without_a_dry_run(
     ]
     posts = [url.split("?")[0].rsplit("/", 1)[-1] for verb, url in counted.calls if verb == "POST"]
     assert posts == ["deployments", "services"], counted.calls
+    # Its controller has not seen the new Deployment: no status yet, a look again at the
+    # latest when the grace ends (its first observation wakes the operator before that).
+    assert not first.status_written and first.requeue_after is not None
+    assert 0 < first.requeue_after <= UNOBSERVED_GRACE_S + 1
+    assert not [url for _, url in counted.calls if url.split("?")[0].endswith("/status")]
     assert not [url for _, url in counted.calls if "dryRun" in url], counted.calls
     body, children = _inputs(reader, namespace, "fresh")
     before = len(counted.calls)

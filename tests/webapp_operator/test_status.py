@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from webapp_operator.status import Failure, compute_status
+from webapp_operator.status import UNOBSERVED_GRACE_S, Failure, compute_status, unobserved_for
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -141,3 +141,18 @@ def test_last_transition_time_moves_only_with_the_status() -> None:
     assert times["Available"] == "2026-01-01T12:00:42Z"  # False -> True
     assert times["Progressing"] == "2026-01-01T12:00:42Z"  # True -> False
     assert times["Degraded"] == "2026-01-01T12:00:00Z"  # False all along
+
+
+def test_a_new_deployment_its_controller_has_not_seen_defers_the_status() -> None:
+    new = {"metadata": {"creationTimestamp": "2026-01-01T12:00:00Z"}, "spec": {"replicas": 3}}
+    assert unobserved_for(new, T0 + timedelta(seconds=2)) == UNOBSERVED_GRACE_S + 1 - 2
+    # Seen by its controller (even with nothing ready): the status says something.
+    seen = {**new, "status": {"observedGeneration": 1}}
+    assert unobserved_for(seen, T0 + timedelta(seconds=2)) is None
+    # Never seen within the grace: written anyway (a controller-manager down says so).
+    assert unobserved_for(new, T0 + timedelta(seconds=UNOBSERVED_GRACE_S + 1)) is None
+    # A creation time ahead of this clock, none, or unreadable: written now.
+    assert unobserved_for(new, T0 - timedelta(seconds=1)) is None
+    assert unobserved_for(None, T0) is None
+    assert unobserved_for({"metadata": {"creationTimestamp": "yesterday"}}, T0) is None
+    assert unobserved_for({"metadata": {}}, T0) is None
