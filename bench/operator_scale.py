@@ -15,8 +15,12 @@ The figures that do not depend on the machine's load are counted too: the operat
 requests per WebApp, by verb and resource, while the WebApps converge and while they are
 deleted (the API server's audit log of the operator's ServiceAccount, when this script
 creates the embedded cluster: `bench/operator_requests.py`'s policy), and its CPU seconds per
-reconcile. `--profile FILE` samples the operator's stacks and CPU per thread into FILE
-(`bench/sampling/sitecustomize.py`); `--no-floor` measures the operator alone.
+reconcile. So is the API server's time on every Service creation, the floor's and the
+operator's (any user: the same policy plus every write of a Service), p50/p90 and per second:
+kube-apiserver allocates one ClusterIP at a time (a lock held across its IPAddress create),
+so Services are created at a rate the rest of the API server's load sets. `--profile FILE`
+samples the operator's stacks and CPU per thread into FILE (`bench/sampling/sitecustomize.py`);
+`--no-floor` measures the operator alone.
 
     .venv/bin/python bench/operator_scale.py [--count 1000] [--cluster NAME | --kubeconfig FILE]
         [--json FILE] [--profile FILE] [--no-floor]
@@ -35,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +72,14 @@ from compare.cluster import EmbeddedCluster
 from compare.deploy.processes import LocalProcess
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
 
+# The operator's requests (`operator_requests`) and every user's writes of Services.
+SCALE_AUDIT_POLICY = AUDIT_POLICY.replace(
+    "- level: None",
+    "- level: Metadata\n"
+    '  verbs: ["create", "patch"]\n'
+    '  resources: [{group: "", resources: ["services"]}]\n'
+    "- level: None",
+)
 WORKERS = 8
 POLL_S = 0.5
 TIMEOUT_S = 1800
@@ -137,8 +150,9 @@ def count_webapps(api: client.ApiClient, namespace: str) -> int:
     )
 
 
-def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
+def run_floor(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> dict[str, Any]:
     namespace = new_namespace(api, "bench-floor")
+    offset = audit_size(audit)
     objects = [floor_objects(w, namespace) for w in apps]
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
@@ -154,9 +168,11 @@ def run_floor(api: client.ApiClient, apps: list[WebApp]) -> dict[str, float]:
         poll=POLL_S,
     )
     ready = time.perf_counter() - start
+    services = service_writes(audit, offset, audit_size(audit))
     start = time.perf_counter()
     delete_namespace(api, namespace, timeout=TIMEOUT_S)
     return {
+        "services": services,
         "applied_s": applied,
         "all_ready_s": ready,
         "namespace_deleted_s": time.perf_counter() - start,
@@ -172,6 +188,40 @@ def requests_by_kind(audit: Path | None, start: int, end: int) -> dict[str, int]
         for e in audit_events(audit, start, end)
     )
     return dict(found.most_common())
+
+
+def service_writes(audit: Path | None, start: int, end: int) -> dict[str, float]:
+    """Service creations by anyone between two audit log offsets: how many, the API server's
+    time on each (received to answered; p50, p90, seconds) and how many a second (first
+    received to last answered)."""
+    if audit is None:
+        return {}
+    with audit.open("rb") as handle:
+        handle.seek(start)
+        chunk = handle.read(end - start)
+    spans = []
+    for line in chunk.splitlines():
+        event = json.loads(line)
+        ref = event.get("objectRef") or {}
+        if ref.get("resource") != "services" or ref.get("subresource"):
+            continue
+        if event.get("verb") not in ("create", "patch") or event.get("responseStatus", {}).get(
+            "code"
+        ) not in (200, 201):
+            continue
+        received = datetime.fromisoformat(event["requestReceivedTimestamp"]).timestamp()
+        answered = datetime.fromisoformat(event["stageTimestamp"]).timestamp()
+        spans.append((received, answered))
+    if not spans:
+        return {}
+    took = sorted(b - a for a, b in spans)
+    window = max(b for _, b in spans) - min(a for a, _ in spans)
+    return {
+        "count": len(spans),
+        "p50_s": took[len(took) // 2],
+        "p90_s": took[int(len(took) * 0.9)],
+        "per_s": len(spans) / window if window > 0 else 0.0,
+    }
 
 
 def run_operator(
@@ -231,6 +281,7 @@ def run_operator(
         "cpu_s": cpu,
         "cpu_delete_s": cpu_delete,
         "requests_converge": requests_by_kind(audit, offsets[0], offsets[1]),
+        "services": service_writes(audit, offsets[0], offsets[1]),
         "requests_delete": requests_by_kind(audit, offsets[1], offsets[2]),
         "rss_before_mib": rss_before,
         "rss_peak_mib": rss.peak,
@@ -271,7 +322,7 @@ def main() -> None:
         )
         os.environ["OPERATOR_SAMPLE_FILE"] = str(args.profile.resolve())
     audit = None if args.kubeconfig is not None else EmbeddedCluster(args.cluster).audit_log
-    with bench_target(args, audit_policy=AUDIT_POLICY) as target:
+    with bench_target(args, audit_policy=SCALE_AUDIT_POLICY) as target:
         if audit is not None and not audit.exists():
             print(f"no audit log at {audit} (cluster made without the policy): no request counts")
             audit = None
@@ -280,9 +331,9 @@ def main() -> None:
             f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, "
             f"{args.count} WebApps x 1 replica, {WORKERS} client threads"
         )
-        floor = {"applied_s": 0.0, "all_ready_s": 0.0, "namespace_deleted_s": 0.0}
+        floor: dict[str, Any] = {"applied_s": 0.0, "all_ready_s": 0.0, "namespace_deleted_s": 0.0}
         if not args.no_floor:
-            floor = run_floor(api, apps)
+            floor = run_floor(api, apps, audit)
             print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
         with operator_running(target) as handle:
             ours = run_operator(api, apps, operator_info(handle), audit)
@@ -314,6 +365,17 @@ def main() -> None:
         ],
         ["", "value", "goal"],
     )  # fmt: skip
+    services = [
+        (who, run.get("services") or {}) for who, run in (("floor", floor), ("operator", ours))
+    ]
+    if any(found for _, found in services):
+        report(
+            "Service creations (audit, any user): the API server's time on each, and the rate",
+            [[who, found.get("count", 0), f"{found.get('p50_s', 0):.3f}",
+              f"{found.get('p90_s', 0):.3f}", f"{found.get('per_s', 0):.1f}"]
+             for who, found in services],
+            ["", "count", "p50 (s)", "p90 (s)", "per second"],
+        )  # fmt: skip
     for phase in ("converge", "delete"):
         found = ours[f"requests_{phase}"]
         if found:
