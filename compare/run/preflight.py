@@ -23,7 +23,7 @@ from compare import approaches as registry
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import render_changes, render_target, rendering, target_chart
 from compare.deploy.charts import chart_crds
-from compare.deploy.code_pods import needing_code
+from compare.deploy.code_pods import LEFT_OUT, needing_code
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
@@ -113,12 +113,13 @@ def render_findings(
 def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> list[str]:
     """What of the chart arms' renderings (hooks included) needs the chart's pods to run code
     (`compare.deploy.code_pods`): on the embedded cluster it is never served. One line each,
-    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) or never
-    runs it (`disableHooks`) says so, and the switch that would is named."""
+    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`,
+    `dropUnservedAPIServices`) or never runs it (`disableHooks`) says so, and the switch that
+    would is named."""
     if not target.from_file or target.own_chart:
         return []
     lines: list[str] = []
-    # The arms that can leave such a webhook configuration out (a post-render filter), and
+    # The arms that can leave such an object out (a post-render filter), and
     # the arms that can install a chart without running its hooks.
     takers = [name for name in approaches if registry.get(name).post_renders]
     skippers = [name for name in approaches if registry.get(name).disables_hooks]
@@ -129,19 +130,19 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
         install = approach.chart_arm(target)
         rendered = rendering(target, install, namespace, as_installed=False)
         for need in needing_code(rendered, namespace):
-            if need.removable and install.drop_unserved_webhooks:
+            if need.switch in install.drops:
                 lines.append(
                     f"preflight: {need.ref}: left out of the {name} arm's install and desired"
-                    " state (dropUnservedWebhooks: its webhooks are never called)"
+                    f" state ({need.switch}: {LEFT_OUT[need.switch]})"
                 )
             elif need.hook and install.disable_hooks:
                 lines.append(
                     f"preflight: {need.ref}: never run by the {name} arm (disableHooks: the"
                     " chart's hooks are not installed)"
                 )
-            elif need.removable and takers:
+            elif need.switch is not None and takers:
                 lines.append(
-                    f"preflight: {need.line()}, or dropUnservedWebhooks: true in the"
+                    f"preflight: {need.line()}, or {need.switch}: true in the"
                     f" {' or '.join(takers)} arm"
                 )
             elif need.hook and skippers:

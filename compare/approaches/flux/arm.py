@@ -21,7 +21,8 @@ role only with permissions it holds itself).
 
 With `dropUnservedWebhooks` the HelmRelease carries a post-renderer of helm-controller's own (a
 kustomize patch `$patch: delete` per object) that leaves the chart's fail-closed webhook
-configurations served by its own pods out of the release (`compare.deploy.code_pods`). With
+configurations served by its own pods out of the release (`compare.deploy.code_pods`); with
+`dropUnservedAPIServices` likewise its APIServices served by its own pods. With
 `disableHooks` helm-controller never runs the chart's hooks: `disableHooks` of the HelmRelease's
 install, upgrade, rollback and uninstall (helm's `--no-hooks`; its tests are off by default).
 
@@ -65,7 +66,7 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import (
     desired_of,
-    dropped_webhooks,
+    dropped_objects,
     release_desired,
     render_target,
     rendering,
@@ -313,9 +314,10 @@ def deploy_target_flux(
     Ready and every object of its release's manifest holds. Returns that desired state."""
     started = time.monotonic()
     rendered = render_target(target, install, namespace)
-    # `dropUnservedWebhooks`: what the arm leaves out, deleted by helm-controller's post-render.
+    # `dropUnservedWebhooks`, `dropUnservedAPIServices`: what the arm leaves out, deleted by
+    # helm-controller's post-render.
     whole = rendering(target, install, namespace, as_installed=False)
-    dropped = set(dropped_webhooks(install, whole, namespace))
+    dropped = set(dropped_objects(install, whole, namespace))
     drop = [
         obj
         for obj in whole

@@ -1,0 +1,77 @@
+"""A chart whose APIService is served by its own pods, on the embedded cluster (no pod runs
+code: the APIService is never Available, and an unavailable one breaks API discovery of its
+group for the whole cluster): found before anything is installed, and left out of the helm and
+flux arms' install and desired state with `dropUnservedAPIServices`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from compare.approaches import load_target
+from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
+from compare.cluster import ClusterTarget
+from compare.deploy.chart_target import deploy_target, uninstall_target
+from compare.deploy.code_pods import REMEDY
+from compare.run.preflight import code_findings
+
+pytestmark = pytest.mark.cluster
+
+CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "own-apiservice"
+
+
+def _target(folder: Path, arm: str, *, drop: bool) -> Path:
+    spec = {"chart": {"path": str(CHART)}, "release": "metrics", "dropUnservedAPIServices": drop}
+    data = {"apiVersion": "compare.example.com/v1alpha1", "kind": "Target", "name": "metrics"}
+    path = folder / f"metrics-{arm}-{drop}.yaml"
+    path.write_text(yaml.safe_dump({**data, arm: spec}))
+    return path
+
+
+def _api_services(api: client.ApiClient, namespace: str) -> list[str]:
+    listed = client.ApiregistrationV1Api(api).list_api_service().items
+    return [s.metadata.name for s in listed if namespace in s.metadata.name]
+
+
+def test_the_switch_leaves_the_api_service_out_of_install_and_desired_state(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    plain = load_target(_target(tmp_path, "helm", drop=False))
+    dropping = load_target(_target(tmp_path, "helm", drop=True))
+    service = f"APIService v1beta1.metrics.{namespace}.metrics.example.com"
+    # Said before anything is installed, one line, with the switch that stands in for it.
+    assert code_findings(plain, ["helm"], namespace) == [
+        f"preflight: {service}: its API is served by Service metrics, which selects the chart's"
+        f" Deployment metrics: {REMEDY}, or dropUnservedAPIServices: true in the helm arm"
+    ]
+    assert code_findings(dropping, ["helm"], namespace) == [
+        f"preflight: {service}: left out of the helm arm's install and desired state"
+        " (dropUnservedAPIServices: its API group is not registered, so the cluster's discovery"
+        " stays whole)"
+    ]
+    install = dropping.chart_arm("helm")
+    try:
+        # Deployed, and the judge holds the release's desired state, which has no APIService.
+        release, desired = deploy_target(cluster, dropping, install, namespace, timeout=60)
+        assert sorted(item.kind for item in desired.items) == ["Deployment", "Service"]
+        assert release.objects is not None
+        assert sorted(o["kind"] for o in release.objects) == ["Deployment", "Service"]
+        assert _api_services(api, namespace) == []
+    finally:
+        uninstall_target(cluster, install, namespace, timeout=60)
+
+
+def test_flux_leaves_it_out_through_helm_controllers_post_renderer(
+    cluster: ClusterTarget, api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    target = load_target(_target(tmp_path, "flux", drop=True))
+    install = target.chart_arm("flux")
+    try:
+        desired = deploy_target_flux(cluster, target, install, namespace, timeout=90)
+        assert sorted(item.kind for item in desired.items) == ["Deployment", "Service"]
+        assert _api_services(api, namespace) == []
+    finally:
+        undeploy_target_flux(cluster, install, namespace, timeout=60)
