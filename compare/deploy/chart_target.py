@@ -115,7 +115,14 @@ def rendering(
     they drop; `as_installed=False`: the chart's own rendering). A chart that does not render
     is a one-line CompareError (exit 2)."""
     objects = _rendered(target, install, namespace)
-    if not as_installed or not install.drops:
+    return _installed(install, objects, namespace) if as_installed else objects
+
+
+def _installed(
+    install: HelmInstall, objects: list[dict[str, Any]], namespace: str
+) -> list[dict[str, Any]]:
+    """A rendering without what the arm leaves out of it (`dropped_objects`)."""
+    if not install.drops:
         return objects
     drop = set(dropped_objects(install, objects, namespace))
     return [obj for obj in objects if _ref(obj) not in drop]
@@ -310,7 +317,8 @@ def render_changes(target: Target, install: HelmInstall, namespace: str) -> list
         )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=True) from None
-    return rendering_changes(first, judged_objects(second))
+    # As the arm installs it: what it leaves out is in neither rendering.
+    return rendering_changes(first, judged_objects(_installed(install, second, namespace)))
 
 
 def rendering_changes(

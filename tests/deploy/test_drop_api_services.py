@@ -1,7 +1,8 @@
 """A chart whose APIService is served by its own pods, on the embedded cluster (no pod runs
 code: the APIService is never Available, and an unavailable one breaks API discovery of its
 group for the whole cluster): found before anything is installed, and left out of the helm and
-flux arms' install and desired state with `dropUnservedAPIServices`."""
+flux arms' install and desired state with `dropUnservedAPIServices` (through Flux, its binding
+to a ClusterRole of the cluster's own installed by helm-controller, which may bind it)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from kubernetes import client
 from compare.approaches import load_target
 from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_target import deploy_target, uninstall_target
+from compare.deploy.chart_target import deploy_target, render_changes, uninstall_target
 from compare.deploy.code_pods import REMEDY
 from compare.run.preflight import code_findings
 
 pytestmark = pytest.mark.cluster
 
 CHART = Path(__file__).parents[1] / "fixtures" / "charts" / "own-apiservice"
+KEPT = ["ClusterRoleBinding", "Deployment", "Service"]  # the chart but its APIService
 
 
 def _target(folder: Path, arm: str, *, drop: bool) -> Path:
@@ -56,9 +58,9 @@ def test_the_switch_leaves_the_api_service_out_of_install_and_desired_state(
     try:
         # Deployed, and the judge holds the release's desired state, which has no APIService.
         release, desired = deploy_target(cluster, dropping, install, namespace, timeout=60)
-        assert sorted(item.kind for item in desired.items) == ["Deployment", "Service"]
+        assert sorted(item.kind for item in desired.items) == KEPT
         assert release.objects is not None
-        assert sorted(o["kind"] for o in release.objects) == ["Deployment", "Service"]
+        assert sorted(o["kind"] for o in release.objects) == KEPT
         assert _api_services(api, namespace) == []
     finally:
         uninstall_target(cluster, install, namespace, timeout=60)
@@ -71,7 +73,18 @@ def test_flux_leaves_it_out_through_helm_controllers_post_renderer(
     install = target.chart_arm("flux")
     try:
         desired = deploy_target_flux(cluster, target, install, namespace, timeout=90)
-        assert sorted(item.kind for item in desired.items) == ["Deployment", "Service"]
+        assert sorted(item.kind for item in desired.items) == KEPT
         assert _api_services(api, namespace) == []
     finally:
         undeploy_target_flux(cluster, install, namespace, timeout=60)
+
+
+def test_what_the_switch_leaves_out_is_no_render_time_change(tmp_path: Path) -> None:
+    # The fixture's APIService renders an annotation at random: a change of the chart's own
+    # rendering, none of what the arm installs.
+    plain = load_target(_target(tmp_path, "helm", drop=False))
+    dropping = load_target(_target(tmp_path, "helm", drop=True))
+    assert render_changes(plain, plain.chart_arm("helm"), "cmp-render") == [
+        "apiservice.metadata.annotations[metrics.example.com/serial]"
+    ]
+    assert render_changes(dropping, dropping.chart_arm("helm"), "cmp-render") == []

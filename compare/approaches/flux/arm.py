@@ -210,10 +210,18 @@ def resource_of(kind: str) -> str:
 
 
 def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What helm-controller needs for these objects: read-write on each kind, and every rule
-    of each Role and ClusterRole among them (to create a role one must hold its rules)."""
+    """What helm-controller needs for these objects: read-write on each kind, every rule of
+    each Role and ClusterRole among them (to create a role one must hold its rules), and
+    `bind` on each role a binding among them names that they do not hold (a cluster's own,
+    `system:auth-delegator`: to bind a role one must hold its rules or `bind` on it)."""
     kinds: dict[str, set[str]] = {}
     granted: list[dict[str, Any]] = []
+    rendered = {
+        (str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
+        for obj in objects
+        if obj.get("kind") in ("Role", "ClusterRole")
+    }
+    bound: dict[str, set[str]] = {}  # roles, clusterroles -> names
     # A custom resource's plural is its CRD's (crds/ or rendered), not a guess from its kind.
     plurals = {
         (str(spec.get("group")), str((spec.get("names") or {}).get("kind"))): str(
@@ -230,12 +238,26 @@ def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kinds.setdefault(group, set()).add(plurals.get((group, kind)) or resource_of(kind))
         if obj.get("kind") in ("Role", "ClusterRole"):
             granted += [rule for rule in obj.get("rules") or [] if rule not in granted]
+        ref = obj.get("roleRef") or {}
+        role = (str(ref.get("kind")), str(ref.get("name")))
+        bindable = role[0] in ("Role", "ClusterRole") and role not in rendered
+        if kind.endswith("RoleBinding") and bindable:
+            bound.setdefault(resource_of(role[0]), set()).add(role[1])
     verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
     rules = [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": verbs}
         for group, resources in sorted(kinds.items())
     ]
-    return rules + granted
+    binds = [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": [resource],
+            "verbs": ["bind"],
+            "resourceNames": sorted(names),
+        }
+        for resource, names in sorted(bound.items())
+    ]
+    return rules + granted + binds
 
 
 def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
