@@ -213,7 +213,7 @@ def test_helm_controller_may_bind_the_roles_the_chart_binds_but_does_not_render(
         ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}
         return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "roleRef": ref}
 
-    own = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}
+    own: dict[str, Any] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}
     own["metadata"], own["rules"] = {"name": "reader"}, [{"verbs": ["get"]}]
     objects = [
         own,
