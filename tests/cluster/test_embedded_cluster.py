@@ -12,7 +12,12 @@ from kubernetes.utils import parse_quantity
 
 from compare.chaos.control_plane import restore
 from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
-from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
+from compare.cluster.embedded import (
+    BIND_FAILURE,
+    NODE_MAX_PODS,
+    SERVICE_CIDR,
+    control_plane_args,
+)
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.cluster
@@ -257,4 +262,24 @@ def test_a_component_that_does_not_run_is_named_with_its_logs_last_line(
     finally:
         restore(embedded)
     assert embedded.component_pid("kube-scheduler") not in (None, old)
+    assert embedded.dead_components() == []
+
+
+def test_a_component_whose_port_is_taken_is_named_at_once(cluster: ClusterTarget) -> None:
+    """What `cluster up` watches for while kwokctl creates a cluster (`lost_port`): a real
+    component started on a port another process holds exits, and its log says so."""
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    embedded = EmbeddedCluster(cluster_key(cluster))
+    assert embedded.lost_port() is None
+    # Stopped, its ports are held by this process (`stop_component`); kwokctl's own start
+    # (not `start_components`, which gives them back first) runs it into them.
+    embedded.stop_component("kube-scheduler", kill=True)
+    try:
+        embedded._kwokctl("start", "cluster", timeout=60, check=False)
+        lost = eventually(embedded.lost_port, timeout=20)
+        assert lost is not None and lost.startswith("kube-scheduler exited at start: ")
+        assert BIND_FAILURE in lost
+    finally:
+        restore(embedded)
     assert embedded.dead_components() == []
