@@ -28,7 +28,7 @@ from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
 from compare.run.sharing import cannot_share
-from compare.target import Target, release_in
+from compare.target import DROP_API_SERVICES, Target, release_in
 
 # Two trial-like namespaces the manifest is rendered for, to find what two trials would share.
 SHARE_PROBES = ("cmp-share-a", "cmp-share-b")
@@ -153,6 +153,35 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
             else:
                 lines.append(f"preflight: {need.line()}")
     return list(dict.fromkeys(lines))
+
+
+def unserved_left_out(target: Target, approaches: Sequence[str], namespace: str) -> dict[str, str]:
+    """The chart arms, on the embedded cluster, that would install an APIService served by the
+    chart's own pods and cannot leave it out (no post-render step: Argo CD's): never Available
+    there, it would break API discovery of its group for every arm on the cluster, and such an
+    arm's own health of it never comes. Each arm with its one line, found from the rendering
+    before anything is installed, so the run goes on with the others in seconds."""
+    if not target.from_file or target.own_chart:
+        return {}
+    takers = [name for name in approaches if registry.get(name).post_renders]
+    left_out: dict[str, str] = {}
+    for name in approaches:
+        approach = registry.get(name)
+        if not approach.charted or approach.post_renders:
+            continue
+        rendered = rendering(target, approach.chart_arm(target), namespace, as_installed=False)
+        kept = [n for n in needing_code(rendered, namespace) if n.switch == DROP_API_SERVICES]
+        if kept:
+            switch = (
+                f"; {DROP_API_SERVICES}: true in the {' or '.join(takers)} arm" if takers else ""
+            )
+            left_out[name] = (
+                f"{kept[0].ref} is served by the chart's own pods, never Available on the"
+                f" embedded cluster (it would break API discovery of its group for the whole"
+                f" cluster), and the {name} arm cannot leave it out (no post-render step): use"
+                f" values that disable it or a real cluster{switch}"
+            )
+    return left_out
 
 
 def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:

@@ -6,18 +6,21 @@ to a ClusterRole of the cluster's own installed by helm-controller, which may bi
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client
+from typer.testing import CliRunner
 
 from compare.approaches import load_target
 from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
+from compare.cli import app
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import deploy_target, render_changes, uninstall_target
 from compare.deploy.code_pods import REMEDY
-from compare.run.preflight import code_findings
+from compare.run.preflight import code_findings, unserved_left_out
 
 pytestmark = pytest.mark.cluster
 
@@ -88,3 +91,31 @@ def test_what_the_switch_leaves_out_is_no_render_time_change(tmp_path: Path) -> 
         "apiservice.metadata.annotations[metrics.example.com/serial]"
     ]
     assert render_changes(dropping, dropping.chart_arm("helm"), "cmp-render") == []
+
+
+def test_an_arm_that_cannot_leave_it_out_is_left_out_of_the_run_in_seconds(
+    cluster: ClusterTarget, tmp_path: Path
+) -> None:
+    path = _target(tmp_path, "helm", drop=True)
+    data = yaml.safe_load(path.read_text())
+    data["argocd"] = {"chart": {"path": str(CHART)}, "release": "metrics"}
+    path.write_text(yaml.safe_dump(data))
+    target = load_target(path)
+    line = (
+        "APIService v1beta1.metrics.cmp-x.metrics.example.com is served by the chart's own pods,"
+        " never Available on the embedded cluster (it would break API discovery of its group"
+        " for the whole cluster), and the argocd arm cannot leave it out (no post-render step):"
+        " use values that disable it or a real cluster; dropUnservedAPIServices: true in the"
+        " helm arm"
+    )
+    assert unserved_left_out(target, ["helm", "argocd"], "cmp-x") == {"argocd": line}
+    assert unserved_left_out(target, ["helm"], "cmp-x") == {}  # it leaves it out
+    # A run of that arm alone: one line naming it, before anything is installed.
+    started = time.monotonic()
+    common = ["--kubeconfig", str(cluster.kubeconfig), "-e", "pod-delete-one"]
+    result = CliRunner().invoke(
+        app, ["run", "--target", str(path), "-a", "argocd", *common, "--output", str(tmp_path)]
+    )
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    assert "preflight of the argocd arm: APIService v1beta1.metrics." in result.stderr
