@@ -66,32 +66,40 @@ def _ledger() -> Iterator[dict[int, tuple[float, int]]]:
     """The live reservations (port -> (until, pid)), under the ledger's file lock; what the
     block leaves in the mapping is written back."""
     path = ledger_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a") as lock:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_suffix(".lock"), "a")  # noqa: SIM115 - closed below
+    except OSError:
+        # No cache to write to (read-only): this process's own record only.
+        yield {}
+        return
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            try:
-                raw = json.loads(path.read_text())
-            except (OSError, ValueError):
-                raw = {}  # none yet, or torn by a crash: reservations are advisory
             now = time.time()
-            held = {
-                int(port): (float(until), int(pid))
-                for port, (until, pid) in (raw.items() if isinstance(raw, dict) else ())
-                if float(until) > now
-            }
+            try:
+                held = {
+                    int(port): (float(until), int(pid))
+                    for port, (until, pid) in json.loads(path.read_text()).items()
+                    if float(until) > now
+                }
+            except (OSError, ValueError, TypeError, AttributeError):
+                held = {}  # none yet, or torn by a crash: reservations are advisory
             yield held
             tmp = path.with_name(f".{path.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({str(p): list(v) for p, v in sorted(held.items())}))
-            os.replace(tmp, path)
+            with contextlib.suppress(OSError):  # a full disk: the reservation is advisory
+                tmp.write_text(json.dumps({str(p): list(v) for p, v in sorted(held.items())}))
+                os.replace(tmp, path)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def free_port(prefer: int | None = None, *, avoid: Collection[int] = ()) -> int:
-    """A free TCP port: `prefer` when it is free and no other process holds it, else one below
-    the kernel's ephemeral range that no process of the toolkit was handed within `RESERVE_S`
-    and not in `avoid` (the kernel's pick when none is found); reserved for this process."""
+    """A free TCP port: `prefer` when it is free (a listener's own port of before, which
+    objects of the cluster name: a reservation of it by an earlier process is its own), else
+    one below the kernel's ephemeral range that no process of the toolkit was handed within
+    `RESERVE_S` and not in `avoid` (the kernel's pick when none is found); reserved for this
+    process."""
     pid = os.getpid()
     with _HANDED_LOCK, _ledger() as held:
 
@@ -100,7 +108,7 @@ def free_port(prefer: int | None = None, *, avoid: Collection[int] = ()) -> int:
             held[port] = (time.time() + RESERVE_S, pid)
             return port
 
-        if prefer is not None and held.get(prefer, (0.0, pid))[1] == pid and _bindable(prefer):
+        if prefer is not None and _bindable(prefer):
             return take(prefer)
         high = _ephemeral_low() - 1
         if high - _FIXED_LOW >= 1000:
