@@ -18,7 +18,12 @@ from compare.approaches import load_target
 from compare.approaches.flux.arm import deploy_target_flux, undeploy_target_flux
 from compare.cli import app
 from compare.cluster import ClusterTarget
-from compare.deploy.chart_target import deploy_target, render_changes, uninstall_target
+from compare.deploy.chart_target import (
+    deploy_target,
+    render_changes,
+    rendering,
+    uninstall_target,
+)
 from compare.deploy.code_pods import REMEDY
 from compare.run.preflight import code_findings, unserved_left_out
 
@@ -56,6 +61,11 @@ def test_the_switch_leaves_the_api_service_out_of_install_and_desired_state(
         f"preflight: {service}: left out of the helm arm's install and desired state"
         " (dropUnservedAPIServices: its API group is not registered, so the cluster's discovery"
         " stays whole)"
+    ]
+    # What the chart renders without the switch: the APIService `_api_services` looks for.
+    rendered = rendering(plain, plain.chart_arm("helm"), namespace)
+    assert [o["metadata"]["name"] for o in rendered if o["kind"] == "APIService"] == [
+        service.removeprefix("APIService ")
     ]
     install = dropping.chart_arm("helm")
     try:
