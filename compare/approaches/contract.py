@@ -111,7 +111,7 @@ class Arms:
     arm_kind: ClassVar[ArmKind]
     arm_description: ClassVar[str]
     # Whether it can leave objects out of a chart's install and desired state (a post-render
-    # filter): what a chart arm's `dropUnservedWebhooks` needs.
+    # filter): what a chart arm's `dropUnservedWebhooks` and `dropUnservedAPIServices` need.
     post_renders: ClassVar[bool] = False
     # Whether it can install a chart without running its Helm hooks: what a chart arm's
     # `disableHooks` needs.
@@ -136,9 +136,9 @@ class Arms:
         the field when it asks for what this approach cannot do (`post_renders`,
         `disables_hooks`)."""
         install = target.chart_arm(self.name)
-        if install.drop_unserved_webhooks and not self.post_renders:
+        if install.drops and not self.post_renders:
             raise CompareError(
-                f"{target.source}: {install.where}.dropUnservedWebhooks: the {self.name} arm"
+                f"{target.source}: {install.where}.{install.drops[0]}: the {self.name} arm"
                 " cannot leave objects out of its chart (no post-render step)",
                 exit_code=EXIT_USAGE,
             )

@@ -2,7 +2,8 @@
 
 `binaries` builds and finds the Go-built executables, `embedded` drives kwokctl, `target`
 resolves `--kubeconfig/--context` (or the embedded default) into a reachable API client,
-`identity` names a cluster for the state kept beside it (`cluster_key`, `state_dir`).
+`identity` names a cluster for the state kept beside it (`cluster_key`, `state_dir`), `ports`
+hands out free ports for local listeners, never twice across the toolkit's processes.
 Nothing here knows about WebApps.
 
 Each name is imported from its module on first use (PEP 562): the embedded cluster's

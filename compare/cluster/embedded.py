@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from compare.cluster.binaries import ensure_binaries, tool_path
+from compare.cluster.ports import free_port
 from compare.errors import CompareError
 from compare.kube import poll, wait_until_gone
 from compare.paths import bin_dir, cache_dir
@@ -142,6 +144,23 @@ READY_POLL_S = 0.05
 NODES_READY_TIMEOUT_S = 30.0
 # Creations tried when a component exits at start (a port taken by another cluster meanwhile).
 CREATE_ATTEMPTS = 2
+# The KwokctlConfiguration options of the loopback ports the components listen on. Left to
+# kwokctl, each is the highest free port below 32768 that no other kwokctl cluster's
+# configuration names - the same port for two clusters created at the same moment (their
+# configurations are not written yet), so the later etcd died ("address already in use") and
+# the cluster failed minutes later. The toolkit picks them instead (`compare.cluster.ports`:
+# reserved across its processes) and gives them to kwokctl.
+PORT_OPTIONS = (
+    "etcdPeerPort",
+    "etcdPort",
+    "kubeApiserverPort",
+    "kwokControllerPort",
+    "kubeControllerManagerPort",
+    "kubeSchedulerPort",
+)
+# How often a running `kwokctl create cluster` is looked at for a component that lost its port.
+CREATE_WATCH_S = 0.25
+BIND_FAILURE = "address already in use"
 # Ports of stopped components this process holds until it starts them again (per cluster).
 _HELD_PORTS: dict[str, list[socket.socket]] = {}
 _HELD_LOCK = threading.Lock()
@@ -325,17 +344,25 @@ class EmbeddedCluster:
             args += ["--kube-apiserver-port", str(port)]
         want = DEFAULT_NODES if nodes is None else nodes
         for attempt in range(1, CREATE_ATTEMPTS + 1):
-            config = self._create_config(flags)
+            config = self._create_config(flags, self._pick_ports(given=port))
             self._write_lb_program()
             try:
                 result = self._kwokctl(
                     *args, *self._capacity_args(audit_policy), timeout=360, check=False,
-                    config=config,
+                    config=config, stop_when=self.lost_port,
                 )  # fmt: skip
             finally:
                 # kwokctl copied the policy and the configuration into the cluster's directory.
                 self._audit_policy_file().unlink(missing_ok=True)
                 config.unlink(missing_ok=True)
+            lost = self.lost_port()
+            if lost is not None:
+                # A port taken by another process between our pick and the bind: seen within
+                # a fraction of a second of the component's exit, not at kwokctl's timeout.
+                self.down()
+                if attempt == CREATE_ATTEMPTS:
+                    raise CompareError(f"could not start the embedded cluster: {lost}")
+                continue
             if result.returncode != 0:
                 if not (self.cluster_dir / "kwok.yaml").exists():
                     # Nothing of a cluster but the controller's program written above.
@@ -430,12 +457,43 @@ class EmbeddedCluster:
     def _audit_policy_file(self) -> Path:
         return self.workdir / "audit" / f"{self.name}.yaml"
 
-    def _create_config(self, flags: tuple[ControlPlaneArg, ...]) -> Path:
-        """This cluster's creation configuration (the tuned flags), apart from other clusters'."""
+    def _create_config(self, flags: tuple[ControlPlaneArg, ...], ports: dict[str, int]) -> Path:
+        """This cluster's creation configuration (the tuned flags, the components' ports),
+        apart from other clusters'."""
         path = self.workdir / "create" / f"{self.name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(kwokctl_config(flags, (self._lb_component(),)))
+        path.write_text(kwokctl_config(flags, (self._lb_component(),), ports))
         return path
+
+    def _pick_ports(self, *, given: int | None) -> dict[str, int]:
+        """A free port for each of `PORT_OPTIONS` (the API server's is `given` when the user
+        chose it), none that another cluster's configuration names (a stopped cluster's
+        components take theirs again when it is started)."""
+        taken: set[int] = set()
+        for kwok in (self.workdir / "clusters").glob("*/kwok.yaml"):
+            if kwok.parent != self.cluster_dir:
+                taken |= set(_configured_ports(kwok))
+        return {
+            option: free_port(avoid=taken)
+            for option in PORT_OPTIONS
+            if not (option == "kubeApiserverPort" and given is not None)
+        }
+
+    def lost_port(self) -> str | None:
+        """A component of this cluster that exited because its port was taken (its name and
+        its log's line saying so); None when none did."""
+        for component in COMPONENTS:
+            pid_file = self.cluster_dir / "pids" / f"{component}.pid"
+            if not pid_file.exists() or self.component_pid(component) is not None:
+                continue  # not started yet, or running
+            try:
+                log = (self.cluster_dir / "logs" / f"{component}.log").read_text(errors="replace")
+            except OSError:
+                continue
+            lines = [line for line in log.splitlines() if BIND_FAILURE in line]
+            if lines:
+                return f"{component} exited at start: {lines[-1].strip()}"
+        return None
 
     # -- the LoadBalancer address controller ------------------------------------------------
 
@@ -716,18 +774,37 @@ class EmbeddedCluster:
         return path
 
     def _kwokctl(
-        self, *args: str, timeout: float, check: bool = True, config: Path | None = None
+        self,
+        *args: str,
+        timeout: float,
+        check: bool = True,
+        config: Path | None = None,
+        stop_when: Callable[[], object] | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """kwokctl with these arguments; `stop_when`, looked at while it runs, ends it early
+        when it returns something true (kwokctl would wait for what can no longer come)."""
         config = config or self._config()
         cmd = [tool_path("kwokctl"), "--name", self.name, "--config", str(config), *args]
-        try:
-            result = subprocess.run(
-                cmd, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise CompareError(
-                f"kwokctl {' '.join(args[:2])} timed out after {timeout:.0f}s"
-            ) from exc
+        started = time.monotonic()
+        with subprocess.Popen(
+            cmd, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as proc:
+            while True:
+                left = timeout - (time.monotonic() - started)
+                try:
+                    out, err = proc.communicate(timeout=max(0.0, min(CREATE_WATCH_S, left)))
+                    break
+                except subprocess.TimeoutExpired:
+                    stop = stop_when is not None and stop_when()
+                    if stop or left <= 0:
+                        proc.kill()
+                        out, err = proc.communicate()
+                        if stop:
+                            break
+                        raise CompareError(
+                            f"kwokctl {' '.join(args[:2])} timed out after {timeout:.0f}s"
+                        ) from None
+        result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         if check and result.returncode != 0:
             raise CompareError(f"kwokctl {' '.join(args[:2])} failed: {_last_line(result.stderr)}")
         return result
@@ -788,14 +865,18 @@ def control_plane_args(
 
 
 def kwokctl_config(
-    args: tuple[ControlPlaneArg, ...] = (), components: tuple[dict[str, Any], ...] = ()
+    args: tuple[ControlPlaneArg, ...] = (),
+    components: tuple[dict[str, Any], ...] = (),
+    ports: Mapping[str, int] | None = None,
 ) -> str:
-    """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, `components` of
+    """The KwokctlConfiguration for `kwokctl create cluster`: loopback only, the components'
+    `ports` (`PORT_OPTIONS`; kwokctl picks those not given), `components` of
     the toolkit's own beside kwokctl's, and each argument as a component patch (kwokctl
     appends `--flag=value` to the component's command line, after its own flags, so a value
     given here wins over kwokctl's; an `env:NAME` argument is one of the process's
     `extraEnvs`)."""
     config = yaml.safe_load(KWOKCTL_CONFIG)
+    config["options"].update(ports or {})
     if components:
         config["components"] = list(components)
     patches: dict[str, dict[str, list[dict[str, str]]]] = {}
@@ -808,6 +889,21 @@ def kwokctl_config(
     if patches:
         config["componentsPatches"] = [{"name": name, **patch} for name, patch in patches.items()]
     return str(yaml.safe_dump(config, sort_keys=False))
+
+
+def _configured_ports(kwok: Path) -> list[int]:
+    """The ports a cluster's kwok.yaml gives its components (`PORT_OPTIONS`)."""
+    try:
+        documents = list(yaml.safe_load_all(kwok.read_text()))
+    except (OSError, yaml.YAMLError):
+        return []
+    return [
+        int(value)
+        for doc in documents
+        if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration"
+        for option, value in (doc.get("options") or {}).items()
+        if option in PORT_OPTIONS and isinstance(value, int)
+    ]
 
 
 class _NoDirectProbe(Exception):

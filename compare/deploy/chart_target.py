@@ -12,7 +12,8 @@ what must hold; `render_changes` (two renders, before anything is installed) nam
 that differ, for the approaches whose controller renders the chart anew (Argo CD). With
 `dropUnservedWebhooks` the helm arm leaves the chart's fail-closed webhook configurations
 served by its own pods out of the rendering, the install (a post-render filter) and so the
-release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`); with
+release's manifest (`compare.deploy.code_pods`, `compare.deploy.post_render`), and with
+`dropUnservedAPIServices` likewise its APIServices served by its own pods; with
 `disableHooks` it never runs the chart's hooks (`helm --no-hooks` at install, upgrade and
 uninstall; a hook is never part of the desired state either way).
 """
@@ -41,7 +42,7 @@ from compare.deploy.charts import (
     render,
     undeploy_helm,
 )
-from compare.deploy.code_pods import needing_code
+from compare.deploy.code_pods import left_out
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import Applied, helm_applied
 from compare.errors import EXIT_FAILED, EXIT_USAGE, CompareError
@@ -110,27 +111,31 @@ def rendering(
     target: Target, install: HelmInstall, namespace: str, *, as_installed: bool = True
 ) -> list[dict[str, Any]]:
     """`helm template` of the target's chart with its values, every object (hooks included),
-    as the arm installs it (`dropUnservedWebhooks`: without the webhook configurations it
-    drops; `as_installed=False`: the chart's own rendering). A chart that does not render is
-    a one-line CompareError (exit 2)."""
+    as the arm installs it (`dropUnservedWebhooks`, `dropUnservedAPIServices`: without what
+    they drop; `as_installed=False`: the chart's own rendering). A chart that does not render
+    is a one-line CompareError (exit 2)."""
     objects = _rendered(target, install, namespace)
-    if not as_installed or not install.drop_unserved_webhooks:
+    return _installed(install, objects, namespace) if as_installed else objects
+
+
+def _installed(
+    install: HelmInstall, objects: list[dict[str, Any]], namespace: str
+) -> list[dict[str, Any]]:
+    """A rendering without what the arm leaves out of it (`dropped_objects`)."""
+    if not install.drops:
         return objects
-    drop = set(dropped_webhooks(install, objects, namespace))
+    drop = set(dropped_objects(install, objects, namespace))
     return [obj for obj in objects if _ref(obj) not in drop]
 
 
-def dropped_webhooks(
+def dropped_objects(
     install: HelmInstall, objects: Sequence[Mapping[str, Any]], namespace: str
 ) -> list[str]:
     """`Kind/name` of what the arm leaves out of the chart's rendering (`objects`): with
-    `dropUnservedWebhooks`, its fail-closed webhook configurations served by its own pods
-    (`compare.deploy.code_pods`); nothing otherwise."""
-    if not install.drop_unserved_webhooks:
-        return []
-    return [
-        f"{need.kind}/{need.name}" for need in needing_code(objects, namespace) if need.removable
-    ]
+    `dropUnservedWebhooks`, its fail-closed webhook configurations served by its own pods,
+    with `dropUnservedAPIServices` its APIServices served by them (`compare.deploy.code_pods`);
+    nothing otherwise."""
+    return left_out(objects, namespace, install.drops)
 
 
 def _ref(obj: Mapping[str, Any]) -> str:
@@ -183,8 +188,8 @@ def install_target(
     if not target.own_chart:
         render_target(target, install, namespace)
     drop = (
-        dropped_webhooks(install, _rendered(target, install, namespace), namespace)
-        if install.drop_unserved_webhooks
+        dropped_objects(install, _rendered(target, install, namespace), namespace)
+        if install.drops
         else []
     )
     try:
@@ -312,7 +317,8 @@ def render_changes(target: Target, install: HelmInstall, namespace: str) -> list
         )
     except CompareError as exc:
         raise _fail(target, install, exc, usage=True) from None
-    return rendering_changes(first, judged_objects(second))
+    # As the arm installs it: what it leaves out is in neither rendering.
+    return rendering_changes(first, judged_objects(_installed(install, second, namespace)))
 
 
 def rendering_changes(

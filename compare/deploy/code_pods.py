@@ -15,10 +15,11 @@ rendering (hooks included), generically:
   never run by the toolkit).
 
 Each is one line naming the object; the toolkit never guesses the chart's values that would
-disable it. Two can be stood in for safely by a switch of the helm or flux arm: a fail-closed
-webhook configuration, removed from the install and the desired state (`Need.removable`;
-`dropUnservedWebhooks`), and a hook, never run (`Need.hook`; `disableHooks`: Helm's own
-`--no-hooks`, a hook is never part of the release's desired state anyway).
+disable it. Three can be stood in for safely by a switch of the helm or flux arm (`Need.switch`
+names it): a fail-closed webhook configuration (`dropUnservedWebhooks`) and an APIService
+(`dropUnservedAPIServices`), each removed from the install and the desired state - nothing
+the chart's pods serve is then asked for - and a hook, never run (`Need.hook`; `disableHooks`:
+Helm's own `--no-hooks`, a hook is never part of the release's desired state anyway).
 """
 
 from __future__ import annotations
@@ -28,32 +29,58 @@ from dataclasses import dataclass
 from typing import Any
 
 from compare.judge.kinds import pod_template
+from compare.target import DROP_API_SERVICES, DROP_WEBHOOKS
 
 WEBHOOK_CONFIGURATIONS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 HOOK = "helm.sh/hook"
 # Helm's hooks the toolkit never runs (`helm test`).
 TEST_HOOKS = frozenset({"test", "test-success", "test-failure"})
 REMEDY = "needs its pods to run code: use a real cluster (--kubeconfig) or values that disable it"
+# Why what each switch leaves out harms nothing (the preflight's line).
+LEFT_OUT = {
+    DROP_WEBHOOKS: "its webhooks are never called",
+    DROP_API_SERVICES: "its API group is not registered, so the cluster's discovery stays whole",
+}
 
 
 @dataclass(frozen=True)
 class Need:
-    """An object of the chart that needs its pods to run code: what it is, why, whether the
-    toolkit may remove it on the embedded cluster (a fail-closed webhook configuration), and
-    whether it is a Helm hook (never run with `disableHooks`)."""
+    """An object of the chart that needs its pods to run code: what it is, why, the chart
+    arm's key that removes it on the embedded cluster (`switch`: a fail-closed webhook
+    configuration, an APIService), and whether it is a Helm hook (never run with
+    `disableHooks`)."""
 
     kind: str
     name: str
     why: str
-    removable: bool = False
+    switch: str | None = None
     hook: bool = False
+
+    @property
+    def removable(self) -> bool:
+        return self.switch is not None
 
     @property
     def ref(self) -> str:
         return f"{self.kind} {self.name}"
 
+    @property
+    def document(self) -> str:
+        """`Kind/name`, as the post-render filters name what they leave out."""
+        return f"{self.kind}/{self.name}"
+
     def line(self) -> str:
         return f"{self.ref}: {self.why}: {REMEDY}"
+
+
+def left_out(
+    objects: Sequence[Mapping[str, Any]], namespace: str, drops: Sequence[str]
+) -> list[str]:
+    """`Kind/name` of what of a chart's rendering the arm's switches `drops` leave out
+    (`HelmInstall.drops`)."""
+    if not drops:
+        return []
+    return [need.document for need in needing_code(objects, namespace) if need.switch in drops]
 
 
 def needing_code(objects: Sequence[Mapping[str, Any]], namespace: str) -> list[Need]:
@@ -134,7 +161,7 @@ def _webhooks(
         f"webhook {hook_name}{more} is served by Service {key[1]}, which selects the chart's"
         f" {served[key]} ({policy})"
     )
-    return Need(kind, name, why, removable=any(m[2] for m in mine))
+    return Need(kind, name, why, switch=DROP_WEBHOOKS if any(m[2] for m in mine) else None)
 
 
 def _api_service(
@@ -148,6 +175,7 @@ def _api_service(
         "APIService",
         name,
         f"its API is served by Service {key[1]}, which selects the chart's {served[key]}",
+        switch=DROP_API_SERVICES,
     )
 
 

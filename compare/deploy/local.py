@@ -3,7 +3,8 @@ chart server.
 
 - a state directory per cluster, serialised by `state_lock` (a thread lock plus a file lock, so
   two `compare` processes do not race either), with its `settings.json`;
-- free ports on 127.0.0.1;
+- free ports on 127.0.0.1 (`free_port`, from `compare.cluster.ports`: never handed out twice,
+  across processes too);
 - processes started in a session of their own (they outlive the command that started them),
   their output appended to a log, recorded in a JSON file; a recorded pid counts as alive only
   while its command line still names what was started (pids get reused);
@@ -17,10 +18,8 @@ import dataclasses
 import fcntl
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -33,6 +32,7 @@ from kubernetes import client
 
 from compare import outputfile
 from compare.cluster import ClusterTarget
+from compare.cluster.ports import free_port as free_port  # re-exported: its old home
 from compare.errors import CompareError
 from compare.kube import wait as kube_wait
 
@@ -135,54 +135,6 @@ def write_record(path: Path, record: Any) -> None:
 
 
 # -- ports ------------------------------------------------------------------------------------
-
-
-# Ports handed out by this process (a port is taken only when its listener starts).
-_HANDED: set[int] = set()
-_HANDED_LOCK = threading.Lock()
-# Below the kernel's ephemeral range: a port picked there cannot be taken, between the check
-# and the listener's start, by the local end of an outgoing connection.
-_FIXED_LOW = 20000
-_BIND_TRIES = 200
-
-
-def _ephemeral_low() -> int:
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def _bindable(port: int) -> bool:
-    # 0.0.0.0 conflicts with a listener or a connection on any local address: some
-    # controllers (Argo CD's metrics) listen on every address, not on loopback alone.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("0.0.0.0", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port(prefer: int | None = None) -> int:
-    """A free TCP port: `prefer` when it is free, else one below the kernel's ephemeral range
-    that this process has not handed out yet (the kernel's pick when none is found)."""
-    with _HANDED_LOCK:
-        if prefer is not None and _bindable(prefer):
-            _HANDED.add(prefer)
-            return prefer
-        high = _ephemeral_low() - 1
-        if high - _FIXED_LOW >= 1000:
-            for _ in range(_BIND_TRIES):
-                port = random.randint(_FIXED_LOW, high)
-                if port not in _HANDED and _bindable(port):
-                    _HANDED.add(port)
-                    return port
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            picked: int = sock.getsockname()[1]
-            _HANDED.add(picked)
-            return picked
 
 
 # -- processes --------------------------------------------------------------------------------

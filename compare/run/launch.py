@@ -26,7 +26,12 @@ from compare.run.engine import (
     record_preflight_error,
 )
 from compare.run.experiments import load_experiments
-from compare.run.preflight import chart_sharing, code_findings, render_findings
+from compare.run.preflight import (
+    chart_sharing,
+    code_findings,
+    render_findings,
+    unserved_left_out,
+)
 
 
 def checked_request(
@@ -98,20 +103,29 @@ def prepared(
     renders = render_findings(request.app.target, request.approaches, TRIAL_NAMESPACE, doing=doing)
     for line in renders.notes:
         say(line)
-    for name, line in renders.left_out.items():
+    # Likewise, and said first (it is about the whole cluster), an arm that would install an
+    # APIService no pod of the embedded cluster serves.
+    embedded = recognised(cluster).embedded
+    left_out = (
+        unserved_left_out(request.app.target, request.approaches, TRIAL_NAMESPACE)
+        if embedded
+        else {}
+    )
+    left_out.update((k, v) for k, v in renders.left_out.items() if k not in left_out)
+    for name, line in left_out.items():
         say(f"preflight of the {name} arm: {line} (left out of this run)")
-    if renders.left_out:
-        kept = tuple(a for a in request.approaches if a not in renders.left_out)
+    if left_out:
+        kept = tuple(a for a in request.approaches if a not in left_out)
         if not kept:
             error = "; ".join(
-                f"preflight of the {name} arm: {line}" for name, line in renders.left_out.items()
+                f"preflight of the {name} arm: {line}" for name, line in left_out.items()
             )
             _stopped(cluster, request, error, say=say, warn=warn)
             raise CompareError(error, exit_code=EXIT_USAGE)
-        request = replace(request, approaches=kept, left_out=renders.left_out)
+        request = replace(request, approaches=kept, left_out=left_out)
     # What only a cluster whose pods run code can serve (a webhook of the chart's own pods):
     # said before anything is installed, one line each.
-    if recognised(cluster).embedded:
+    if embedded:
         for line in code_findings(request.app.target, request.approaches, TRIAL_NAMESPACE):
             warn(line)
     # Two releases of a chart that would compete for something of the node or the cluster:

@@ -23,12 +23,12 @@ from compare import approaches as registry
 from compare.cluster import ClusterTarget
 from compare.deploy.chart_target import render_changes, render_target, rendering, target_chart
 from compare.deploy.charts import chart_crds
-from compare.deploy.code_pods import needing_code
+from compare.deploy.code_pods import LEFT_OUT, needing_code
 from compare.errors import CompareError
 from compare.judge import REQUEST_TIMEOUT
 from compare.kube.apierror import status_message
 from compare.run.sharing import cannot_share
-from compare.target import Target, release_in
+from compare.target import DROP_API_SERVICES, Target, release_in
 
 # Two trial-like namespaces the manifest is rendered for, to find what two trials would share.
 SHARE_PROBES = ("cmp-share-a", "cmp-share-b")
@@ -113,12 +113,13 @@ def render_findings(
 def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> list[str]:
     """What of the chart arms' renderings (hooks included) needs the chart's pods to run code
     (`compare.deploy.code_pods`): on the embedded cluster it is never served. One line each,
-    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`) or never
-    runs it (`disableHooks`) says so, and the switch that would is named."""
+    before anything is installed; an arm that leaves it out (`dropUnservedWebhooks`,
+    `dropUnservedAPIServices`) or never runs it (`disableHooks`) says so, and the switch that
+    would is named."""
     if not target.from_file or target.own_chart:
         return []
     lines: list[str] = []
-    # The arms that can leave such a webhook configuration out (a post-render filter), and
+    # The arms that can leave such an object out (a post-render filter), and
     # the arms that can install a chart without running its hooks.
     takers = [name for name in approaches if registry.get(name).post_renders]
     skippers = [name for name in approaches if registry.get(name).disables_hooks]
@@ -129,19 +130,19 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
         install = approach.chart_arm(target)
         rendered = rendering(target, install, namespace, as_installed=False)
         for need in needing_code(rendered, namespace):
-            if need.removable and install.drop_unserved_webhooks:
+            if need.switch in install.drops:
                 lines.append(
                     f"preflight: {need.ref}: left out of the {name} arm's install and desired"
-                    " state (dropUnservedWebhooks: its webhooks are never called)"
+                    f" state ({need.switch}: {LEFT_OUT[need.switch]})"
                 )
             elif need.hook and install.disable_hooks:
                 lines.append(
                     f"preflight: {need.ref}: never run by the {name} arm (disableHooks: the"
                     " chart's hooks are not installed)"
                 )
-            elif need.removable and takers:
+            elif need.switch is not None and takers:
                 lines.append(
-                    f"preflight: {need.line()}, or dropUnservedWebhooks: true in the"
+                    f"preflight: {need.line()}, or {need.switch}: true in the"
                     f" {' or '.join(takers)} arm"
                 )
             elif need.hook and skippers:
@@ -152,6 +153,35 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
             else:
                 lines.append(f"preflight: {need.line()}")
     return list(dict.fromkeys(lines))
+
+
+def unserved_left_out(target: Target, approaches: Sequence[str], namespace: str) -> dict[str, str]:
+    """The chart arms, on the embedded cluster, that would install an APIService served by the
+    chart's own pods and cannot leave it out (no post-render step: Argo CD's): never Available
+    there, it would break API discovery of its group for every arm on the cluster, and such an
+    arm's own health of it never comes. Each arm with its one line, found from the rendering
+    before anything is installed, so the run goes on with the others in seconds."""
+    if not target.from_file or target.own_chart:
+        return {}
+    takers = [name for name in approaches if registry.get(name).post_renders]
+    left_out: dict[str, str] = {}
+    for name in approaches:
+        approach = registry.get(name)
+        if not approach.charted or approach.post_renders:
+            continue
+        rendered = rendering(target, approach.chart_arm(target), namespace, as_installed=False)
+        kept = [n for n in needing_code(rendered, namespace) if n.switch == DROP_API_SERVICES]
+        if kept:
+            switch = (
+                f"; {DROP_API_SERVICES}: true in the {' or '.join(takers)} arm" if takers else ""
+            )
+            left_out[name] = (
+                f"{kept[0].ref} is served by the chart's own pods, never Available on the"
+                f" embedded cluster (it would break API discovery of its group for the whole"
+                f" cluster), and the {name} arm cannot leave it out (no post-render step): use"
+                f" values that disable it or a real cluster{switch}"
+            )
+    return left_out
 
 
 def new_chart_crds(cluster: ClusterTarget, target: Target, approaches: Sequence[str]) -> list[str]:

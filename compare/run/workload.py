@@ -14,7 +14,8 @@ app's main ones, or the ones its target file names (`parts`), by one rule
 (`compare.judge.parts.main_parts`, which the judge reading the trial uses too); the
 workload's `spec.selector.matchLabels` and first container, the Service's first port (by
 name, else by index), and, in manifest order, the first ConfigMap, Secret and RoleBinding
-(else ClusterRoleBinding).
+(else ClusterRoleBinding) of the app's namespace (an object the chart puts in another one, a
+RoleBinding in `kube-system`, is never taken: the faults act in the trial's namespace).
 
 An experiment needs the parts whose variables its activities use, and applies to the kinds its
 `compare` block lists (`kinds`; without it, a Deployment for the workload, as the WebApp's).
@@ -128,10 +129,22 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name"))
 
 
-def _first(objects: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> Mapping[str, Any] | None:
-    """The first object of the first kind (in `kinds`' order) the manifest has."""
+def _first(
+    objects: Sequence[Mapping[str, Any]], kinds: Sequence[str], home: frozenset[str] = frozenset()
+) -> Mapping[str, Any] | None:
+    """The first object of the first kind (in `kinds`' order) the manifest has in the app's
+    namespace: none named, or one of `home` (the faults act in the trial's namespace; a
+    chart's RoleBinding in `kube-system` is not there)."""
     for wanted in kinds:
-        found = next((o for o in objects if o.get("kind") == wanted), None)
+        found = next(
+            (
+                o
+                for o in objects
+                if o.get("kind") == wanted
+                and ((o.get("metadata") or {}).get("namespace") or "") in home | {""}
+            ),
+            None,
+        )
         if found is not None:
             return found
     return None
@@ -174,8 +187,14 @@ def workload_of(
     for main in (workload, service):  # ... but the main parts win theirs
         if main is not None:
             rendered[str(main.get("kind")).lower()] = main
+    # The namespace the app's main parts name, when the chart names one (its release's).
+    home = frozenset(
+        str((main.get("metadata") or {}).get("namespace"))
+        for main in (workload, service)
+        if main is not None and (main.get("metadata") or {}).get("namespace")
+    )
     for need in ("configmap", "secret", "rbac-binding"):
-        found = _first(objects, PARTS[need].kinds)
+        found = _first(objects, PARTS[need].kinds, home)
         if found is not None:
             others[need] = Ref(str(found.get("kind")), _name(found))
     return Workload(

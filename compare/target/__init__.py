@@ -22,6 +22,8 @@ to a cluster. Without a target file every command uses the built-in WebApp, as a
 
 from compare.target.builtin import builtin_target
 from compare.target.load import (
+    DROP_API_SERVICES,
+    DROP_WEBHOOKS,
     HelmInstall,
     Operator,
     OperatorCommand,
@@ -35,6 +37,8 @@ from compare.target.model import API_VERSION, KIND, ArmKey, ArmKind
 
 __all__ = [
     "API_VERSION",
+    "DROP_API_SERVICES",
+    "DROP_WEBHOOKS",
     "KIND",
     "ArmKey",
     "ArmKind",

@@ -42,6 +42,11 @@ READY_CONDITION = "Available"
 # A target file and each values or resource file it names is a few KiB.
 MAX_TARGET_BYTES = 1024 * 1024
 
+# A chart arm's keys that leave objects of the chart out of its install and desired state,
+# each for one kind of object its pods would have to serve (`compare.deploy.code_pods`).
+DROP_WEBHOOKS = "dropUnservedWebhooks"
+DROP_API_SERVICES = "dropUnservedAPIServices"
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -74,9 +79,21 @@ class HelmInstall:
     # `dropUnservedWebhooks`: the chart's fail-closed webhook configurations served by its
     # own pods left out of the install and the desired state (`compare.deploy.code_pods`).
     drop_unserved_webhooks: bool = False
+    # `dropUnservedAPIServices`: likewise the chart's APIServices served by its own pods.
+    drop_unserved_api_services: bool = False
     # `disableHooks`: the chart's Helm hooks never run (helm --no-hooks, the HelmRelease's
     # disableHooks), so never created (`compare.deploy.code_pods`).
     disable_hooks: bool = False
+
+    @property
+    def drops(self) -> tuple[str, ...]:
+        """The arm's keys set that leave objects of the chart out (`DROP_WEBHOOKS`,
+        `DROP_API_SERVICES`), in that order."""
+        switches = (
+            (DROP_WEBHOOKS, self.drop_unserved_webhooks),
+            (DROP_API_SERVICES, self.drop_unserved_api_services),
+        )
+        return tuple(key for key, on in switches if on)
 
 
 @dataclass(frozen=True)
@@ -294,6 +311,7 @@ def _chart_install(path: Path, base: Path, where: str, spec: HelmSpec, name: str
         values=values,
         namespace=spec.namespace if isinstance(spec, OperatorChart) else None,
         drop_unserved_webhooks=isinstance(spec, ChartArm) and spec.drop_unserved_webhooks,
+        drop_unserved_api_services=isinstance(spec, ChartArm) and spec.drop_unserved_api_services,
         disable_hooks=isinstance(spec, ChartArm) and spec.disable_hooks,
     )
 

@@ -143,6 +143,15 @@ class ChartArm(HelmSpec):
         " (on the embedded cluster no pod runs code: they would refuse every request they"
         " match). The helm and flux arms (a post-render filter); the argocd arm refuses it.",
     )
+    drop_unserved_api_services: bool = Field(
+        default=False,
+        alias="dropUnservedAPIServices",
+        description="Leave out of the install and the desired state the chart's APIServices"
+        " served by the chart's own pods (on the embedded cluster no pod runs code: such an"
+        " APIService is never Available, and an unavailable one breaks API discovery of its"
+        " group for the whole cluster). The helm and flux arms (a post-render filter); the"
+        " argocd arm refuses it.",
+    )
     disable_hooks: bool = Field(
         default=False,
         alias="disableHooks",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 import time
 from pathlib import Path
 
@@ -11,8 +12,14 @@ from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from compare.chaos.control_plane import restore
-from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key
-from compare.cluster.embedded import NODE_MAX_PODS, SERVICE_CIDR, control_plane_args
+from compare.cluster import ClusterTarget, EmbeddedCluster, cluster_key, ports
+from compare.cluster import embedded as embedded_module
+from compare.cluster.embedded import (
+    BIND_FAILURE,
+    NODE_MAX_PODS,
+    SERVICE_CIDR,
+    control_plane_args,
+)
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.cluster
@@ -258,3 +265,63 @@ def test_a_component_that_does_not_run_is_named_with_its_logs_last_line(
         restore(embedded)
     assert embedded.component_pid("kube-scheduler") not in (None, old)
     assert embedded.dead_components() == []
+
+
+def test_a_component_whose_port_is_taken_is_named_at_once(cluster: ClusterTarget) -> None:
+    """What `cluster up` watches for while kwokctl creates a cluster (`lost_port`): a real
+    component started on a port another process holds exits, and its log says so."""
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    embedded = EmbeddedCluster(cluster_key(cluster))
+    assert embedded.lost_port() is None
+    # Stopped, its ports are held by this process (`stop_component`); kwokctl's own start
+    # (not `start_components`, which gives them back first) runs it into them.
+    embedded.stop_component("kube-scheduler", kill=True)
+    try:
+        embedded._kwokctl("start", "cluster", timeout=60, check=False)
+        lost = eventually(embedded.lost_port, timeout=20)
+        assert lost is not None and lost.startswith("kube-scheduler exited at start: ")
+        assert BIND_FAILURE in lost
+    finally:
+        restore(embedded)
+    assert embedded.dead_components() == []
+
+
+def test_a_cluster_whose_port_is_taken_at_creation_is_made_again_at_once(
+    cluster: ClusterTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port the toolkit picked, taken by another program before etcd binds it: `cluster up`
+    sees etcd exit while kwokctl still waits (which would take minutes), deletes what was made
+    and creates the cluster once more on fresh ports."""
+    if not cluster.embedded:
+        pytest.skip("runs only against the embedded cluster (KUBECONFIG was given)")
+    fresh = EmbeddedCluster(f"{cluster_key(cluster)[:30]}-taken")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        picks = iter([taken])  # the first pick: etcd's peer port (PORT_OPTIONS' order)
+        real = ports.free_port
+        monkeypatch.setattr(
+            embedded_module,
+            "free_port",
+            lambda prefer=None, *, avoid=(): next(picks, None) or real(prefer, avoid=avoid),
+        )
+        downs: list[bool] = []
+        delete = fresh.down
+
+        def down() -> bool:
+            downs.append(delete())
+            return downs[-1]
+
+        monkeypatch.setattr(fresh, "down", down)
+        started = time.monotonic()
+        try:
+            status = fresh.up(nodes=1)
+            took = time.monotonic() - started
+            assert downs == [True]  # the first creation, deleted
+            assert status.running and fresh.dead_components() == []
+            assert taken not in fresh.component_ports("etcd")
+            assert took < 60, took  # kwokctl alone waits up to its 5-minute timeout
+        finally:
+            fresh.down()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare.deploy.code_pods import REMEDY, needing_code
+from compare.deploy.code_pods import REMEDY, left_out, needing_code
 
 NS = "apps"
 
@@ -41,10 +41,10 @@ APP = [_deployment("web", {"app": "web", "tier": "front"}), _service("web", {"ap
 def test_a_webhook_served_by_the_charts_own_pods_is_found_fail_closed_by_default() -> None:
     objects = [*APP, _webhooks("ValidatingWebhookConfiguration", "guard", _hook("v.x.io", "web"))]
     (need,) = needing_code(objects, NS)
-    assert (need.kind, need.name, need.removable) == (
+    assert (need.kind, need.name, need.switch) == (
         "ValidatingWebhookConfiguration",
         "guard",
-        True,
+        "dropUnservedWebhooks",
     )
     assert need.line() == (
         "ValidatingWebhookConfiguration guard: webhook v.x.io is served by Service web, which"
@@ -97,7 +97,37 @@ def test_an_api_service_served_by_the_charts_pods_is_found() -> None:
         "APIService v1beta1.metrics.k8s.io: its API is served by Service web, which selects"
         f" the chart's Deployment web: {REMEDY}"
     )
-    assert not need.removable
+    # Left out by its own switch, never by the webhooks' one.
+    assert need.switch == "dropUnservedAPIServices"
+
+
+def test_each_switch_leaves_out_just_what_it_names() -> None:
+    closed = _webhooks("ValidatingWebhookConfiguration", "guard", _hook("v.x.io", "web"))
+    open_ = _webhooks(
+        "MutatingWebhookConfiguration", "m", _hook("m.x.io", "web", failurePolicy="Ignore")
+    )
+    served = {
+        "kind": "APIService",
+        "metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"service": {"name": "web", "namespace": NS}},
+    }
+    elsewhere = {
+        "kind": "APIService",
+        "metadata": {"name": "v1.custom.metrics.k8s.io"},
+        "spec": {"service": {"name": "adapter", "namespace": "monitoring"}},
+    }
+    objects = [*APP, closed, open_, served, elsewhere]
+    assert left_out(objects, NS, ()) == []
+    assert left_out(objects, NS, ("dropUnservedWebhooks",)) == [
+        "ValidatingWebhookConfiguration/guard"
+    ]
+    assert left_out(objects, NS, ("dropUnservedAPIServices",)) == [
+        "APIService/v1beta1.metrics.k8s.io"
+    ]
+    assert left_out(objects, NS, ("dropUnservedWebhooks", "dropUnservedAPIServices")) == [
+        "ValidatingWebhookConfiguration/guard",
+        "APIService/v1beta1.metrics.k8s.io",
+    ]
 
 
 def test_install_hooks_need_their_pods_to_run_code_test_hooks_are_never_run() -> None:

@@ -28,7 +28,7 @@ from compare.run.app import App
 from compare.run.engine import plan_trials, runnable
 from compare.run.experiments import configuration_defaults
 from compare.run.trial import Ledger, TrialContext, TrialPlan, experiment_for
-from compare.run.workload import needs_of, workload_of
+from compare.run.workload import Ref, needs_of, workload_of
 from compare.target import release_in
 from compare.webapp import DEFAULT_APP, load_webapp
 
@@ -288,6 +288,25 @@ def test_the_workload_is_the_first_deployment_else_statefulset_else_daemonset() 
         "crb",
         "clusterrolebinding",
     )
+
+
+def test_a_part_the_chart_puts_in_another_namespace_is_never_taken() -> None:
+    def placed(kind: str, name: str, namespace: str | None) -> dict[str, Any]:
+        obj = _object(kind, name)
+        if namespace:
+            obj["metadata"]["namespace"] = namespace
+        return obj
+
+    elsewhere = placed("RoleBinding", "auth-reader", "kube-system")
+    config = placed("ConfigMap", "shared", "kube-system")
+    web = _pod_set("Deployment", "web")
+    parts = workload_of([elsewhere, config, web, placed("ClusterRoleBinding", "crb", None)])
+    assert parts.ref("rbac-binding") == Ref("ClusterRoleBinding", "crb")
+    assert parts.ref("configmap") is None
+    # The chart names its release's namespace on its main parts and this RoleBinding: taken.
+    web["metadata"]["namespace"] = "shop"
+    own = placed("RoleBinding", "reader", "shop")
+    assert workload_of([elsewhere, own, web]).ref("rbac-binding") == Ref("RoleBinding", "reader")
 
 
 def test_a_fault_for_other_kinds_is_left_out_with_the_reason(tmp_path: Path) -> None:

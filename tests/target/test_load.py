@@ -357,6 +357,15 @@ def test_paths_resolve_against_the_file_and_values_merge_in_order(folder: Path) 
         load_target(_write(folder, {**HEAD, "flux": CHART})).arm("helm")
 
 
+def test_a_chart_arms_drop_switches_are_its_own_in_one_order(folder: Path) -> None:
+    both = {**CHART, "dropUnservedAPIServices": True, "dropUnservedWebhooks": True}
+    data = {**HEAD, "helm": both, "flux": {**CHART, "dropUnservedAPIServices": True}}
+    target = load_target(_write(folder, data))
+    assert target.chart_arm("helm").drops == ("dropUnservedWebhooks", "dropUnservedAPIServices")
+    assert target.chart_arm("flux").drops == ("dropUnservedAPIServices",)
+    assert load_target(_write(folder, {**HEAD, "helm": CHART})).chart_arm("helm").drops == ()
+
+
 def test_merge_values_never_changes_its_inputs() -> None:
     base = {"a": {"b": 1}}
     override = {"a": {"c": 2}}

@@ -208,6 +208,37 @@ def test_helm_controller_is_granted_a_custom_resource_by_its_crds_plural() -> No
     assert ("example.com", "oxes") not in granted
 
 
+def test_helm_controller_may_bind_the_roles_the_chart_binds_but_does_not_render() -> None:
+    def binding(kind: str, role_kind: str, role: str) -> dict[str, Any]:
+        ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "roleRef": ref}
+
+    own: dict[str, Any] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}
+    own["metadata"], own["rules"] = {"name": "reader"}, [{"verbs": ["get"]}]
+    objects = [
+        own,
+        binding("ClusterRoleBinding", "ClusterRole", "reader"),  # its rules are granted
+        binding("ClusterRoleBinding", "ClusterRole", "system:auth-delegator"),
+        binding("RoleBinding", "Role", "extension-apiserver-authentication-reader"),
+        binding("RoleBinding", "ClusterRole", "view"),
+    ]
+    binds = [rule for rule in chart_rules(objects) if rule["verbs"] == ["bind"]]
+    assert binds == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+            "resourceNames": ["system:auth-delegator", "view"],
+        },
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["roles"],
+            "verbs": ["bind"],
+            "resourceNames": ["extension-apiserver-authentication-reader"],
+        },
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

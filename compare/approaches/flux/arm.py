@@ -21,7 +21,8 @@ role only with permissions it holds itself).
 
 With `dropUnservedWebhooks` the HelmRelease carries a post-renderer of helm-controller's own (a
 kustomize patch `$patch: delete` per object) that leaves the chart's fail-closed webhook
-configurations served by its own pods out of the release (`compare.deploy.code_pods`). With
+configurations served by its own pods out of the release (`compare.deploy.code_pods`); with
+`dropUnservedAPIServices` likewise its APIServices served by its own pods. With
 `disableHooks` helm-controller never runs the chart's hooks: `disableHooks` of the HelmRelease's
 install, upgrade, rollback and uninstall (helm's `--no-hooks`; its tests are off by default).
 
@@ -65,7 +66,7 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import (
     desired_of,
-    dropped_webhooks,
+    dropped_objects,
     release_desired,
     render_target,
     rendering,
@@ -209,10 +210,18 @@ def resource_of(kind: str) -> str:
 
 
 def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What helm-controller needs for these objects: read-write on each kind, and every rule
-    of each Role and ClusterRole among them (to create a role one must hold its rules)."""
+    """What helm-controller needs for these objects: read-write on each kind, every rule of
+    each Role and ClusterRole among them (to create a role one must hold its rules), and
+    `bind` on each role a binding among them names that they do not hold (a cluster's own,
+    `system:auth-delegator`: to bind a role one must hold its rules or `bind` on it)."""
     kinds: dict[str, set[str]] = {}
     granted: list[dict[str, Any]] = []
+    rendered = {
+        (str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
+        for obj in objects
+        if obj.get("kind") in ("Role", "ClusterRole")
+    }
+    bound: dict[str, set[str]] = {}  # roles, clusterroles -> names
     # A custom resource's plural is its CRD's (crds/ or rendered), not a guess from its kind.
     plurals = {
         (str(spec.get("group")), str((spec.get("names") or {}).get("kind"))): str(
@@ -229,12 +238,26 @@ def chart_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kinds.setdefault(group, set()).add(plurals.get((group, kind)) or resource_of(kind))
         if obj.get("kind") in ("Role", "ClusterRole"):
             granted += [rule for rule in obj.get("rules") or [] if rule not in granted]
+        ref = obj.get("roleRef") or {}
+        role = (str(ref.get("kind")), str(ref.get("name")))
+        bindable = role[0] in ("Role", "ClusterRole") and role not in rendered
+        if kind.endswith("RoleBinding") and bindable:
+            bound.setdefault(resource_of(role[0]), set()).add(role[1])
     verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
     rules = [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": verbs}
         for group, resources in sorted(kinds.items())
     ]
-    return rules + granted
+    binds = [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": [resource],
+            "verbs": ["bind"],
+            "resourceNames": sorted(names),
+        }
+        for resource, names in sorted(bound.items())
+    ]
+    return rules + granted + binds
 
 
 def chart_role(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -313,9 +336,10 @@ def deploy_target_flux(
     Ready and every object of its release's manifest holds. Returns that desired state."""
     started = time.monotonic()
     rendered = render_target(target, install, namespace)
-    # `dropUnservedWebhooks`: what the arm leaves out, deleted by helm-controller's post-render.
+    # `dropUnservedWebhooks`, `dropUnservedAPIServices`: what the arm leaves out, deleted by
+    # helm-controller's post-render.
     whole = rendering(target, install, namespace, as_installed=False)
-    dropped = set(dropped_webhooks(install, whole, namespace))
+    dropped = set(dropped_objects(install, whole, namespace))
     drop = [
         obj
         for obj in whole

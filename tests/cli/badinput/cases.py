@@ -634,22 +634,34 @@ def build() -> list[Case]:
         Case("results/report-format", ["report", results, "-f", "pdf"], {}, "'pdf' is not one of"),
     ]
 
-    # `dropUnservedWebhooks` needs a post-render step (helm's, helm-controller's): the argocd
-    # arm, whose repo-server has none, refuses it, naming the field, before the cluster.
+    # `dropUnservedWebhooks` and `dropUnservedAPIServices` need a post-render step (helm's,
+    # helm-controller's): the argocd arm, whose repo-server has none, refuses each, naming the
+    # field, before the cluster; either is a boolean (never coerced).
     chart = {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n"}
-    for arm, fragment in (("argocd", "not possible with the argocd arm"),):
+    refused = "not possible with the argocd arm"
+    for name, key, arm, value, fragment in (
+        ("drop-webhooks", "dropUnservedWebhooks", "argocd", True, refused),
+        ("drop-apiservices", "dropUnservedAPIServices", "argocd", True, refused),
+        (
+            "drop-apiservices",
+            "dropUnservedAPIServices",
+            "flux",
+            "yes",
+            "Input should be a valid boolean",
+        ),
+    ):
         target = {
             "apiVersion": "compare.example.com/v1alpha1",
             "kind": "Target",
             "name": "shop",
-            arm: {"chart": {"path": "chart"}, "dropUnservedWebhooks": True},
+            arm: {"chart": {"path": "chart"}, key: value},
         }
         cases.append(
             Case(
-                f"target/drop-webhooks-{arm}",
+                f"target/{name}-{arm}",
                 ["deploy", arm, "--target", "{tmp}/t.yaml", *NO_CLUSTER],
                 {"t.yaml": target, **chart},
-                f"t.yaml: {arm}.dropUnservedWebhooks: {fragment}",
+                f"t.yaml: {arm}.{key}: {fragment}",
             )
         )
     # `disableHooks`: a boolean (never coerced); the argocd arm, whose automated sync runs
