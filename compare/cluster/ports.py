@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import IO
 
 from compare.paths import cache_dir
 
@@ -61,6 +62,25 @@ def ledger_path() -> Path:
     return cache_dir() / "ports" / "handed.json"
 
 
+# The ledger's lock is held for a few milliseconds; a holder stuck past this is not waited for.
+_LOCK_WAIT_S = 10.0
+
+
+def _locked(lock: IO[str]) -> bool:
+    """Take the ledger's lock, polling, for at most `_LOCK_WAIT_S`."""
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        except OSError:
+            return False
+
+
 @contextlib.contextmanager
 def _ledger() -> Iterator[dict[int, tuple[float, int]]]:
     """The live reservations (port -> (until, pid)), under the ledger's file lock; what the
@@ -74,7 +94,10 @@ def _ledger() -> Iterator[dict[int, tuple[float, int]]]:
         yield {}
         return
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _locked(lock):
+            # Held too long by another process (stopped, hung): reservations are advisory.
+            yield {}
+            return
         try:
             now = time.time()
             try:

@@ -4,12 +4,15 @@ configuration names, and a component that lost its port named at once from its l
 
 from __future__ import annotations
 
+import fcntl
 import os
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from compare.cluster import ports
 from compare.cluster.embedded import BIND_FAILURE, PORT_OPTIONS, EmbeddedCluster, kwokctl_config
 
 
@@ -65,3 +68,16 @@ def test_a_component_that_exited_on_a_taken_port_is_named(cache: Path) -> None:
     (embedded.cluster_dir / "pids" / "etcd.pid").write_text(str(os.getpid()))
     # A live pid that is not this cluster's etcd counts as not running either.
     assert embedded.lost_port() == f"etcd exited at start: {line}"
+
+
+def test_a_ledger_lock_held_by_a_stuck_process_is_not_waited_for(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ports, "_LOCK_WAIT_S", 0.2)
+    ports.ledger_path().parent.mkdir(parents=True, exist_ok=True)
+    with open(ports.ledger_path().with_suffix(".lock"), "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another open file description: a second holder
+        started = time.monotonic()
+        port = ports.free_port()
+        assert time.monotonic() - started < 5 and port > 0
+    assert not ports.ledger_path().exists()  # nothing written without the lock
