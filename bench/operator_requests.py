@@ -114,16 +114,21 @@ def audit_size(path: Path | None) -> int:
     return path.stat().st_size if path is not None and path.exists() else 0
 
 
-def audit_events(path: Path, start: int, end: int) -> list[dict[str, Any]]:
+def audit_all(path: Path, start: int, end: int) -> list[dict[str, Any]]:
+    """Every audit event between two offsets of the log."""
     with path.open("rb") as handle:
         handle.seek(start)
         chunk = handle.read(end - start)
-    events = []
-    for line in chunk.splitlines():
-        event = json.loads(line)
-        if event.get("user", {}).get("username") == IDENTITY:
-            events.append(event)
-    return events
+    return [json.loads(line) for line in chunk.splitlines()]
+
+
+def audit_events(path: Path, start: int, end: int) -> list[dict[str, Any]]:
+    """The operator's audit events between two offsets of the log."""
+    return [
+        event
+        for event in audit_all(path, start, end)
+        if event.get("user", {}).get("username") == IDENTITY
+    ]
 
 
 def resource_of(event: dict[str, Any]) -> str:

@@ -65,7 +65,14 @@ from operator_common import (
     wait_for,
     write_json,
 )
-from operator_requests import AUDIT_POLICY, AUDIT_VERBS, audit_events, audit_size, resource_of
+from operator_requests import (
+    AUDIT_POLICY,
+    AUDIT_VERBS,
+    audit_all,
+    audit_events,
+    audit_size,
+    resource_of,
+)
 
 from compare.approaches.operator.process import health
 from compare.cluster import EmbeddedCluster
@@ -196,12 +203,8 @@ def service_writes(audit: Path | None, start: int, end: int) -> dict[str, float]
     received to last answered)."""
     if audit is None:
         return {}
-    with audit.open("rb") as handle:
-        handle.seek(start)
-        chunk = handle.read(end - start)
     spans = []
-    for line in chunk.splitlines():
-        event = json.loads(line)
+    for event in audit_all(audit, start, end):
         ref = event.get("objectRef") or {}
         if ref.get("resource") != "services" or ref.get("subresource"):
             continue
