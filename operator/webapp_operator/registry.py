@@ -43,6 +43,8 @@ _REMOVED_MEMORY = 4096
 REQUEST_TIMEOUT_S = 10.0
 _CONFIG_MAPS = kind("ConfigMap")
 _RETRY_S = (0.5, 5.0)  # the writer's first and longest wait after a failed flush
+# What a failed write raises (an API error status, the transport, a refusal of the fence).
+_WRITE_FAILURES = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
 # How long the writer gathers records before it writes them: a burst of new WebApps is one
 # write a second, not one per WebApp (every write stores the whole ConfigMap, up to 1 MiB,
 # in etcd: a thousand WebApps created at once cost 881 writes of a growing object before).
@@ -165,34 +167,33 @@ class Registry:
 
     def _run(self) -> None:
         failures = 0
-        while not self._closed.is_set():
+        while True:
             self._wake.wait()
             # Records that arrive meanwhile leave in the same write (closing ends the wait).
             self._closed.wait(self._linger)
             self._wake.clear()
-            if self._closed.is_set():
-                self._last_flush()
+            # On close what is still queued is written once more (bounded by the request
+            # timeout; a replica that no longer leads is refused by its fenced client): a
+            # graceful stop within the linger does not leave a WebApp out of the inventory.
+            closing = self._closed.is_set()
+            if closing and not self.pending:
                 return
             try:
                 self._flush()
                 failures = 0
-            except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            except _WRITE_FAILURES as exc:
+                if closing:
+                    logger.warning(
+                        "registry: %d entries not written at stop (%s)", self.pending, exc
+                    )
+                    return
                 failures += 1
                 delay = min(_RETRY_S[1], _RETRY_S[0] * 2 ** (failures - 1))
                 logger.warning("registry write failed (%s); retrying in %.1fs", exc, delay)
                 self._closed.wait(delay)
                 self._wake.set()
-
-    def _last_flush(self) -> None:
-        """On close, what is still queued is written once (bounded by the request timeout;
-        a replica that no longer leads is refused by its fenced client): a graceful stop
-        within the linger does not leave a Running WebApp out of the inventory."""
-        if not self.pending:
-            return
-        try:
-            self._flush()
-        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-            logger.warning("registry: %d entries not written at stop (%s)", self.pending, exc)
+            if closing:
+                return
 
     def _flush(self) -> None:
         with self._writes:
