@@ -121,21 +121,13 @@ def rendering(
 def _installed(
     install: HelmInstall, objects: list[dict[str, Any]], namespace: str
 ) -> list[dict[str, Any]]:
-    """A rendering without what the arm leaves out of it (`dropped_objects`)."""
+    """A rendering without what the arm's switches leave out of it (`code_pods.left_out`:
+    with `dropUnservedWebhooks` the fail-closed webhook configurations served by the chart's
+    own pods, with `dropUnservedAPIServices` its APIServices served by them)."""
     if not install.drops:
         return objects
-    drop = set(dropped_objects(install, objects, namespace))
+    drop = set(left_out(objects, namespace, install.drops))
     return [obj for obj in objects if _ref(obj) not in drop]
-
-
-def dropped_objects(
-    install: HelmInstall, objects: Sequence[Mapping[str, Any]], namespace: str
-) -> list[str]:
-    """`Kind/name` of what the arm leaves out of the chart's rendering (`objects`): with
-    `dropUnservedWebhooks`, its fail-closed webhook configurations served by its own pods,
-    with `dropUnservedAPIServices` its APIServices served by them (`compare.deploy.code_pods`);
-    nothing otherwise."""
-    return left_out(objects, namespace, install.drops)
 
 
 def _ref(obj: Mapping[str, Any]) -> str:
@@ -188,7 +180,7 @@ def install_target(
     if not target.own_chart:
         render_target(target, install, namespace)
     drop = (
-        dropped_objects(install, _rendered(target, install, namespace), namespace)
+        left_out(_rendered(target, install, namespace), namespace, install.drops)
         if install.drops
         else []
     )

@@ -121,7 +121,7 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
     lines: list[str] = []
     # The arms that can leave such an object out (a post-render filter), and
     # the arms that can install a chart without running its hooks.
-    takers = [name for name in approaches if registry.get(name).post_renders]
+    takers = _post_renderers(approaches)
     skippers = [name for name in approaches if registry.get(name).disables_hooks]
     for name in approaches:
         approach = registry.get(name)
@@ -155,6 +155,11 @@ def code_findings(target: Target, approaches: Sequence[str], namespace: str) -> 
     return list(dict.fromkeys(lines))
 
 
+def _post_renderers(approaches: Sequence[str]) -> list[str]:
+    """The arms that can leave objects of a chart out (a post-render filter)."""
+    return [name for name in approaches if registry.get(name).post_renders]
+
+
 def unserved_left_out(target: Target, approaches: Sequence[str], namespace: str) -> dict[str, str]:
     """The chart arms, on the embedded cluster, that would install an APIService served by the
     chart's own pods and cannot leave it out (no post-render step: Argo CD's): never Available
@@ -163,7 +168,7 @@ def unserved_left_out(target: Target, approaches: Sequence[str], namespace: str)
     before anything is installed, so the run goes on with the others in seconds."""
     if not target.from_file or target.own_chart:
         return {}
-    takers = [name for name in approaches if registry.get(name).post_renders]
+    takers = _post_renderers(approaches)
     left_out: dict[str, str] = {}
     for name in approaches:
         approach = registry.get(name)

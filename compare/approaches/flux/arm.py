@@ -66,13 +66,13 @@ from compare.deploy import DEPLOY_TIMEOUT_S
 from compare.deploy.chart_server import publish_chart
 from compare.deploy.chart_target import (
     desired_of,
-    dropped_objects,
     release_desired,
     render_target,
     rendering,
     target_chart,
 )
 from compare.deploy.charts import chart_crds, release_objects
+from compare.deploy.code_pods import left_out
 from compare.deploy.install import apply_documents, bound_cluster_role
 from compare.deploy.live import wait_for_desired_state
 from compare.deploy.ownership import flux_applied
@@ -339,7 +339,7 @@ def deploy_target_flux(
     # `dropUnservedWebhooks`, `dropUnservedAPIServices`: what the arm leaves out, deleted by
     # helm-controller's post-render.
     whole = rendering(target, install, namespace, as_installed=False)
-    dropped = set(dropped_objects(install, whole, namespace))
+    dropped = set(left_out(whole, namespace, install.drops))
     drop = [
         obj
         for obj in whole
