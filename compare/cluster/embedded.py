@@ -160,6 +160,8 @@ PORT_OPTIONS = (
 )
 # How often a running `kwokctl create cluster` is looked at for a component that lost its port.
 CREATE_WATCH_S = 0.25
+# How long a killed kwokctl is given to hand back its output.
+KILLED_WAIT_S = 10.0
 BIND_FAILURE = "address already in use"
 # Ports of stopped components this process holds until it starts them again (per cluster).
 _HELD_PORTS: dict[str, list[socket.socket]] = {}
@@ -798,7 +800,8 @@ class EmbeddedCluster:
                     stop = stop_when is not None and stop_when()
                     if stop or left <= 0:
                         proc.kill()
-                        out, err = proc.communicate()
+                        # Killed: its pipes close with it (the components log to files).
+                        out, err = proc.communicate(timeout=KILLED_WAIT_S)
                         if stop:
                             break
                         raise CompareError(

@@ -60,7 +60,12 @@ def test_processes_asking_at_the_same_moment_never_get_the_same_port(
         )
         for _ in range(4)
     ]
-    ports = [int(p) for child in children for p in child.communicate(timeout=60)[0].split()]
+    try:
+        ports = [int(p) for child in children for p in child.communicate(timeout=60)[0].split()]
+    finally:
+        for child in children:
+            child.kill()  # a no-op for those that ended; none is left behind on a timeout
+            child.wait(timeout=10)
     assert all(child.returncode == 0 for child in children)
     assert len(ports) == 20 and len(set(ports)) == 20
     # Each is reserved in the ledger for the process it was handed to.
