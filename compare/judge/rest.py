@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 import urllib3
 from kubernetes import client
 
-__all__ = ["Timeout", "request", "resource_path", "stream"]
+__all__ = ["Timeout", "headers", "request", "resource_path", "stream"]
 
 # Seconds: a total, or (connect, read) like the typed client's `_request_timeout`.
 Timeout = float | tuple[float, float]
@@ -53,17 +53,19 @@ def _timeout(value: Timeout) -> urllib3.Timeout:
     return urllib3.Timeout(total=value)
 
 
-def _headers(api: client.ApiClient, content_type: str | None) -> dict[str, str]:
-    headers = {"Accept": _JSON, **api.default_headers}
+def headers(api: client.ApiClient, content_type: str | None) -> dict[str, str]:
+    """The headers a request of `api` carries: its defaults (User-Agent), the content type, and
+    the credentials (a refreshed bearer token); for another HTTP client on the same identity."""
+    found = {"Accept": _JSON, **api.default_headers}
     if content_type:
-        headers["Content-Type"] = content_type
+        found["Content-Type"] = content_type
     # The configuration's own auth settings: a bearer token (refreshed by its hook when the
     # kubeconfig's exec plugin or the in-cluster token file gives one). Client certificates
     # are already in the pool.
     for setting in api.configuration.auth_settings().values():
         if setting.get("in") == "header" and setting.get("value"):
-            headers[setting["key"]] = setting["value"]
-    return headers
+            found[setting["key"]] = setting["value"]
+    return found
 
 
 def _send(
@@ -84,7 +86,7 @@ def _send(
         url += "?" + urlencode(params)
     # Compact: fewer bytes to encrypt, send and decode (a restoring patch is a whole spec).
     data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-    headers = _headers(api, content_type or (_JSON if data is not None else None))
+    sent = headers(api, content_type or (_JSON if data is not None else None))
     pool = api.rest_client.pool_manager
     if stamps is not None:
         # The pool for this host, looked up once: its count of opened connections, read
@@ -96,7 +98,7 @@ def _send(
         method,
         url,
         body=data,
-        headers=headers,
+        headers=sent,
         timeout=_timeout(timeout),
         preload_content=preload,
     )

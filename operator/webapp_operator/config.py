@@ -51,6 +51,9 @@ class OperatorConfig:
     backoff_base: float
     backoff_cap: float
     log_level: str
+    # A child's drift healed from its watch event on the event loop (`fastheal`); off: every
+    # correction goes through the reconcile.
+    hot_heal: bool = True
 
 
 def _identity() -> str:
@@ -150,6 +153,12 @@ def _parser() -> argparse.ArgumentParser:
         "--backoff-cap", type=_positive, default=60.0, metavar="SECONDS", help="longest retry delay"
     )
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument(
+        "--no-hot-heal",
+        dest="hot_heal",
+        action="store_false",
+        help="correct every drift through the reconcile, none from the watch event at once",
+    )
     return p
 
 
@@ -197,4 +206,5 @@ def parse_args(argv: list[str] | None = None) -> OperatorConfig:
         backoff_base=args.backoff_base,
         backoff_cap=args.backoff_cap,
         log_level=args.log_level,
+        hot_heal=args.hot_heal,
     )

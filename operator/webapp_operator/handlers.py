@@ -43,6 +43,7 @@ from kubernetes import client
 from webapp_operator.admission import admission_problems, scale_problems
 from webapp_operator.builders import owning_webapp
 from webapp_operator.compact import PackedObject, lean
+from webapp_operator.fastheal import Healer
 from webapp_operator.health import Counters
 from webapp_operator.kube import connection_info, kopf_session
 from webapp_operator.names import (
@@ -58,6 +59,7 @@ from webapp_operator.reconciler import (
     CHILD_KINDS,
     NOT_LEADING,
     REQUEST_TIMEOUT_S,
+    Change,
     Outcome,
     ReconcileError,
     Reconciler,
@@ -112,6 +114,12 @@ class Controller:
     # Per pod uid: a hash of its spec and labels as last seen, so that only a change in place
     # (not the kubelet's status updates) wakes its WebApp.
     _pod_specs: dict[str, int] = field(default_factory=dict)
+    # The hot path of a child's drift (`fastheal`), when the operator has one.
+    healer: Healer | None = None
+    # Per WebApp: its daemon's live body (kopf keeps it current), and one turn at a time
+    # between its reconcile and the hot path.
+    _bodies: dict[Key, kopf.Body] = field(default_factory=dict)
+    _turns: dict[Key, asyncio.Lock] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # An asyncio.Semaphore binds no loop until first awaited (Python >= 3.10).
@@ -124,6 +132,75 @@ class Controller:
     def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """A reconcile's turn."""
         return self._slots
+
+    def turn(self, key: Key) -> asyncio.Lock:
+        """The WebApp's own turn: its reconcile or the hot path, never both at once."""
+        return self._turns.setdefault(key, asyncio.Lock())
+
+    def live(self, key: Key, body: kopf.Body) -> None:
+        """The daemon's body of a WebApp: what the hot path reads its identity and generation
+        from."""
+        self._bodies[key] = body
+
+    async def heal_hot(self, child: Mapping[str, Any]) -> bool:
+        """Heal a child's drift from its watch event on the loop (`fastheal`), when its WebApp's
+        reconcile has nothing pending: it worked from the current generation, its last attempt
+        succeeded, no kick waits, it is not running, and nothing this process wrote to the
+        child is still on its way. True when it patched (the patch's own event wakes the
+        reconcile then); False: the reconcile's to do, as ever."""
+        key = owner_key(child)
+        kind = str(child.get("kind"))
+        if self.healer is None or key is None or kind not in CHILD_KINDS:
+            return False
+        webapp = self._bodies.get(key)
+        wakeup = self._wakeups.get(key)
+        turn = self.turn(key)
+        if (
+            webapp is None
+            or wakeup is None
+            or wakeup.is_set()
+            or turn.locked()
+            or key in self._failures
+            or (webapp.get("metadata") or {}).get("deletionTimestamp")
+            or self._generations.get(key) != (webapp["metadata"].get("generation") or 0)
+        ):
+            return False
+        meta = child.get("metadata") or {}
+        child_key = (kind, key[0], str(meta.get("name")))
+        pending = self._written.get(child_key)
+        if pending is not None:
+            if pending[1].resource_version != meta.get("resourceVersion"):
+                return False  # our write is still on its way: the reconcile's read-your-writes
+            del self._written[child_key]
+        arrived = time.monotonic()
+        desired = self.reconciler.cached_child(key, webapp, kind)
+        if desired is None:
+            return False
+        async with turn:
+            started = time.monotonic()
+            healed = await self.healer.heal(desired, child, webapp)
+        if healed is None:
+            return False
+        namespace, name = key
+        written = PackedObject(lean(healed.updated))
+        self.wrote(namespace, ((kind, desired.name, healed.before, written),))
+        if not healed.fields:
+            return False  # an immutable field left: the reconcile re-creates the child
+        change = Change(
+            "DriftCorrected", kind, namespace, desired.name, healed.fields, healed.stamps
+        )
+        self.counters.changes += 1
+        log.info(
+            "%s/%s %s: %s (%s)",
+            namespace,
+            name,
+            change.reason,
+            change.message,
+            _timing(arrived, started, time.monotonic(), change.request),
+        )
+        for reason, message in event_messages([change]):
+            kopf.event(webapp, type="Normal", reason=reason, message=message)
+        return True
 
     def wakeup(self, key: Key) -> asyncio.Event:
         return self._wakeups.setdefault(key, asyncio.Event())
@@ -189,6 +266,8 @@ class Controller:
         return seen
 
     def forget(self, key: Key) -> None:
+        self._bodies.pop(key, None)
+        self._turns.pop(key, None)
         self._wakeups.pop(key, None)
         self._generations.pop(key, None)
         self._failures.pop(key, None)
@@ -397,6 +476,8 @@ def register(
 
     if reconcile:
         _register_reconcile(registry, controller)
+        if controller.healer is not None:
+            _register_healer(registry, controller.healer)
     if webhooks:
         _register_webhooks(registry)
 
@@ -446,10 +527,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
         # kopf passes every index to every handler, by the index's id.
         indices = {"Deployment": kwargs["deployments"], "Service": kwargs["services"]}
         wakeup = controller.wakeup(key)
+        controller.live(key, body)
         loop = asyncio.get_running_loop()
         try:
             while not stopped:
-                async with controller.slot():
+                async with controller.slot(), controller.turn(key):
                     # Cleared once the turn has come: a kick while waiting for it is covered
                     # by the snapshot taken now.
                     wakeup.clear()
@@ -515,7 +597,11 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
 
     @kopf.on.event("apps", "v1", "deployments", id="child-event", when=_is_child, registry=registry)
     @kopf.on.event("v1", "services", id="child-event", when=_is_child, registry=registry)
-    async def child_event(body: kopf.Body, **_: Any) -> None:
+    async def child_event(body: kopf.Body, type: str | None, **_: Any) -> None:
+        # A change (not the initial listing, not a deletion) may be healed at once; the
+        # patch's own event then wakes the reconcile.
+        if type == "MODIFIED" and await controller.heal_hot(body):
+            return
         controller.kick(owner_key(body))
 
     @kopf.on.event("v1", "pods", id="pod-event", registry=registry)
@@ -534,6 +620,17 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
         controller.forget((namespace, name))
         what = "removed its registry entry" if removed else "no registry entry to remove"
         kopf.event(body, type="Normal", reason="CleanedUp", message=f"{namespace}/{name}: {what}")
+
+
+def _register_healer(registry: kopf.OperatorRegistry, healer: Healer) -> None:
+    # Its connection opened at start-up and kept open; closed with the operator.
+    @kopf.on.startup(id="hot-heal-start", registry=registry)
+    async def start_healer(**_: Any) -> None:
+        await healer.start()
+
+    @kopf.on.cleanup(id="hot-heal-stop", registry=registry)
+    async def stop_healer(**_: Any) -> None:
+        await healer.close()
 
 
 def _register_webhooks(registry: kopf.OperatorRegistry) -> None:

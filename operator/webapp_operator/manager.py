@@ -34,13 +34,14 @@ import kopf
 from kubernetes import client
 
 from webapp_operator.config import OperatorConfig, parse_args
+from webapp_operator.fastheal import Healer
 from webapp_operator.handlers import Backoff, Controller, register
 from webapp_operator.health import HealthServer, HealthState
 from webapp_operator.kube import api_client, kopf_connection_limit, load_configuration
 from webapp_operator.leader import FencedApiClient, LeaderElector, step_down
 from webapp_operator.memory import MemoryTrimmer, freeze_startup_heap
 from webapp_operator.names import EXIT_FAILED, EXIT_LEASE_LOST, EXIT_OK
-from webapp_operator.reconciler import Reconciler
+from webapp_operator.reconciler import REQUEST_TIMEOUT_S, Reconciler
 from webapp_operator.registry import Registry
 from webapp_operator.settings import operator_settings
 from webapp_operator.transport import Warmer
@@ -61,6 +62,10 @@ TRIM_INTERVAL_S = 10.0
 # and a request on a new one took 48 ms against 4.8 ms on an open one (load 9-14): one is
 # kept open by a request after every 30 s without any (`transport.Warmer`).
 WARM_INTERVAL_S = 30.0
+
+
+def _always() -> bool:
+    return True
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -157,13 +162,19 @@ class Manager:
         # Reconciles block on the kubernetes client: this many run at once (bursts of WebApps,
         # 200 at once in the benchmark, without starving the event loop or the API server).
         executor = ThreadPoolExecutor(max_workers=RECONCILE_THREADS, thread_name_prefix="reconcile")
+        reconciler = Reconciler(self.api, registry_map)
+        healer = None
+        if config.hot_heal:
+            allowed = self.elector.is_leading if self.elector is not None else _always
+            healer = Healer(self.api, timeout=REQUEST_TIMEOUT_S, allowed=allowed)
         controller = Controller(
-            Reconciler(self.api, registry_map),
+            reconciler,
             config.resync_seconds,
             Backoff(config.backoff_base, config.backoff_cap),
             counters=self.state.counters,
             executor=executor,
             concurrency=RECONCILE_THREADS,
+            healer=healer,
         )
         register(
             registry,

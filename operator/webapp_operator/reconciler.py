@@ -428,6 +428,15 @@ class Reconciler:
             return version, _unpack_desired(cached[1])
         return version, None
 
+    def cached_child(self, key: Key, body: Mapping[str, Any], kind: str) -> DesiredObject | None:
+        """The desired child of `kind` as cached for `body`'s generation; None when nothing is
+        cached for it (no dry-run here: the hot path, `fastheal`, only judges what a reconcile
+        of this generation has judged already)."""
+        _, cached = self._cached(key, body)
+        if cached is None:
+            return None
+        return next((d for d in cached.items if d.kind == kind), None)
+
     def _keep(self, key: Key, version: str, desired: DesiredObjects) -> DesiredObjects:
         packed = _pack_desired(desired)
         with self._lock:
