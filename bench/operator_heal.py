@@ -666,7 +666,8 @@ def main() -> None:
             print_stages(f"by stage, {names[reference]}", HEALER_STAGES, rows)
         print_stages("the operator's first part, by stage", OPERATOR_STAGES, operator_rows)
         print(
-            f"  corrections from the watch event on the loop (hot path): {hot} of {len(operator_rows)}"
+            f"  corrections from the watch event on the loop (hot path): {hot}"
+            f" of {len(operator_rows)}"
         )
         print("the API server's work on the same restoring patch, by when it arrives")
         for delay, values in lates.items():
