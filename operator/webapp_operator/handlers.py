@@ -66,7 +66,7 @@ from webapp_operator.reconciler import (
     event_messages,
 )
 
-__all__ = ["Backoff", "Controller", "owner_key", "register"]
+__all__ = ["Backoff", "Controller", "delivered", "owner_key", "register"]
 
 log = logging.getLogger("webapp_operator.reconcile")
 
@@ -169,8 +169,9 @@ class Controller:
         child_key = (kind, key[0], str(meta.get("name")))
         pending = self._written.get(child_key)
         if pending is not None:
-            if pending[1].resource_version != meta.get("resourceVersion"):
-                return False  # our write is still on its way: the reconcile's read-your-writes
+            before, written = pending
+            if not delivered(meta.get("resourceVersion"), before, written.resource_version):
+                return False  # our write is still on its way: an event from before it
             del self._written[child_key]
         arrived = time.monotonic()
         desired = self.reconciler.cached_child(key, webapp, kind)
@@ -260,7 +261,7 @@ class Controller:
             return seen
         before, written = mine
         version = seen.resource_version if seen is not None else None
-        if version == before:
+        if not delivered(version, before, written.resource_version):
             return written  # the watch has not delivered our write yet
         del self._written[(kind, namespace, name)]
         return seen
@@ -275,6 +276,19 @@ class Controller:
         for kind in CHILD_KINDS:
             self._written.pop((kind, *key), None)
         self.reconciler.forget(key)
+
+
+def delivered(seen: str | None, before: str | None, written: str | None) -> bool:
+    """Whether the watch, now showing version `seen` of a child, has delivered our write (it
+    replaced `before` and made `written`), or something after it.
+
+    Versions are etcd's revisions on every API server we know: compared as numbers when they
+    are, the watch is past our write once it shows `written` or later (another writer's
+    status update of the version before ours is not). Otherwise, only that it no longer
+    shows the version our write replaced."""
+    if seen is not None and written is not None and seen.isdigit() and written.isdigit():
+        return int(seen) >= int(written)
+    return seen != before
 
 
 def _packed(body: Mapping[str, Any], *, status: bool = True) -> PackedObject:
