@@ -47,6 +47,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import threading
 import time
 from collections import Counter
@@ -276,11 +277,11 @@ def path_resource(path: str) -> str:
 
 class Sender:
     """The ideal operator's requests: sent as the operator sends its own (`compare.judge.rest`,
-    plain JSON, the client's connection pool), counted by "VERB resource"."""
+    plain JSON, the client's connection pool), timed by "VERB resource"."""
 
     def __init__(self, api: client.ApiClient) -> None:
         self.api = api
-        self.counts: Counter[str] = Counter()
+        self.took: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
     def __call__(
@@ -292,17 +293,24 @@ class Sender:
         content_type: str | None = None,
         timeout: float = REQUEST_TIMEOUT_S,
     ) -> dict[str, Any]:
-        with self._lock:
-            self.counts[f"{method} {path_resource(path)}"] += 1
-        return request(
+        start = time.perf_counter()
+        answer = request(
             self.api, method, path, body=body, content_type=content_type, timeout=timeout
         )
-
-    def take(self) -> dict[str, int]:
-        """The counts so far, most first; counting starts again."""
+        took = time.perf_counter() - start
         with self._lock:
-            found, self.counts = dict(self.counts.most_common()), Counter()
-        return found
+            self.took.setdefault(f"{method} {path_resource(path)}", []).append(took)
+        return answer
+
+    def take(self, phase: str) -> dict[str, dict[str, float]]:
+        """The requests so far, as `requests_PHASE` (how many) and `request_p50_s_PHASE` (the
+        client's time on each, median) by "VERB resource"; counting starts again."""
+        with self._lock:
+            took, self.took = self.took, {}
+        return {
+            f"requests_{phase}": {what: len(each) for what, each in took.items()},
+            f"request_p50_s_{phase}": {what: statistics.median(e) for what, e in took.items()},
+        }
 
 
 def ideal_reconcile(send: Sender, webapp: WebApp, namespace: str) -> None:
@@ -335,6 +343,9 @@ def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> 
     served.apply_all(api, [crd], field_manager=IDEAL_NAME)
     served.wait_established(api, [crd["metadata"]["name"]], timeout=60)
     namespace = new_namespace(api, "bench-ideal")
+    # The API server makes a CRD's storage on its first request: here, before the clock (the
+    # operator's watches make the WebApp's before its first WebApp).
+    count_webapps(api, namespace, IDEAL_GROUP)
     send = Sender(api)
     figures = converge(
         api,
@@ -343,7 +354,7 @@ def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> 
         audit,
         lambda: in_pool(lambda w: ideal_reconcile(send, w, namespace), apps),
     )
-    converged = send.take()
+    converged = send.take("converge")
     start = time.perf_counter()
     send("DELETE", resource_path(IDEAL_VERSION, PLURAL, namespace), timeout=TIMEOUT_S)
     in_pool(
@@ -362,15 +373,15 @@ def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> 
         poll=POLL_S,
     )
     deleted = time.perf_counter() - start
-    deleting = send.take()
+    deleting = send.take("delete")
     delete_namespace(api, namespace, timeout=TIMEOUT_S)
     client.ApiextensionsV1Api(api).delete_custom_resource_definition(crd["metadata"]["name"])
     return {
         **figures,
         "deleted_s": deleted,
-        "requests_converge": converged,
-        "requests_delete": deleting,
-        "requests_per_webapp": sum(converged.values()) / len(apps),
+        **converged,
+        **deleting,
+        "requests_per_webapp": sum(converged["requests_converge"].values()) / len(apps),
     }
 
 
@@ -590,13 +601,15 @@ def main() -> None:
     ):
         for phase in ("converge", "delete"):
             found = run.get(f"requests_{phase}")
+            took = run.get(f"request_p50_s_{phase}") or {}
             if found:
                 report(
                     f"{who} API requests per WebApp while they {phase} ({how})",
-                    [[what, n / args.count] for what, n in found.items()]
+                    [[what, n / args.count, *([1000 * took[what]] if took else [])]
+                     for what, n in found.items()]
                     + [["total", sum(found.values()) / args.count]],
-                    ["verb resource", "per WebApp"],
-                )
+                    ["verb resource", "per WebApp", *(["p50 (ms, client)"] if took else [])],
+                )  # fmt: skip
     figures = {"count": args.count, "floor": floor, "operator": ours, "ratio_ready": ratio}
     if ideal is not None:
         figures.update(ideal=ideal, ratio_ready_ideal=ratio_to(ideal, floor))
