@@ -25,17 +25,20 @@ samples the operator's stacks and CPU per thread into FILE (`bench/sampling/site
 `--ideal` adds a third arm between the floor and the operator, in a fresh namespace of the same
 cluster: the ideal operator, an operator that costs nothing of its own (no CPU, no watches, no
 queues). This script sends the writes the operator cannot avoid for each WebApp, back to back,
-from the floor's thread pool: the custom object's create (a copy of the WebApp CRD under
+from a pool of threads: the custom object's create (a copy of the WebApp CRD under
 `ideal.bench.example.com`: the same schema, no webhook, no operator watching it), its finalizer
 (a merge patch, as kopf adds it), the Deployment and the Service (the floor's objects, owned by
 the custom object as the operator's children are), one status patch (`compute_status`'s shape)
-and one Event: 6 requests per WebApp, counted here. Deleting is one delete of the collection and
-one finalizer removal per object. It answers: could any operator get within 1.2x of the floor on
-this control plane? If the ideal operator cannot, no operator can; if it can, the gap between it
-and the operator is the operator's own.
+and one Event: 6 requests per WebApp, counted and timed here. Deleting is one delete of the
+collection and one finalizer removal per object. It answers: could any operator get within 1.2x
+of the floor on this control plane? If the ideal operator cannot, no operator with as many
+requests in flight can; if it can, the gap between it and the operator is the operator's own.
+Each thread sends one WebApp's requests at a time, so the arm is bound by their latency (a
+Service's creation waits for its ClusterIP): by default it has the floor's WORKERS threads, the
+operator has 16 reconcile threads; `--ideal-workers N` sets them.
 
     .venv/bin/python bench/operator_scale.py [--count 1000] [--cluster NAME | --kubeconfig FILE]
-        [--json FILE] [--profile FILE] [--no-floor] [--ideal]
+        [--json FILE] [--profile FILE] [--no-floor] [--ideal [--ideal-workers N]]
 
 The embedded cluster holds thousands of pods and Services (`compare cluster up`: a /16
 Service range, 4000 pods per kwok node).
@@ -185,9 +188,9 @@ def count_webapps(api: client.ApiClient, namespace: str, group: str = API_GROUP)
     )
 
 
-def in_pool(work: Callable[[T], object], items: Iterable[T]) -> None:
-    """`work` on every item from the pool of WORKERS threads (the floor's, the ideal's)."""
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+def in_pool(work: Callable[[T], object], items: Iterable[T], workers: int = WORKERS) -> None:
+    """`work` on every item from a pool of `workers` threads (the floor's, the ideal's)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(work, items))
 
 
@@ -336,7 +339,9 @@ def ideal_object(webapp: WebApp) -> dict[str, Any]:
     return {**to_cr(webapp), "apiVersion": IDEAL_VERSION}
 
 
-def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> dict[str, Any]:
+def run_ideal(
+    api: client.ApiClient, apps: list[WebApp], audit: Path | None, workers: int
+) -> dict[str, Any]:
     """The ideal operator's arm: its CRD installed, its writes for every WebApp, its deletion
     (one delete of the collection, every finalizer removed); the CRD removed."""
     crd = ideal_crd()
@@ -352,7 +357,7 @@ def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> 
         namespace,
         len(apps),
         audit,
-        lambda: in_pool(lambda w: ideal_reconcile(send, w, namespace), apps),
+        lambda: in_pool(lambda w: ideal_reconcile(send, w, namespace), apps, workers),
     )
     converged = send.take("converge")
     start = time.perf_counter()
@@ -365,6 +370,7 @@ def run_ideal(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> 
             content_type=MERGE_PATCH,
         ),
         apps,
+        workers,
     )
     wait_for(
         lambda: count_webapps(api, namespace, IDEAL_GROUP) == 0,
@@ -517,9 +523,17 @@ def main() -> None:
         action="store_true",
         help="also the ideal operator: the operator's unavoidable writes, sent by this script",
     )
+    parser.add_argument(
+        "--ideal-workers",
+        type=int,
+        default=WORKERS,
+        help=f"the ideal operator's threads, each one WebApp at a time (default {WORKERS})",
+    )
     add_cluster_args(parser)
     add_output_args(parser)
     args = parser.parse_args()
+    if args.ideal_workers < 1:
+        raise SystemExit(f"--ideal-workers {args.ideal_workers}: must be at least 1")
     apps = webapps(args.count)
     if args.profile is not None:
         # The operator's process inherits this environment (`bench/sampling`).
@@ -542,7 +556,7 @@ def main() -> None:
         if not args.no_floor:
             floor = run_floor(api, apps, audit)
             print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
-        ideal = run_ideal(api, apps, audit) if args.ideal else None
+        ideal = run_ideal(api, apps, audit, args.ideal_workers) if args.ideal else None
         if ideal is not None:
             print(f"ideal operator: all Deployments ready in {ideal['all_ready_s']:.1f} s")
         with operator_running(target) as handle:
