@@ -9,7 +9,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -241,12 +241,16 @@ def counted(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {key: after[key] - before[key] for key in before}
 
 
-def floor_objects(webapp: WebApp, namespace: str) -> list[dict[str, Any]]:
-    """The operator's children of `webapp`, as it builds them, minus the owner reference."""
-    owner = {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name, "uid": "-"}
-    objects = [build_deployment(webapp, namespace, owner), build_service(webapp, namespace, owner)]
-    for obj in objects:
-        del obj["metadata"]["ownerReferences"]
+def floor_objects(
+    webapp: WebApp, namespace: str, owner: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The operator's children of `webapp`, as it builds them: with `owner` as their owner
+    reference, or without any (the floor)."""
+    ref = owner or {"apiVersion": "example.com/v1", "kind": "WebApp", "name": webapp.name}
+    objects = [build_deployment(webapp, namespace, ref), build_service(webapp, namespace, ref)]
+    if owner is None:
+        for obj in objects:
+            del obj["metadata"]["ownerReferences"]
     return objects
 
 

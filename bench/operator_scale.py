@@ -22,8 +22,23 @@ so Services are created at a rate the rest of the API server's load sets. `--pro
 samples the operator's stacks and CPU per thread into FILE (`bench/sampling/sitecustomize.py`);
 `--no-floor` measures the operator alone.
 
+`--ideal` adds a third arm between the floor and the operator, in a fresh namespace of the same
+cluster: the ideal operator, an operator that costs nothing of its own (no CPU, no watches, no
+queues). This script sends the writes the operator cannot avoid for each WebApp, back to back,
+from a pool of threads: the custom object's create (a copy of the WebApp CRD under
+`ideal.bench.example.com`: the same schema, no webhook, no operator watching it), its finalizer
+(a merge patch, as kopf adds it), the Deployment and the Service (the floor's objects, owned by
+the custom object as the operator's children are), one status patch (`compute_status`'s shape)
+and one Event: 6 requests per WebApp, counted and timed here. Deleting is one delete of the
+collection and one finalizer removal per object. It answers: could any operator get within 1.2x
+of the floor on this control plane? If the ideal operator cannot, no operator with as many
+requests in flight can; if it can, the gap between it and the operator is the operator's own.
+Each thread sends one WebApp's requests at a time, so the arm is bound by their latency (a
+Service's creation waits for its ClusterIP): by default it has the floor's WORKERS threads, the
+operator has 16 reconcile threads; `--ideal-workers N` sets them.
+
     .venv/bin/python bench/operator_scale.py [--count 1000] [--cluster NAME | --kubeconfig FILE]
-        [--json FILE] [--profile FILE] [--no-floor]
+        [--json FILE] [--profile FILE] [--no-floor] [--ideal [--ideal-workers N]]
 
 The embedded cluster holds thousands of pods and Services (`compare cluster up`: a /16
 Service range, 4000 pods per kwok node).
@@ -35,13 +50,15 @@ import argparse
 import json
 import os
 import signal
+import statistics
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kubernetes import client
 from operator_common import (
@@ -77,7 +94,12 @@ from operator_requests import (
 from compare.approaches.operator.process import health
 from compare.cluster import EmbeddedCluster
 from compare.deploy.processes import LocalProcess
-from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp
+from compare.judge.rest import request, resource_path
+from compare.kube import served
+from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, to_cr
+from webapp_operator.builders import owner_reference
+from webapp_operator.crd import build_crd
+from webapp_operator.status import compute_status
 
 # The operator's requests (`operator_requests`) and every user's writes of Services.
 SCALE_AUDIT_POLICY = AUDIT_POLICY.replace(
@@ -91,6 +113,15 @@ WORKERS = 8
 POLL_S = 0.5
 TIMEOUT_S = 1800
 FIELD_MANAGER = "bench-floor"
+# The ideal operator's custom objects: the WebApp's CRD under a group of this bench's own.
+IDEAL_GROUP = "ideal.bench.example.com"
+IDEAL_VERSION = f"{IDEAL_GROUP}/{API_VERSION}"
+IDEAL_FINALIZER = f"{IDEAL_GROUP}/cleanup"
+IDEAL_NAME = "bench-ideal"  # its Events' reporting component, its CRD's field manager
+MERGE_PATCH = "application/merge-patch+json"
+REQUEST_TIMEOUT_S = 60.0  # one write on a busy API server
+CHILD_KINDS = ("Deployment", "Service")
+T = TypeVar("T")
 
 
 def webapps(count: int) -> list[WebApp]:
@@ -149,40 +180,214 @@ def count_services(api: client.ApiClient, namespace: str) -> int:
     return len(raw_list(client.CoreV1Api(api).list_namespaced_service, namespace))
 
 
-def count_webapps(api: client.ApiClient, namespace: str) -> int:
+def count_webapps(api: client.ApiClient, namespace: str, group: str = API_GROUP) -> int:
     return len(
         client.CustomObjectsApi(api).list_namespaced_custom_object(
-            API_GROUP, API_VERSION, namespace, PLURAL
+            group, API_VERSION, namespace, PLURAL
         )["items"]
     )
 
 
-def run_floor(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> dict[str, Any]:
-    namespace = new_namespace(api, "bench-floor")
+def in_pool(work: Callable[[T], object], items: Iterable[T], workers: int = WORKERS) -> None:
+    """`work` on every item from a pool of `workers` threads (the floor's, the ideal's)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(work, items))
+
+
+def converge(
+    api: client.ApiClient, namespace: str, count: int, audit: Path | None, send: Callable[[], None]
+) -> dict[str, Any]:
+    """`send()` the writes, then wait until `count` Deployments are ready and `count` Services
+    exist in `namespace`: seconds until the writes were sent and until all ready, from the
+    first write, and the Service creations meanwhile (`service_writes`)."""
     offset = audit_size(audit)
-    objects = [floor_objects(w, namespace) for w in apps]
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        list(pool.map(lambda objs: apply_floor(api, objs), objects))
+    send()
     applied = time.perf_counter() - start
     wait_for(
         lambda: (
-            ready_deployments(api, namespace) == len(apps)
-            and count_services(api, namespace) == len(apps)
+            ready_deployments(api, namespace) == count and count_services(api, namespace) == count
         ),
         timeout=TIMEOUT_S,
-        what="the floor's Deployments ready",
+        what=f"the Deployments of {namespace} ready",
         poll=POLL_S,
     )
     ready = time.perf_counter() - start
-    services = service_writes(audit, offset, audit_size(audit))
-    start = time.perf_counter()
-    delete_namespace(api, namespace, timeout=TIMEOUT_S)
     return {
-        "services": services,
+        "services": service_writes(audit, offset, audit_size(audit)),
         "applied_s": applied,
         "all_ready_s": ready,
-        "namespace_deleted_s": time.perf_counter() - start,
+    }
+
+
+def run_floor(api: client.ApiClient, apps: list[WebApp], audit: Path | None) -> dict[str, Any]:
+    namespace = new_namespace(api, "bench-floor")
+    objects = [floor_objects(w, namespace) for w in apps]
+    figures = converge(
+        api,
+        namespace,
+        len(apps),
+        audit,
+        lambda: in_pool(lambda objs: apply_floor(api, objs), objects),
+    )
+    start = time.perf_counter()
+    delete_namespace(api, namespace, timeout=TIMEOUT_S)
+    return {**figures, "namespace_deleted_s": time.perf_counter() - start}
+
+
+def ideal_crd() -> dict[str, Any]:
+    """The WebApp CRD under IDEAL_GROUP: the same schema, CEL rules and subresources. No
+    webhook is registered for this group and no operator watches it."""
+    crd = build_crd()
+    crd["metadata"]["name"] = f"{PLURAL}.{IDEAL_GROUP}"
+    crd["spec"]["group"] = IDEAL_GROUP
+    crd["spec"]["names"].pop("shortNames", None)  # kubectl's short names stay the WebApp's
+    return crd
+
+
+def ideal_event(obj: Mapping[str, Any], reason: str, message: str, now: datetime) -> dict[str, Any]:
+    """A core/v1 Event about the custom object `obj`, as kopf posts the operator's."""
+    meta = obj["metadata"]
+    at = now.isoformat()
+    return {
+        "metadata": {"namespace": meta["namespace"], "generateName": f"{IDEAL_NAME}-"},
+        "type": "Normal",
+        "reason": reason,
+        "message": message,
+        "action": "Action?",
+        "reportingComponent": IDEAL_NAME,
+        "reportingInstance": IDEAL_NAME,
+        "source": {"component": IDEAL_NAME},
+        "involvedObject": {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+        },
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "eventTime": at,
+    }
+
+
+def path_resource(path: str) -> str:
+    """The resource a namespaced request path names, with its subresource: `webapps`,
+    `webapps/status` (as the audit log's `resource_of` names them)."""
+    parts = path.split("/namespaces/", 1)[1].split("/")  # NS, PLURAL[, NAME[, SUB]]
+    return "/".join(parts[1:2] + parts[3:4])
+
+
+class Sender:
+    """The ideal operator's requests: sent as the operator sends its own (`compare.judge.rest`,
+    plain JSON, the client's connection pool), timed by "VERB resource"."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self.api = api
+        self.took: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str | None = None,
+        timeout: float = REQUEST_TIMEOUT_S,
+    ) -> dict[str, Any]:
+        start = time.perf_counter()
+        answer = request(
+            self.api, method, path, body=body, content_type=content_type, timeout=timeout
+        )
+        took = time.perf_counter() - start
+        with self._lock:
+            self.took.setdefault(f"{method} {path_resource(path)}", []).append(took)
+        return answer
+
+    def take(self, phase: str) -> dict[str, dict[str, float]]:
+        """The requests so far, as `requests_PHASE` (how many) and `request_p50_s_PHASE` (the
+        client's time on each, median) by "VERB resource"; counting starts again."""
+        with self._lock:
+            took, self.took = self.took, {}
+        return {
+            f"requests_{phase}": {what: len(each) for what, each in took.items()},
+            f"request_p50_s_{phase}": {what: statistics.median(e) for what, e in took.items()},
+        }
+
+
+def ideal_reconcile(send: Sender, webapp: WebApp, namespace: str) -> None:
+    """One new WebApp's writes that no operator can avoid, back to back."""
+    obj = send("POST", resource_path(IDEAL_VERSION, PLURAL, namespace), ideal_object(webapp))
+    path = resource_path(IDEAL_VERSION, PLURAL, namespace, webapp.name)
+    finalizer = {"metadata": {"finalizers": [IDEAL_FINALIZER]}}
+    send("PATCH", path, finalizer, content_type=MERGE_PATCH)
+    owner = {**owner_reference(obj), "apiVersion": IDEAL_VERSION}
+    deployment, service = floor_objects(webapp, namespace, owner)
+    live = send("POST", resource_path("apps/v1", "deployments", namespace), deployment)
+    send("POST", resource_path("v1", "services", namespace), service)
+    now = datetime.now(UTC)
+    status = {"status": compute_status(obj, live, now=now)}
+    send("PATCH", f"{path}/status", status, content_type=MERGE_PATCH)
+    created = "; ".join(f"created {kind} {namespace}/{webapp.name}" for kind in CHILD_KINDS)
+    send(
+        "POST", resource_path("v1", "events", namespace), ideal_event(obj, "Created", created, now)
+    )
+
+
+def ideal_object(webapp: WebApp) -> dict[str, Any]:
+    return {**to_cr(webapp), "apiVersion": IDEAL_VERSION}
+
+
+def run_ideal(
+    api: client.ApiClient, apps: list[WebApp], audit: Path | None, workers: int
+) -> dict[str, Any]:
+    """The ideal operator's arm: its CRD installed, its writes for every WebApp, its deletion
+    (one delete of the collection, every finalizer removed); the CRD removed."""
+    crd = ideal_crd()
+    served.apply_all(api, [crd], field_manager=IDEAL_NAME)
+    served.wait_established(api, [crd["metadata"]["name"]], timeout=60)
+    namespace = new_namespace(api, "bench-ideal")
+    # The API server makes a CRD's storage on its first request: here, before the clock (the
+    # operator's watches make the WebApp's before its first WebApp).
+    count_webapps(api, namespace, IDEAL_GROUP)
+    send = Sender(api)
+    figures = converge(
+        api,
+        namespace,
+        len(apps),
+        audit,
+        lambda: in_pool(lambda w: ideal_reconcile(send, w, namespace), apps, workers),
+    )
+    converged = send.take("converge")
+    start = time.perf_counter()
+    send("DELETE", resource_path(IDEAL_VERSION, PLURAL, namespace), timeout=TIMEOUT_S)
+    in_pool(
+        lambda w: send(
+            "PATCH",
+            resource_path(IDEAL_VERSION, PLURAL, namespace, w.name),
+            {"metadata": {"finalizers": None}},
+            content_type=MERGE_PATCH,
+        ),
+        apps,
+        workers,
+    )
+    wait_for(
+        lambda: count_webapps(api, namespace, IDEAL_GROUP) == 0,
+        timeout=TIMEOUT_S,
+        what="every ideal custom object gone",
+        poll=POLL_S,
+    )
+    deleted = time.perf_counter() - start
+    deleting = send.take("delete")
+    delete_namespace(api, namespace, timeout=TIMEOUT_S)
+    client.ApiextensionsV1Api(api).delete_custom_resource_definition(crd["metadata"]["name"])
+    return {
+        **figures,
+        "deleted_s": deleted,
+        **converged,
+        **deleting,
+        "requests_per_webapp": sum(converged["requests_converge"].values()) / len(apps),
     }
 
 
@@ -313,9 +518,22 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--profile", type=Path, help="sample the operator's stacks into FILE")
     parser.add_argument("--no-floor", action="store_true", help="the operator only")
+    parser.add_argument(
+        "--ideal",
+        action="store_true",
+        help="also the ideal operator: the operator's unavoidable writes, sent by this script",
+    )
+    parser.add_argument(
+        "--ideal-workers",
+        type=int,
+        default=WORKERS,
+        help=f"the ideal operator's threads, each one WebApp at a time (default {WORKERS})",
+    )
     add_cluster_args(parser)
     add_output_args(parser)
     args = parser.parse_args()
+    if args.ideal_workers < 1:
+        raise SystemExit(f"--ideal-workers {args.ideal_workers}: must be at least 1")
     apps = webapps(args.count)
     if args.profile is not None:
         # The operator's process inherits this environment (`bench/sampling`).
@@ -338,19 +556,29 @@ def main() -> None:
         if not args.no_floor:
             floor = run_floor(api, apps, audit)
             print(f"floor: all {args.count} Deployments ready in {floor['all_ready_s']:.1f} s")
+        ideal = run_ideal(api, apps, audit, args.ideal_workers) if args.ideal else None
+        if ideal is not None:
+            print(f"ideal operator: all Deployments ready in {ideal['all_ready_s']:.1f} s")
         with operator_running(target) as handle:
             ours = run_operator(api, apps, operator_info(handle), audit)
-    ratio = ours["all_ready_s"] / floor["all_ready_s"] if floor["all_ready_s"] else 0.0
+    ratio = ratio_to(ours, floor)
+    # The ideal operator's column, between the floor's and the operator's, with --ideal.
+    arms = [floor, *([ideal] if ideal is not None else []), ours]
+
+    def row(label: str, key: str, note: str = "") -> list[Any]:
+        return [label, *(arm.get(key, "") for arm in arms), note]
+
+    ideal_note = f"; ideal {ratio_to(ideal, floor):.2f}" if ideal is not None else ""
     rows = [
-        ["applied (client side)", floor["applied_s"], ours["applied_s"], ""],
-        ["every Deployment + Service exists", "", ours["children_s"], "the operator's part"],
-        ["every Deployment ready (pods Running)", floor["all_ready_s"], ours["all_ready_s"],
-         f"ratio {ratio:.2f} (goal <= 1.2)"],
-        ["every WebApp phase Running", "", ours["all_running_s"], ""],
-        ["all WebApps gone after one delete", "", ours["deleted_s"], "finalizers ran"],
+        row("applied (client side)", "applied_s"),
+        row("every Deployment + Service exists", "children_s", "the operator's part"),
+        row("every Deployment ready (pods Running)", "all_ready_s",
+            f"ratio {ratio:.2f} (goal <= 1.2){ideal_note}"),
+        row("every WebApp phase Running", "all_running_s"),
+        row("all WebApps gone after one delete", "deleted_s", "finalizers ran"),
     ]  # fmt: skip
-    report(f"{args.count} WebApps: seconds from the first apply", rows,
-           ["", "floor (raw apply)", "operator", "note"])  # fmt: skip
+    headers = ["", "floor (raw apply)", *(["ideal operator"] if ideal else []), "operator", "note"]
+    report(f"{args.count} WebApps: seconds from the first apply", rows, headers)
     report(
         "operator process",
         [
@@ -369,7 +597,9 @@ def main() -> None:
         ["", "value", "goal"],
     )  # fmt: skip
     services = [
-        (who, run.get("services") or {}) for who, run in (("floor", floor), ("operator", ours))
+        (who, run.get("services") or {})
+        for who, run in (("floor", floor), ("ideal operator", ideal or {}), ("operator", ours))
+        if run
     ]
     if any(found for _, found in services):
         report(
@@ -379,19 +609,30 @@ def main() -> None:
              for who, found in services],
             ["", "count", "p50 (s)", "p90 (s)", "per second"],
         )  # fmt: skip
-    for phase in ("converge", "delete"):
-        found = ours[f"requests_{phase}"]
-        if found:
-            report(
-                f"the operator's API requests per WebApp while they {phase} (audit)",
-                [[what, n / args.count] for what, n in found.items()]
-                + [["total", sum(found.values()) / args.count]],
-                ["verb resource", "per WebApp"],
-            )
-    write_json(
-        args.json,
-        {"count": args.count, "floor": floor, "operator": ours, "ratio_ready": ratio},
-    )
+    for who, run, how in (
+        ("the ideal operator's", ideal or {}, "sent"),
+        ("the operator's", ours, "audit"),
+    ):
+        for phase in ("converge", "delete"):
+            found = run.get(f"requests_{phase}")
+            took = run.get(f"request_p50_s_{phase}") or {}
+            if found:
+                report(
+                    f"{who} API requests per WebApp while they {phase} ({how})",
+                    [[what, n / args.count, *([1000 * took[what]] if took else [])]
+                     for what, n in found.items()]
+                    + [["total", sum(found.values()) / args.count]],
+                    ["verb resource", "per WebApp", *(["p50 (ms, client)"] if took else [])],
+                )  # fmt: skip
+    figures = {"count": args.count, "floor": floor, "operator": ours, "ratio_ready": ratio}
+    if ideal is not None:
+        figures.update(ideal=ideal, ratio_ready_ideal=ratio_to(ideal, floor))
+    write_json(args.json, figures)
+
+
+def ratio_to(arm: dict[str, Any], floor: dict[str, Any]) -> float:
+    """The arm's time until every Deployment is ready over the floor's; 0 without a floor."""
+    return arm["all_ready_s"] / floor["all_ready_s"] if floor["all_ready_s"] else 0.0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,83 @@
+"""The pure parts of `bench/operator_scale.py`'s ideal operator (`--ideal`): its CRD is the
+WebApp's under another group, its children are the floor's owned by it, its requests are
+counted by the resource they name. No cluster (the bench itself runs them on one)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from compare.judge.rest import resource_path
+from webapp_operator.crd import build_crd
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def scale() -> ModuleType:
+    sys.path.insert(0, str(BENCH))  # the bench's own imports (operator_common)
+    try:
+        spec = importlib.util.spec_from_file_location("operator_scale", BENCH / "operator_scale.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_the_ideal_crd_is_the_webapps_under_its_own_group(scale: ModuleType) -> None:
+    webapp, ideal = build_crd(), scale.ideal_crd()
+    assert ideal["spec"]["group"] == "ideal.bench.example.com" != webapp["spec"]["group"]
+    assert ideal["metadata"]["name"] == "webapps.ideal.bench.example.com"
+    assert ideal["spec"]["versions"] == webapp["spec"]["versions"]  # schema, status subresource
+    assert "shortNames" not in ideal["spec"]["names"]
+    assert build_crd()["spec"]["names"]["shortNames"]  # the WebApp's own is left as it was
+
+
+def test_children_are_the_floors_owned_by_the_custom_object(scale: ModuleType) -> None:
+    webapp = scale.webapps(1)[0]
+    owner = {"apiVersion": scale.IDEAL_VERSION, "kind": "WebApp", "name": webapp.name, "uid": "u"}
+    floor = scale.floor_objects(webapp, "ns")
+    owned = scale.floor_objects(webapp, "ns", owner)
+    assert [o["kind"] for o in owned] == ["Deployment", "Service"]
+    for bare, child in zip(floor, owned, strict=True):
+        assert "ownerReferences" not in bare["metadata"]
+        assert child["metadata"].pop("ownerReferences") == [owner]
+        assert child == bare
+
+
+def test_requests_are_counted_by_resource_and_subresource(scale: ModuleType) -> None:
+    group = scale.IDEAL_VERSION
+    assert scale.path_resource(resource_path(group, "webapps", "ns")) == "webapps"
+    assert scale.path_resource(resource_path(group, "webapps", "ns", "a")) == "webapps"
+    named = resource_path(group, "webapps", "ns", "a", "status")
+    assert scale.path_resource(named) == "webapps/status"
+    assert scale.path_resource(resource_path("v1", "events", "ns")) == "events"
+    assert scale.path_resource(resource_path("apps/v1", "deployments", "ns")) == "deployments"
+
+
+def test_the_event_names_the_custom_object(scale: ModuleType) -> None:
+    obj = {
+        "apiVersion": scale.IDEAL_VERSION,
+        "kind": "WebApp",
+        "metadata": {"name": "a", "namespace": "ns", "uid": "u-1"},
+    }
+    event = scale.ideal_event(obj, "Created", "created it", datetime(2026, 1, 1, tzinfo=UTC))
+    assert event["involvedObject"] == {
+        "apiVersion": scale.IDEAL_VERSION,
+        "kind": "WebApp",
+        "name": "a",
+        "namespace": "ns",
+        "uid": "u-1",
+    }
+    assert (event["reason"], event["type"], event["metadata"]["namespace"]) == (
+        "Created",
+        "Normal",
+        "ns",
+    )
