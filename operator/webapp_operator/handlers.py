@@ -13,8 +13,9 @@ spawns it for every existing WebApp at startup) and then sleeps until one of:
   * the resync period (30 s by default, the seed's RequeueAfter).
 
 Reads come from the watches, not from GETs (controller-runtime's cache): the daemon's live
-body is the WebApp, and `@kopf.index` indices hold the children, the pods and their
-ReplicaSets; these watches are label-selected to the operator's own objects
+body is the WebApp, and `@kopf.index` indices hold the children and the pods (a pod's
+ReplicaSet is read when the pod is judged: only a pod changed in place, or one found at
+start-up); these watches are label-selected to the operator's own objects
 (`settings.watching.label_selectors`: the pod template carries the operator's labels). What a
 reconcile wrote is read back from its own response until the watch delivers it
 (read-your-writes), so a quick second reconcile never works from a stale copy.
@@ -35,6 +36,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 import kopf
@@ -114,6 +116,13 @@ class Controller:
     # Per pod uid: a hash of its spec and labels as last seen, so that only a change in place
     # (not the kubelet's status updates) wakes its WebApp.
     _pod_specs: dict[str, int] = field(default_factory=dict)
+    # Per WebApp: the uids of its pods to judge against their ReplicaSet's template (`pods`):
+    # those changed in place since this process saw them, and those it found already there
+    # when it started (what happened to them before is unknown). The others were made from
+    # their template by the ReplicaSet controller and have not changed since.
+    _suspects: dict[Key, set[str]] = field(default_factory=dict)
+    # When this process started (wall clock, as pods' creationTimestamp).
+    started: float = field(default_factory=time.time)
     # The hot path of a child's drift (`fastheal`), when the operator has one.
     healer: Healer | None = None
     # Per WebApp: its daemon's live body (kopf keeps it current), and one turn at a time
@@ -213,18 +222,37 @@ class Controller:
             self._wakeups[key].set()
 
     def pod_seen(self, pod: Mapping[str, Any], deleted: bool) -> None:
-        """A pod event: kick its WebApp when the pod's spec or labels changed since the last
-        event (a change in place), never for a status update."""
+        """A pod event: when the pod's spec or labels changed since its last event (a change
+        in place, never a status update), or it is one this process found already there, it
+        is to be judged and its WebApp is kicked."""
         meta = pod.get("metadata") or {}
         uid = str(meta.get("uid"))
+        key = pod_owner_key(pod)
         if deleted:
             self._pod_specs.pop(uid, None)
+            if key is not None and key in self._suspects:
+                self._suspects[key].discard(uid)
             return
         seen = hash(json.dumps([pod.get("spec"), meta.get("labels")], sort_keys=True))
         before = self._pod_specs.get(uid)
         self._pod_specs[uid] = seen
-        if before is not None and before != seen:
-            self.kick(pod_owner_key(pod))
+        changed = before is not None and before != seen
+        if key is not None and (changed or (before is None and _older(meta, self.started))):
+            self._suspects.setdefault(key, set()).add(uid)
+            self.kick(key)
+
+    def suspects(self, key: Key) -> frozenset[str]:
+        """The WebApp's pods to judge (uids)."""
+        return frozenset(self._suspects.get(key, ()))
+
+    def judged(self, key: Key, uids: frozenset[str], left: tuple[str, ...] | None) -> None:
+        """A reconcile judged the pods `uids`: all but those `left` to replace (None: it
+        failed before judging them, so all stay)."""
+        if left is None or key not in self._suspects:
+            return
+        self._suspects[key] -= uids - set(left)
+        if not self._suspects[key]:
+            del self._suspects[key]
 
     def woken(self, key: Key) -> float | None:
         """When the kick this reconcile answers arrived (monotonic), if it was a kick."""
@@ -267,6 +295,7 @@ class Controller:
         return seen
 
     def forget(self, key: Key) -> None:
+        self._suspects.pop(key, None)
         self._bodies.pop(key, None)
         self._turns.pop(key, None)
         self._wakeups.pop(key, None)
@@ -300,18 +329,22 @@ def _packed(body: Mapping[str, Any], *, status: bool = True) -> PackedObject:
 
 class PackedPod(PackedObject):
     """A pod for the index (its status left out: the judge reads its spec and metadata), with
-    the names of its controlling ReplicaSets readable unpacked."""
+    its uid readable unpacked."""
 
-    __slots__ = ("owners",)
+    __slots__ = ("uid",)
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
         super().__init__(lean(obj, status=False), compress=False)
-        refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-        self.owners = tuple(
-            str(r.get("name"))
-            for r in refs
-            if r.get("controller") and r.get("kind") == "ReplicaSet"
-        )
+        self.uid = str((obj.get("metadata") or {}).get("uid"))
+
+
+def _older(meta: Mapping[str, Any], started: float) -> bool:
+    """Whether an object was created before `started` (or its creation time is unreadable)."""
+    try:
+        created = datetime.fromisoformat(str(meta.get("creationTimestamp")))
+    except ValueError:
+        return True
+    return created.timestamp() <= started
 
 
 # What a reconcile wrote, as the daemon keeps it: (kind, name, the resourceVersion the write
@@ -319,15 +352,15 @@ class PackedPod(PackedObject):
 Written = tuple[tuple[str, str, str | None, PackedObject], ...]
 
 
-# The WebApp's pods and their ReplicaSets by name, packed, as the daemon reads them.
-PackedPods = tuple[tuple[PackedPod, ...], Mapping[str, PackedObject]]
+# The WebApp's pods to judge, packed, as the daemon reads them.
+PackedPods = tuple[PackedPod, ...]
 
 
 def reconcile_packed(
     reconciler: Reconciler,
     body: Mapping[str, Any],
     children: Mapping[str, PackedObject | None],
-    pods: PackedPods = ((), {}),
+    pods: PackedPods = (),
 ) -> tuple[Outcome, Written]:
     """`Reconciler.reconcile` over packed children, in the reconcile's thread: the children
     are unpacked here and what it wrote comes back packed, so the event loop neither decodes
@@ -336,10 +369,7 @@ def reconcile_packed(
     unpacked_children = {
         kind: None if obj is None else obj.unpack() for kind, obj in children.items()
     }
-    unpacked_pods = (
-        tuple(pod.unpack() for pod in pods[0]),
-        {name: rs.unpack() for name, rs in pods[1].items()},
-    )
+    unpacked_pods = tuple(pod.unpack() for pod in pods)
     unpacked = time.monotonic()
     outcome = reconciler.reconcile(body, unpacked_children, unpacked_pods)
     for change in outcome.changes:
@@ -406,19 +436,15 @@ def _first(index: Any, key: Key) -> PackedObject | None:
     return next(iter(store), None)
 
 
-def _pods(namespace: str, name: str, pods: Any, replicasets: Any) -> PackedPods:
-    """The WebApp's pods from the pod index and the ReplicaSets they name."""
+def _pods(key: Key, pods: Any, suspects: frozenset[str]) -> PackedPods:
+    """The WebApp's pods to judge (`suspects`), from the pod index."""
+    if not suspects:
+        return ()
     try:
-        found = tuple(pods[(namespace, name)])
+        found = pods[key]
     except KeyError:
-        return (), {}
-    owners: dict[str, PackedObject] = {}
-    for pod in found:
-        for ref in pod.owners:
-            rs = _first(replicasets, (namespace, ref))
-            if rs is not None:
-                owners[ref] = rs
-    return found, owners
+        return ()
+    return tuple(pod for pod in found if pod.uid in suspects)
 
 
 def _snapshot(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -508,16 +534,12 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
     async def services(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         return {(namespace, name): _packed(body)}
 
-    # The pods (to judge against their ReplicaSet's template) and their ReplicaSets, from the
-    # same label-selected watches: the pod template carries the operator's labels.
+    # The pods (to judge against their ReplicaSet's template, read when one is judged), from
+    # the same label-selected watch: the pod template carries the operator's labels.
     @kopf.index("v1", "pods", id="pods", registry=registry)
     async def pods(body: kopf.Body, **_: Any) -> Any:
         key = pod_owner_key(body)
         return None if key is None else {key: PackedPod(body)}
-
-    @kopf.index("apps", "v1", "replicasets", id="replicasets", registry=registry)
-    async def replicasets(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        return {(namespace, name): _packed(body, status=False)}
 
     @kopf.daemon(
         API_GROUP,
@@ -555,7 +577,8 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                         kind: controller.child(kind, namespace, name, index)
                         for kind, index in indices.items()
                     }
-                    pods = _pods(namespace, name, kwargs["pods"], kwargs["replicasets"])
+                    suspects = controller.suspects(key)
+                    pods = _pods(key, kwargs["pods"], suspects)
                     outcome, written = await loop.run_in_executor(
                         controller.executor,
                         reconcile_packed,
@@ -569,6 +592,7 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                 if not outcome.found:
                     return
                 controller.attempted(key, outcome.generation)
+                controller.judged(key, suspects, outcome.pods_left)
                 controller.wrote(namespace, written)
                 controller.counters.reconciles += 1
                 controller.counters.changes += len(outcome.changes)

@@ -26,9 +26,9 @@ __all__ = [
 IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 
 # kopf's watch streams each hold a connection for as long as they run: one per watched
-# resource (WebApps, Deployments, Services, pods, ReplicaSets) and namespace, plus its
+# resource (WebApps, Deployments, Services, pods) and namespace, plus its
 # observers of CRDs and namespaces. Its requests (finalizers, events) share what is left.
-WATCHED_RESOURCES = 5
+WATCHED_RESOURCES = 4
 KOPF_OBSERVERS = 2
 KOPF_REQUEST_CONNECTIONS = 32
 _GLOB = frozenset("*?[")

@@ -34,6 +34,7 @@ __all__ = [
     "POD_REPLACE_INTERVAL_S",
     "DriftedPod",
     "PodReplacer",
+    "controlling_replicaset",
     "drifted_pods",
     "selects",
 ]
@@ -54,7 +55,8 @@ class DriftedPod:
         return str(self.pod["metadata"]["name"])
 
 
-def _owner_name(pod: Obj) -> str | None:
+def controlling_replicaset(pod: Obj) -> str | None:
+    """The name of the ReplicaSet that controls the pod, if one does."""
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == "ReplicaSet":
             return str(ref.get("name"))
@@ -68,7 +70,7 @@ def drifted_pods(pods: Sequence[Obj], replicasets: Mapping[str, Obj]) -> list[Dr
     for pod in pods:
         if (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
-        owner = replicasets.get(_owner_name(pod) or "")
+        owner = replicasets.get(controlling_replicaset(pod) or "")
         if owner is None:
             continue
         template = (owner.get("spec") or {}).get("template") or {}

@@ -132,10 +132,10 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         ("create",),
     ),
     Rule(
-        "the pods' ReplicaSets (label-selected watch): the template a pod is judged against",
+        "the ReplicaSet of a pod changed in place: the template it is judged against",
         ("apps",),
         ("replicasets",),
-        ("list", "watch"),
+        ("get",),
     ),
     Rule(
         "whether a PodDisruptionBudget selects a pod about to be replaced",

@@ -77,7 +77,7 @@ from webapp_operator.names import (
     MANAGED_BY_LABEL,
     PLURAL,
 )
-from webapp_operator.pods import DriftedPod, PodReplacer, drifted_pods
+from webapp_operator.pods import DriftedPod, PodReplacer, controlling_replicaset, drifted_pods
 from webapp_operator.registry import Registry
 from webapp_operator.status import Failure, compute_status, unobserved_for
 from webapp_operator.types import Phase
@@ -107,8 +107,8 @@ _MAX_MESSAGE = 900  # an Event's message is cut at 1 KiB
 
 Key = tuple[str, str]
 Children = Mapping[str, Mapping[str, Any] | None]  # kind -> the live child, None when absent
-# The WebApp's pods (from the watch) and the ReplicaSets they name, by name.
-Pods = tuple[tuple[Mapping[str, Any], ...], Mapping[str, Mapping[str, Any]]]
+# The WebApp's pods to judge (from the watch: those changed in place, `handlers.Controller`).
+Pods = tuple[Mapping[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,9 @@ class Outcome:
     written: tuple[tuple[str, str | None, Mapping[str, Any]], ...] = ()
     # Run again after this many seconds at the latest (a drifted pod waits for the rate limit).
     requeue_after: float | None = None
+    # The uids of the pods judged drifted and not replaced yet (the rate limit); None: the
+    # pods were not judged (the reconcile failed before).
+    pods_left: tuple[str, ...] | None = None
 
 
 class ReconcileError(Exception):
@@ -303,9 +306,7 @@ class Reconciler:
             self._statuses.pop(key, None)
         self.pods.forget(key)
 
-    def reconcile(
-        self, body: Mapping[str, Any], children: Children, pods: Pods = ((), {})
-    ) -> Outcome:
+    def reconcile(self, body: Mapping[str, Any], children: Children, pods: Pods = ()) -> Outcome:
         """One pass over a WebApp `body` and its live `children` and `pods` (all from the
         watches)."""
         meta = body["metadata"]
@@ -338,9 +339,10 @@ class Reconciler:
         except ReconcileError as exc:
             failure = exc
         requeue = None
+        pods_left: tuple[str, ...] | None = None
         if failure is None:
             try:
-                requeue = self._replace_drifted_pod((namespace, name), pods, changes)
+                requeue, pods_left = self._replace_drifted_pod((namespace, name), pods, changes)
             except ReconcileError as exc:
                 failure = exc
         now = self._clock()
@@ -372,24 +374,29 @@ class Reconciler:
             generation=meta.get("generation") or 0,
             written=tuple(written),
             requeue_after=requeue,
+            pods_left=pods_left,
         )
 
-    def _replace_drifted_pod(self, key: Key, pods: Pods, changes: list[Change]) -> float | None:
+    def _replace_drifted_pod(
+        self, key: Key, pods: Pods, changes: list[Change]
+    ) -> tuple[float | None, tuple[str, ...]]:
         """Replace one pod that no longer matches its template, if the rate limit allows;
-        when to look again if another (or this one, rate-limited) is left."""
-        drifted: list[DriftedPod] = drifted_pods(*pods)
+        when to look again if another (or this one, rate-limited) is left, and the uids of
+        those left."""
+        drifted: list[DriftedPod] = drifted_pods(pods, self._replicasets(key[0], pods))
+        uids = tuple(str(d.pod["metadata"].get("uid")) for d in drifted)
         if not drifted:
-            return None
+            return None, ()
         wait = self.pods.wait_left(key)
         if wait > 0:
-            return wait
+            return wait, uids
         pod = drifted[0]
         where = f"Pod {key[0]}/{pod.name}"
         try:
             how = self.pods.replace(key, pod)
         except _API_FAILURES as exc:
             if isinstance(exc, client.ApiException) and exc.status in (404, 409):
-                return None  # already gone or replaced: nothing of ours left to do
+                return None, uids[1:]  # already gone or replaced: nothing of ours left to do
             if isinstance(exc, client.ApiException) and exc.status == 429:
                 raise ReconcileError(
                     "DisruptionBudget",
@@ -399,7 +406,22 @@ class Reconciler:
             raise _failure("PodReplaceFailed", f"replacing {where}", exc) from None
         fields = (f"{how} so that its ReplicaSet replaces it", *pod.fields)
         changes.append(Change("PodReplaced", "Pod", key[0], pod.name, fields))
-        return self.pods.wait_left(key) if len(drifted) > 1 else None
+        return (self.pods.wait_left(key) if len(drifted) > 1 else None), uids[1:]
+
+    def _replicasets(self, namespace: str, pods: Pods) -> dict[str, Mapping[str, Any]]:
+        """The ReplicaSets the pods to judge belong to, by name: read (a GET each) rather than
+        watched, as pods are judged only once changed in place; one gone is left out."""
+        found: dict[str, Mapping[str, Any]] = {}
+        for name in sorted({owner for pod in pods if (owner := controlling_replicaset(pod))}):
+            try:
+                found[name] = self._raw_call("GET", "ReplicaSet", namespace, name)
+            except _API_FAILURES as exc:
+                if isinstance(exc, client.ApiException) and exc.status == 404:
+                    continue  # gone: its pods go with it
+                raise _failure(
+                    "ReadFailed", f"reading ReplicaSet {namespace}/{name}", exc
+                ) from None
+        return found
 
     @staticmethod
     def _parse(body: Mapping[str, Any]) -> WebApp:

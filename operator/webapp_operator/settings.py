@@ -117,9 +117,8 @@ def operator_settings(
     own = f"{MANAGED_BY_LABEL}={OPERATOR_NAME}"
     settings.watching.label_selectors["apps", "v1", "deployments"] = own
     settings.watching.label_selectors["v1", "services"] = own
-    # The pods and ReplicaSets of the operator's Deployments carry the pod template's labels.
+    # The pods of the operator's Deployments carry the pod template's labels.
     settings.watching.label_selectors["v1", "pods"] = own
-    settings.watching.label_selectors["apps", "v1", "replicasets"] = own
     # kopf runs one worker per object with events, kept for `idle_timeout` after its last
     # event with that event's body; its default (5 s) kept hundreds alive through a burst of
     # a thousand WebApps (31 MiB at one point). Respawning one costs a task.

@@ -167,7 +167,7 @@ AUDITED_VERBS: dict[tuple[str, str], set[str]] = {
     # (`pods.PodReplacer`); list+watch: kopf's indices of the pods and their ReplicaSets.
     ("", "pods"): {"list", "watch", "delete"},
     ("", "pods/eviction"): {"create"},
-    ("apps", "replicasets"): {"list", "watch"},
+    ("apps", "replicasets"): {"get"},
     ("policy", "poddisruptionbudgets"): {"list"},
     ("", "events"): {"create"},  # kopf.event
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},  # kopf observer
