@@ -233,7 +233,10 @@ class Controller:
             if key is not None and key in self._suspects:
                 self._suspects[key].discard(uid)
             return
-        seen = hash(json.dumps([pod.get("spec"), meta.get("labels")], sort_keys=True))
+        # Not `spec.nodeName`: the scheduler's binding sets it once, the one change Kubernetes
+        # makes to a pod's spec after its creation (it cannot be changed afterwards).
+        spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+        seen = hash(json.dumps([spec, meta.get("labels")], sort_keys=True))
         before = self._pod_specs.get(uid)
         self._pod_specs[uid] = seen
         changed = before is not None and before != seen

@@ -35,10 +35,14 @@ def _controller() -> Controller:
     return controller
 
 
-def test_a_new_pod_and_its_status_updates_are_not_judged() -> None:
+def test_a_new_pod_its_binding_and_its_status_updates_are_not_judged() -> None:
     controller = _controller()
     controller.pod_seen(_pod(), deleted=False)
+    bound = _pod()
+    bound["spec"]["nodeName"] = "kwok-node-0"  # the scheduler's binding
+    controller.pod_seen(bound, deleted=False)
     running = _pod()
+    running["spec"]["nodeName"] = "kwok-node-0"
     running["status"] = {"phase": "Running"}
     controller.pod_seen(running, deleted=False)
     assert controller.suspects(KEY) == frozenset()
