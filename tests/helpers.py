@@ -3,11 +3,14 @@ pods and live objects, polling with a deadline."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from kubernetes import client
@@ -185,3 +188,22 @@ def load_balancer_address(
         return next((i.ip for i in ingress if i.ip), None)
 
     return eventually(address, timeout=timeout, what=f"an address of Service {namespace}/{name}")
+
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def bench_module(name: str) -> ModuleType:
+    """A benchmark script of `bench/` as a module (its pure parts are unit-tested), with the
+    bench's own imports (operator_common) found while it loads; registered in `sys.modules`
+    (its dataclasses look their module up there)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))

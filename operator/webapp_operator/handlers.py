@@ -33,7 +33,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -191,7 +191,7 @@ class Controller:
             healed = await self.healer.heal(desired, child, webapp)
         if healed is None:
             return False
-        namespace, name = key
+        namespace = key[0]
         written = PackedObject(lean(healed.updated))
         self.wrote(namespace, ((kind, desired.name, healed.before, written),))
         if not healed.fields:
@@ -200,16 +200,7 @@ class Controller:
             "DriftCorrected", kind, namespace, desired.name, healed.fields, healed.stamps
         )
         self.counters.changes += 1
-        log.info(
-            "%s/%s %s: %s (%s)",
-            namespace,
-            name,
-            change.reason,
-            change.message,
-            _timing(arrived, started, time.monotonic(), change.request),
-        )
-        for reason, message in event_messages([change]):
-            kopf.event(webapp, type="Normal", reason=reason, message=message)
+        _report(webapp, key, [change], (arrived, started, time.monotonic()))
         return True
 
     def wakeup(self, key: Key) -> asyncio.Event:
@@ -431,6 +422,22 @@ def _timing(
     return text
 
 
+def _report(
+    body: kopf.Body,
+    key: Key,
+    changes: Sequence[Change],
+    times: tuple[float | None, float, float],
+) -> None:
+    """A log line per change, with its stages (`_timing` of `times`: when the event arrived,
+    when the work on it started and ended), and the Events of the changes, one per reason
+    (`event_messages`), on the WebApp `body`."""
+    for change in changes:
+        timing = _timing(*times, change.request)
+        log.info("%s/%s %s: %s (%s)", *key, change.reason, change.message, timing)
+    for reason, message in event_messages(changes):
+        kopf.event(body, type="Normal", reason=reason, message=message)
+
+
 def _first(index: Any, key: Key) -> PackedObject | None:
     try:
         store = index[key]
@@ -599,19 +606,9 @@ def _register_reconcile(registry: kopf.OperatorRegistry, controller: Controller)
                 controller.wrote(namespace, written)
                 controller.counters.reconciles += 1
                 controller.counters.changes += len(outcome.changes)
-                for change in outcome.changes:
-                    # How long the heal took inside the operator: from the event's arrival
-                    # to the reconcile's start, and the reconcile (its API calls included).
-                    log.info(
-                        "%s/%s %s: %s (%s)",
-                        namespace,
-                        name,
-                        change.reason,
-                        change.message,
-                        _timing(kicked, started, finished, change.request),
-                    )
-                for reason, message in event_messages(outcome.changes):
-                    kopf.event(body, type="Normal", reason=reason, message=message)
+                # How long each heal took inside the operator: from the event's arrival to
+                # the reconcile's start, and the reconcile (its API calls included).
+                _report(body, key, outcome.changes, (kicked, started, finished))
                 wait = controller.resync_seconds
                 if outcome.failure is not None and outcome.failure.reason == NOT_LEADING:
                     return  # deposed: the process is stopping; nothing to report or retry

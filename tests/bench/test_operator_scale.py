@@ -4,31 +4,19 @@ counted by the resource they name. No cluster (the bench itself runs them on one
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from compare.judge.rest import resource_path
+from tests.helpers import bench_module
 from webapp_operator.crd import build_crd
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def scale() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the bench's own imports (operator_common)
-    try:
-        spec = importlib.util.spec_from_file_location("operator_scale", BENCH / "operator_scale.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("operator_scale")
 
 
 def test_the_ideal_crd_is_the_webapps_under_its_own_group(scale: ModuleType) -> None:

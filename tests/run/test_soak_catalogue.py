@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from compare.run.experiments import load_experiments
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.helpers import bench_module
 
 
 @pytest.fixture(scope="module")
 def soak() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the bench's own imports (operator_common)
-    try:
-        spec = importlib.util.spec_from_file_location("operator_soak", BENCH / "operator_soak.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("operator_soak")
 
 
 def test_every_fault_resolves_for_a_webapp(
