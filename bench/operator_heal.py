@@ -449,7 +449,7 @@ HEALER_STAGES = (
 )
 OPERATOR_STAGES = (
     "fault written -> operator's event handled (watch + kopf)",
-    "event handled -> reconcile's turn (loop)",
+    "event handled -> reconcile's turn (loop; hot path: desired read)",
     "reconcile's turn -> thread runs (executor hand-over)",
     "thread runs -> inputs decoded",
     "inputs decoded -> drift found (index, judge's diff)",
