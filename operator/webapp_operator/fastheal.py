@@ -35,13 +35,13 @@ from compare.judge.kinds import kind as judged_kind
 from compare.judge.rest import headers
 from webapp_operator.builders import owning_webapp
 from webapp_operator.kube import connection_info
-from webapp_operator.names import FIELD_MANAGER, GENERATION_ANNOTATION
+from webapp_operator.names import FIELD_MANAGER
+from webapp_operator.reconciler import JSON_PATCH, spec_moved
 
 __all__ = ["KEEPALIVE_S", "Healed", "Healer"]
 
 log = logging.getLogger("webapp_operator.fastheal")
 
-JSON_PATCH = "application/json-patch+json"
 # aiohttp closes a connection idle for 15 s by default; the API server one idle for 90 s.
 # Kept open up to 75 s, and a request (`GET /version`) after every `warm_s` without one.
 KEEPALIVE_S = 75.0
@@ -104,8 +104,7 @@ class Healer:
             return None
         kind = desired.kind
         found = diff_object(kind.lower(), desired.defaulted, live, raw=desired.raw)
-        stamp = f"[{GENERATION_ANNOTATION}]"
-        if not found or any(m.path.endswith(stamp) for m in found):
+        if not found or spec_moved(found):
             return None
         stamps = {"decided": time.monotonic()}
         patch = restoring_patch(desired.raw, live)
@@ -177,6 +176,7 @@ class Healer:
             self._warmer = asyncio.create_task(self._keep_warm(), name="fastheal-warm")
 
     async def _keep_warm(self) -> None:
+        # Runs until `close` cancels it; each request has its own deadline.
         while True:
             if time.monotonic() - self._last_sent >= self._warm_s and self._allowed():
                 try:
@@ -184,6 +184,7 @@ class Healer:
                     async with session.get(
                         f"{self._api.configuration.host}/version",
                         headers=headers(self._api, None),
+                        timeout=aiohttp.ClientTimeout(total=min(5.0, self._warm_s)),
                     ) as response:
                         await response.read()
                     self._last_sent = time.monotonic()

@@ -56,6 +56,7 @@ from pydantic import ValidationError
 from compare.errors import first_line
 from compare.judge import DesiredObject, DesiredObjects, diff_object, restoring_patch
 from compare.judge.desired import api_defaults, from_pairs
+from compare.judge.diff import Mismatch
 from compare.judge.kinds import kind as judged_kind
 from compare.judge.rest import request, resource_path
 from compare.webapp import WebApp
@@ -263,6 +264,16 @@ def _as_defaulted(built: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[s
     defaulted = {k: v for k, v in stored.items() if k != "status"}
     defaulted["metadata"] = metadata
     return defaulted
+
+
+def _is_stamp(mismatch: Mismatch) -> bool:
+    return mismatch.path.endswith(f"[{GENERATION_ANNOTATION}]")
+
+
+def spec_moved(found: Sequence[Mismatch]) -> bool:
+    """Whether a child's differences include its generation stamp: the WebApp's spec moved
+    since the child was last converged, so the change is an update, not a correction."""
+    return any(_is_stamp(m) for m in found)
 
 
 def _pack_desired(desired: DesiredObjects) -> Packed:
@@ -587,11 +598,8 @@ class Reconciler:
         left = diff_object(kind.lower(), desired.defaulted, updated, raw=desired.raw)
         if left:
             return self._recreate(desired, updated, [str(m) for m in left], where)
-        stamp = f"[{GENERATION_ANNOTATION}]"
-        # The generation stamp differs when the spec moved since the last convergence: then
-        # the change is an update, not a correction of drift.
-        moved = any(m.path.endswith(stamp) for m in found)
-        fields = [str(m) for m in found if not m.path.endswith(stamp)]
+        moved = spec_moved(found)
+        fields = [str(m) for m in found if not _is_stamp(m)]
         if reference_lost:
             fields.append(f"{kind.lower()}.metadata.ownerReferences: restored")
         reason = "Updated" if moved else "DriftCorrected"

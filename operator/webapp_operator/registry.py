@@ -167,6 +167,8 @@ class Registry:
 
     def _run(self) -> None:
         failures = 0
+        # Until `close`: it sets `_wake` and `_closed`, and the last flush is bounded by the
+        # request timeout (an idle writer has nothing to wait for but a record or the close).
         while True:
             self._wake.wait()
             # Records that arrive meanwhile leave in the same write (closing ends the wait).
