@@ -260,17 +260,21 @@ def make_webapp(name: str, **spec: Any) -> WebApp:
     )
 
 
+def webapp_running(obj: Mapping[str, Any]) -> bool:
+    """Whether a WebApp's status reports phase Running for its generation."""
+    status = obj.get("status") or {}
+    return bool(
+        status.get("phase") == "Running"
+        and status.get("observedGeneration") == (obj.get("metadata") or {}).get("generation")
+    )
+
+
 def running_webapps(api: client.ApiClient, namespace: str) -> int:
     """WebApps whose status reports phase Running for their generation."""
     items = client.CustomObjectsApi(api).list_namespaced_custom_object(
         API_GROUP, API_VERSION, namespace, PLURAL
     )["items"]
-    return sum(
-        1
-        for i in items
-        if (i.get("status") or {}).get("phase") == "Running"
-        and i["status"].get("observedGeneration") == i["metadata"]["generation"]
-    )
+    return sum(1 for i in items if webapp_running(i))
 
 
 class Applier:

@@ -47,7 +47,6 @@ Service range, 4000 pods per kwok node).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -78,8 +77,8 @@ from operator_common import (
     operator_running,
     report,
     rss_mib,
-    running_webapps,
     wait_for,
+    webapp_running,
     write_json,
 )
 from operator_requests import (
@@ -94,7 +93,9 @@ from operator_requests import (
 from compare.approaches.operator.process import health
 from compare.cluster import EmbeddedCluster
 from compare.deploy.processes import LocalProcess
+from compare.judge.reading import Reading
 from compare.judge.rest import request, resource_path
+from compare.judge.watch import NamespaceWatch
 from compare.kube import served
 from compare.webapp import API_GROUP, API_VERSION, PLURAL, WebApp, to_cr
 from webapp_operator.builders import owner_reference
@@ -121,6 +122,9 @@ IDEAL_NAME = "bench-ideal"  # its Events' reporting component, its CRD's field m
 MERGE_PATCH = "application/merge-patch+json"
 REQUEST_TIMEOUT_S = 60.0  # one write on a busy API server
 CHILD_KINDS = ("Deployment", "Service")
+WEBAPP_KIND = f"WebApp.{API_VERSION}.{API_GROUP}"  # a qualified kind name (`compare.judge`)
+PROGRESS_POLL_S = 0.2  # the watch's cache, in this process: a few milliseconds a check
+WATCH_FAILING_S = 60.0
 T = TypeVar("T")
 
 
@@ -156,28 +160,60 @@ def apply_floor(api: client.ApiClient, objects: list[dict[str, Any]]) -> None:
         )
 
 
-def raw_list(call: Callable[..., Any], namespace: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = json.loads(call(namespace, _preload_content=False).data)["items"]
-    return items
+def deployment_ready(dep: Mapping[str, Any]) -> bool:
+    """Whether a Deployment's rollout is complete with every replica ready."""
+    status, want = dep.get("status") or {}, (dep.get("spec") or {}).get("replicas", 1)
+    return bool(
+        status.get("observedGeneration") == (dep.get("metadata") or {}).get("generation")
+        and status.get("readyReplicas", 0) == want
+        and status.get("updatedReplicas", 0) == want
+        and status.get("replicas", 0) == want
+    )
 
 
-def ready_deployments(api: client.ApiClient, namespace: str) -> int:
-    """Deployments whose rollout is complete with every replica ready."""
-    done = 0
-    for dep in raw_list(client.AppsV1Api(api).list_namespaced_deployment, namespace):
-        status, want = dep.get("status") or {}, dep["spec"].get("replicas", 1)
-        if (
-            status.get("observedGeneration") == dep["metadata"]["generation"]
-            and status.get("readyReplicas", 0) == want
-            and status.get("updatedReplicas", 0) == want
-            and status.get("replicas", 0) == want
-        ):
-            done += 1
-    return done
+def all_ready(reading: Reading, count: int) -> bool:
+    """`count` Deployments ready and `count` Services in a reading of one namespace."""
+    deployments = reading.all("Deployment")
+    return (
+        len(reading.all("Service")) == count
+        and len(deployments) == count
+        and all(deployment_ready(d) for d in deployments)
+    )
 
 
-def count_services(api: client.ApiClient, namespace: str) -> int:
-    return len(raw_list(client.CoreV1Api(api).list_namespaced_service, namespace))
+class Progress:
+    """One namespace's objects of `kinds`, as a watch keeps them (`NamespaceWatch`): each arm's
+    progress is read from this cache in this process, started before the arm's first write.
+
+    Listing the namespace's thousand objects from the API server every poll (as this script did
+    until 2026-12-07) charged the arm it polled while it worked with that cost, on both
+    sides of a 2-core machine: the operator's (polled from its first WebApp on, up to four
+    lists a poll), not the floor's (its writes return only once sent, then one list ends the
+    wait). A watch costs every arm the same: an event per change of a watched object."""
+
+    def __init__(self, api: client.ApiClient, namespace: str, kinds: Iterable[str]) -> None:
+        self.namespace = namespace
+        self.watch = NamespaceWatch(api, namespace, kinds=tuple(kinds))
+
+    def __enter__(self) -> Progress:
+        self.watch.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.watch.stop()
+
+    def wait(self, done: Callable[[Reading], bool], what: str) -> None:
+        """Until `done` holds for the cache (checked every PROGRESS_POLL_S); SystemExit after
+        TIMEOUT_S, or when the watch has not reached the API server for WATCH_FAILING_S."""
+
+        def check() -> bool:
+            failing = self.watch.failing_since
+            if failing is not None and time.time() - failing > WATCH_FAILING_S:
+                errors = self.watch.errors[-1:] or ["?"]
+                raise SystemExit(f"the watch of {self.namespace} failed: {errors[0]}")
+            return done(self.watch.reading())
+
+        wait_for(check, timeout=TIMEOUT_S, what=what, poll=PROGRESS_POLL_S)
 
 
 def count_webapps(api: client.ApiClient, namespace: str, group: str = API_GROUP) -> int:
@@ -201,18 +237,12 @@ def converge(
     exist in `namespace`: seconds until the writes were sent and until all ready, from the
     first write, and the Service creations meanwhile (`service_writes`)."""
     offset = audit_size(audit)
-    start = time.perf_counter()
-    send()
-    applied = time.perf_counter() - start
-    wait_for(
-        lambda: (
-            ready_deployments(api, namespace) == count and count_services(api, namespace) == count
-        ),
-        timeout=TIMEOUT_S,
-        what=f"the Deployments of {namespace} ready",
-        poll=POLL_S,
-    )
-    ready = time.perf_counter() - start
+    with Progress(api, namespace, CHILD_KINDS) as progress:
+        start = time.perf_counter()
+        send()
+        applied = time.perf_counter() - start
+        progress.wait(lambda r: all_ready(r, count), f"the Deployments of {namespace} ready")
+        ready = time.perf_counter() - start
     return {
         "services": service_writes(audit, offset, audit_size(audit)),
         "applied_s": applied,
@@ -441,25 +471,33 @@ def run_operator(
     cpu_before = cpu_seconds(info.pid)
     marks: dict[str, float] = {}
     offsets = [audit_size(audit)]
-    with RssSampler(info.pid, 1.0) as rss:
+    with (
+        RssSampler(info.pid, 1.0) as rss,
+        Progress(api, namespace, (*CHILD_KINDS, WEBAPP_KIND)) as progress,
+    ):
         start = time.perf_counter()
         retries = apply_webapps(api, namespace, apps, WORKERS)
         marks["applied_s"] = time.perf_counter() - start
         n = len(apps)
 
-        def progress() -> bool:
+        def converged(reading: Reading) -> bool:
             now = time.perf_counter() - start
-            if "children_s" not in marks:
-                deps = raw_list(client.AppsV1Api(api).list_namespaced_deployment, namespace)
-                if len(deps) == n and count_services(api, namespace) == n:
-                    marks["children_s"] = now
-            if "all_ready_s" not in marks and ready_deployments(api, namespace) == n:
+            if "children_s" not in marks and (
+                len(reading.all("Deployment")) == n and len(reading.all("Service")) == n
+            ):
+                marks["children_s"] = now
+            if "all_ready_s" not in marks and all_ready(reading, n):
                 marks["all_ready_s"] = now
-            if "all_running_s" not in marks and running_webapps(api, namespace) == n:
+            webapps = reading.all(WEBAPP_KIND)
+            if (
+                "all_running_s" not in marks
+                and len(webapps) == n
+                and all(webapp_running(w) for w in webapps)
+            ):
                 marks["all_running_s"] = now
             return len(marks) == 4
 
-        wait_for(progress, timeout=TIMEOUT_S, what="every WebApp Running", poll=POLL_S)
+        progress.wait(converged, "every WebApp Running")
         cpu = cpu_seconds(info.pid) - cpu_before
         profile_dump(info.pid)
         after = counters(health(info))
@@ -471,12 +509,7 @@ def run_operator(
         client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
             API_GROUP, API_VERSION, namespace, PLURAL, _request_timeout=TIMEOUT_S
         )
-        wait_for(
-            lambda: count_webapps(api, namespace) == 0,
-            timeout=TIMEOUT_S,
-            what="every WebApp gone",
-            poll=POLL_S,
-        )
+        progress.wait(lambda r: not r.all(WEBAPP_KIND), "every WebApp gone")
         marks["deleted_s"] = time.perf_counter() - start
         cpu_delete = cpu_seconds(info.pid) - cpu_before_delete
         profile_dump(info.pid)

@@ -9,6 +9,7 @@ from types import ModuleType
 
 import pytest
 
+from compare.judge.reading import Reading
 from compare.judge.rest import resource_path
 from tests.helpers import bench_module
 from webapp_operator.crd import build_crd
@@ -69,3 +70,53 @@ def test_the_event_names_the_custom_object(scale: ModuleType) -> None:
         "Normal",
         "ns",
     )
+
+
+def _deployment(name: str, generation: int = 1, **status: int) -> dict[str, object]:
+    return {
+        "metadata": {"name": name, "generation": generation},
+        "spec": {"replicas": 2},
+        "status": {"observedGeneration": 1, **status},
+    }
+
+
+def test_a_deployment_is_ready_when_its_rollout_of_every_replica_is(scale: ModuleType) -> None:
+    full = {"readyReplicas": 2, "updatedReplicas": 2, "replicas": 2}
+    assert scale.deployment_ready(_deployment("a", **full))
+    assert not scale.deployment_ready(_deployment("a", generation=2, **full))  # not observed
+    assert not scale.deployment_ready(_deployment("a", **{**full, "readyReplicas": 1}))
+    assert not scale.deployment_ready(_deployment("a", **{**full, "updatedReplicas": 1}))
+    assert not scale.deployment_ready(_deployment("a", **{**full, "replicas": 3}))  # old pod
+    assert not scale.deployment_ready({"metadata": {"name": "a", "generation": 1}})
+
+
+def test_all_ready_wants_every_deployment_ready_and_every_service(scale: ModuleType) -> None:
+    ready = _deployment("a", readyReplicas=2, updatedReplicas=2, replicas=2)
+    pending = _deployment("b", readyReplicas=0, updatedReplicas=2, replicas=2)
+
+    def reading(deployments: list[dict[str, object]], services: list[str]) -> Reading:
+        return Reading(
+            0.0,
+            {
+                "Deployment": {str(i): d for i, d in enumerate(deployments)},
+                "Service": {s: {"metadata": {"name": s}} for s in services},
+            },
+        )
+
+    assert scale.all_ready(reading([ready, ready], ["a", "b"]), 2)
+    assert not scale.all_ready(reading([ready, pending], ["a", "b"]), 2)
+    assert not scale.all_ready(reading([ready, ready], ["a"]), 2)  # a Service missing
+    assert not scale.all_ready(reading([ready], ["a", "b"]), 2)  # a Deployment missing
+    assert not scale.all_ready(reading([], []), 2)
+
+
+def test_a_webapp_is_running_when_its_status_says_so_for_its_generation(
+    scale: ModuleType,
+) -> None:
+    def webapp(generation: int, **status: object) -> dict[str, object]:
+        return {"metadata": {"name": "a", "generation": generation}, "status": status}
+
+    assert scale.webapp_running(webapp(2, phase="Running", observedGeneration=2))
+    assert not scale.webapp_running(webapp(2, phase="Running", observedGeneration=1))
+    assert not scale.webapp_running(webapp(1, phase="Pending", observedGeneration=1))
+    assert not scale.webapp_running({"metadata": {"name": "a", "generation": 1}})
