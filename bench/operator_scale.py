@@ -4,7 +4,9 @@ The floor: the very Deployments and Services the operator builds for those WebAp
 (`webapp_operator.builders`, without the owner reference), server-side applied by this
 script from a thread pool - what the control plane alone needs. Then the same N WebApps are
 applied from the same pool with the operator running. Both in fresh namespaces of the same
-cluster, one after the other. Printed: time until every Deployment is ready (each pod
+cluster, one after the other. Each arm's progress is read from a watch of its namespace,
+started before its first write (`Progress`), so that measuring costs every arm the same.
+Printed: time until every Deployment is ready (each pod
 Running) for both, the ratio (goal <= 1.2, issue 38), the operator's own part (every child exists),
 time until every WebApp reports phase Running for its generation, the operator's peak RSS
 (VmRSS sampled every second; goal <= 200 MiB) and CPU, its reconciles and failed reconciles
