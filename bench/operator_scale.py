@@ -6,12 +6,12 @@ script from a thread pool - what the control plane alone needs. Then the same N 
 applied from the same pool with the operator running. Both in fresh namespaces of the same
 cluster, one after the other. Each arm's progress is read from a watch of its namespace,
 started before its first write (`Progress`), so that measuring costs every arm the same.
-Printed: time until every Deployment is ready (each pod
-Running) for both, the ratio (goal <= 1.2, issue 38), the operator's own part (every child exists),
-time until every WebApp reports phase Running for its generation, the operator's peak RSS
-(VmRSS sampled every second; goal <= 200 MiB) and CPU, its reconciles and failed reconciles
-(goal 0) from its health port, and the time until all N WebApps are gone after one delete
-(each finalizer runs). Never passes or fails.
+Printed: time until every Deployment is ready (each pod Running) for both, the ratio (goal
+<= 1.2, issue 38), the operator's own part (every child exists), time until every WebApp
+reports phase Running for its generation, the operator's peak RSS (VmRSS sampled every
+second; goal <= 200 MiB) and CPU, its reconciles and failed reconciles (goal 0) from its
+health port, and the time until all N WebApps are gone after one delete (each finalizer
+runs). Never passes or fails.
 
 The figures that do not depend on the machine's load are counted too: the operator's API
 requests per WebApp, by verb and resource, while the WebApps converge and while they are
@@ -188,10 +188,11 @@ class Progress:
     progress is read from this cache in this process, started before the arm's first write.
 
     Listing the namespace's thousand objects from the API server every poll (as this script did
-    until 2026-12-07) charged the arm it polled while it worked with that cost, on both
-    sides of a 2-core machine: the operator's (polled from its first WebApp on, up to four
-    lists a poll), not the floor's (its writes return only once sent, then one list ends the
-    wait). A watch costs every arm the same: an event per change of a watched object."""
+    until 2026-12-07) charged that cost (this process's CPU and the API server's, on the same
+    two cores) to the arm polled while it worked: the operator's (polled from its first
+    WebApp on, up to four lists a poll), not the floor's (its writes return only once sent,
+    then one list ends the wait). A watch costs every arm the same: an event per change of a
+    watched object."""
 
     def __init__(self, api: client.ApiClient, namespace: str, kinds: Iterable[str]) -> None:
         self.namespace = namespace
