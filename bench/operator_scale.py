@@ -173,13 +173,15 @@ def deployment_ready(dep: Mapping[str, Any]) -> bool:
     )
 
 
+def children_exist(reading: Reading, count: int) -> bool:
+    """`count` Deployments and `count` Services in a reading of one namespace."""
+    return len(reading.all("Deployment")) == count and len(reading.all("Service")) == count
+
+
 def all_ready(reading: Reading, count: int) -> bool:
     """`count` Deployments ready and `count` Services in a reading of one namespace."""
-    deployments = reading.all("Deployment")
-    return (
-        len(reading.all("Service")) == count
-        and len(deployments) == count
-        and all(deployment_ready(d) for d in deployments)
+    return children_exist(reading, count) and all(
+        deployment_ready(d) for d in reading.all("Deployment")
     )
 
 
@@ -485,9 +487,7 @@ def run_operator(
 
         def converged(reading: Reading) -> bool:
             now = time.perf_counter() - start
-            if "children_s" not in marks and (
-                len(reading.all("Deployment")) == n and len(reading.all("Service")) == n
-            ):
+            if "children_s" not in marks and children_exist(reading, n):
                 marks["children_s"] = now
             if "all_ready_s" not in marks and all_ready(reading, n):
                 marks["all_ready_s"] = now
